@@ -1,0 +1,60 @@
+"""One exception hierarchy for every failure optsched reports.
+
+Everything raised on purpose derives from :class:`OptschedError`, so callers can catch
+the whole family at once. Errors about the *input* (a malformed instance, an invalid
+schedule, a bad option) carry the field path and the offending value; solver outcomes
+are never raised but reported as a :class:`optsched.result.Status` on the result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class OptschedError(Exception):
+    """Base class of all optsched errors."""
+
+
+class InvalidInput(OptschedError, ValueError):
+    """Input rejected; ``path`` names the offending field, ``value`` is what was given.
+
+    ``path`` uses JSON-pointer-like dotted notation, e.g. ``jobs[3].throughput.v100``.
+    """
+
+    def __init__(self, path: str, value: Any, reason: str):
+        self.path = path
+        self.value = value
+        self.reason = reason
+        super().__init__(f"{path}: {reason} (got {_short(value)})")
+
+
+class InvalidInstance(InvalidInput):
+    """A cluster, job or instance description is malformed."""
+
+
+class InvalidSchedule(InvalidInput):
+    """A schedule violates the instance (capacity, gang size, arrival, work, ...)."""
+
+
+class InvalidOption(InvalidInput):
+    """A keyword option (method, backend, time limit, ...) has a bad value."""
+
+
+class ModelNotApplicable(InvalidInput):
+    """The instance is well formed but outside the model's assumptions.
+
+    Example: AlloX assigns each job to one machine, so a job with several workers
+    is outside its model.
+    """
+
+
+class UnknownName(InvalidInput, KeyError):
+    """A model, method, backend, policy, preset or profile name is not known."""
+
+    def __str__(self) -> str:  # KeyError would quote the message otherwise
+        return Exception.__str__(self)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
