@@ -1,0 +1,47 @@
+"""AlloX (Le, Sun, Chowdhury, Liu; EuroSys'20): min-cost matching on interchangeable resources.
+
+* :func:`exact`: R || sum (C_j - a_j) as an assignment problem (Bruno-Coffman-Sethi /
+  Horn), by the matching algorithm or as an ILP through the solver layer;
+* heuristics :func:`sjf`, :func:`sjf_fastest`, :func:`jsq` and :func:`online` (AlloX's
+  online re-solving with the fairness filter alpha).
+
+Objective: total job completion time :math:`\\sum_j (C_j - a_j)` in seconds (minimised);
+mean JCT is that divided by the number of jobs.
+"""
+
+from __future__ import annotations
+
+from ..instance import Instance
+from ..registry import ModelSpec, register
+from .exact import exact, match
+from .heuristics import jsq, online, sjf, sjf_fastest
+from .machines import Machines, machines_of
+
+__all__ = ["exact", "match", "sjf", "sjf_fastest", "jsq", "online", "machines_of",
+           "Machines", "demo_instance", "SPEC"]
+
+
+def demo_instance(n_jobs: int = 24, seed: int = 0) -> Instance:
+    """Single-GPU jobs from Gavel's measured profiles on 2 V100 + 2 P100 + 2 K80 GPUs.
+
+    Durations follow Gavel's Philly-derived mixture; all jobs are queued at time 0.
+    """
+    from ..catalog import generate_philly
+    from ..instance import Cluster, Node
+
+    cluster = Cluster(tuple(Node(f"{t}-node", {t: 2}, cpus=16, memory=128)
+                            for t in ("v100", "p100", "k80")))
+    inst = generate_philly(n_jobs, cluster=cluster, seed=seed, max_workers=1)
+    return inst.replace(name=f"allox-demo-{n_jobs}")
+
+
+SPEC = register(ModelSpec(
+    name="allox",
+    summary="AlloX (EuroSys'20): jobs to (machine, position) min-cost matching",
+    sense="min",
+    objective="total JCT (s)",
+    exact=exact,
+    heuristics={"online": online, "sjf": sjf, "sjf_fastest": sjf_fastest, "jsq": jsq},
+    default_heuristic="online",
+    demo_instance=demo_instance,
+))
