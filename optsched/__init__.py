@@ -20,10 +20,12 @@ from .result import Result, Status
 from .schedule import Allocation, Schedule, load_schedule
 from .validate import validate_schedule
 
+from . import allox  # noqa: E402  (each model package registers itself)
+
 __version__ = "0.1.0"
 
 __all__ = [
-    "Allocation", "Cluster", "GpuMemory", "Instance", "InvalidInput", "InvalidInstance",
+    "allox", "Allocation", "Cluster", "GpuMemory", "Instance", "InvalidInput", "InvalidInstance",
     "InvalidOption", "InvalidSchedule", "Job", "Metrics", "ModelNotApplicable", "ModelSpec",
     "Node", "OptschedError", "Result", "Schedule", "Sensitivity", "Status", "UnknownName",
     "Utility", "compute_metrics", "get_model", "load_instance", "load_schedule", "models",

@@ -1,0 +1,117 @@
+"""The independent validator and the metrics module."""
+
+from __future__ import annotations
+
+import pytest
+
+from optsched import (
+    Allocation,
+    Cluster,
+    Instance,
+    InvalidSchedule,
+    Job,
+    Node,
+    Schedule,
+    compute_metrics,
+    validate_schedule,
+)
+
+
+@pytest.fixture
+def inst() -> Instance:
+    cluster = Cluster((Node("n0", {"v100": 2, "k80": 2}, cpus=8, memory=64),
+                       Node("n1", {"k80": 2}, cpus=8, memory=64)))
+    jobs = (Job("a", 0, 2, 100, {"v100": 10, "k80": 5}),
+            Job("b", 5, 1, 50, {"k80": 5}),
+            Job("c", 0, 1, 30, {"v100": 3}))
+    return Instance(cluster, jobs, slot=10)
+
+
+def good(inst) -> Schedule:
+    return Schedule((Allocation("a", 0, 5, "n0", "v100", 2),
+                     Allocation("b", 5, 15, "n1", "k80", 1),
+                     Allocation("c", 5, 15, "n0", "v100", 1)),
+                    {"a": 5, "b": 15, "c": 15})
+
+
+def test_valid_schedule_progress_and_metrics(inst):
+    s = good(inst)
+    p = validate_schedule(inst, s)
+    assert p.done == {"a": 100.0, "b": 50.0, "c": 30.0}
+    m = compute_metrics(inst, s)
+    assert m.jct == {"a": 5, "b": 10, "c": 15}
+    assert m.mean_jct == pytest.approx(10)
+    assert m.makespan == 15
+    assert m.busy_gpu_seconds == pytest.approx(2 * 5 + 10 + 10)
+    assert m.cru == pytest.approx(30 / (6 * 15))
+    assert m.queueing_delay == {"a": 0, "b": 0, "c": 5}
+    assert m.utility == 3.0
+
+
+def bad(inst, *allocs, completion=None, **kw) -> Schedule:
+    return Schedule(tuple(allocs), completion if completion is not None else {}, **kw)
+
+
+@pytest.mark.parametrize("sched,match", [
+    (lambda i: bad(i, Allocation("zz", 0, 1, "n0", "v100", 2)), "unknown job"),
+    (lambda i: bad(i, Allocation("a", 0, 1, "n9", "v100", 2)), "unknown node"),
+    (lambda i: bad(i, Allocation("a", 0, 1, "n1", "v100", 2)), "no GPU of type"),
+    (lambda i: bad(i, Allocation("a", 3, 3, "n0", "v100", 2)), "start < end"),
+    (lambda i: bad(i, Allocation("b", 0, 3, "n0", "k80", 1)), "before job"),
+    (lambda i: bad(i, Allocation("c", 0, 3, "n0", "k80", 1)), "cannot run"),
+    (lambda i: bad(i, Allocation("c", 0, 3, "n0", "v100", 1, share=0.5)), "share"),
+    (lambda i: bad(i, Allocation("a", 0, 3, "n0", "v100", 1)), "gang of 2"),
+    (lambda i: bad(i, Allocation("a", 0, 3, "n0", "v100", 2),
+                   Allocation("c", 1, 2, "n0", "v100", 1)), "capacity 2"),
+    (lambda i: bad(i, Allocation("c", 0, 3, "n0", "v100", 1, cpus=9)), "capacity 8"),
+    (lambda i: bad(i, Allocation("a", 0, 4, "n0", "v100", 2), completion={"a": 4}),
+     "iterations"),
+    (lambda i: bad(i, Allocation("a", 0, 6, "n0", "v100", 2), completion={"a": 5}),
+     "after completing"),
+    (lambda i: bad(i, Allocation("c", 0, 3, "n0", "v100", 1, copy=1)), "forking"),
+    (lambda i: bad(i, Allocation("a", 0, 3, "n0", "v100", 2),
+                   Allocation("a", 0, 3, "n1", "k80", 1, copy=1),
+                   Allocation("a", 0, 3, "n1", "k80", 1, copy=2), forking=True), "share node"),
+])
+def test_violations_are_named(inst, sched, match):
+    with pytest.raises(InvalidSchedule, match=match):
+        validate_schedule(inst, sched(inst))
+
+
+def test_mixed_type_gang_runs_at_slowest_rate(inst):
+    # 1 V100 + 1 K80 for job a: rate 2 workers x min(10, 5) = 10 it/s -> 10 s for 100 it.
+    s = Schedule((Allocation("a", 0, 10, "n0", "v100", 1),
+                  Allocation("a", 0, 10, "n0", "k80", 1)), {"a": 10})
+    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    with pytest.raises(InvalidSchedule):
+        validate_schedule(inst, Schedule(s.allocations, {"a": 9.9}))
+
+
+def test_forked_copies_add_up_and_consolidation_delays_completion(inst):
+    # two copies of a on different nodes, 1 K80 each: 5 + 5 it/s -> 100 it in 10 s
+    allocs = (Allocation("a", 0, 10, "n0", "k80", 1, copy=0),
+              Allocation("a", 0, 10, "n1", "k80", 1, copy=1))
+    s = Schedule(allocs, {"a": 12}, forking=True, consolidation=2)
+    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    with pytest.raises(InvalidSchedule, match="iterations"):
+        validate_schedule(inst, Schedule(allocs, {"a": 11}, forking=True, consolidation=2))
+
+
+def test_sharing_weighs_gpus_by_share(inst):
+    allocs = (Allocation("c", 0, 20, "n0", "v100", 1, share=0.5),
+              Allocation("a", 0, 20, "n0", "v100", 2, share=0.5))
+    s = Schedule(allocs, {"c": 20}, sharing=True)
+    assert validate_schedule(inst, s).done["c"] == pytest.approx(30)
+    over = allocs + (Allocation("b", 5, 6, "n0", "k80", 1),
+                     Allocation("c", 0, 1, "n0", "v100", 1, share=0.6, copy=0))
+    with pytest.raises(InvalidSchedule):
+        validate_schedule(inst, Schedule(over, {}, sharing=True))
+
+
+def test_schedule_json_round_trip(inst):
+    s = good(inst)
+    again = Schedule.from_dict(__import__("json").loads(s.to_json()))
+    assert again == s
+    with pytest.raises(InvalidSchedule, match="allocations\\[0\\].gpus"):
+        Schedule.from_dict({"allocations": [{"job": "a", "start": 0, "end": 1, "node": "n0",
+                                             "gpu_type": "v100", "gpus": "two"}]})
