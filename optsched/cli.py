@@ -54,6 +54,10 @@ def compare_rows(instance, model: str, backend: str = "highs", **options) -> lis
     rows = []
     ex = solve(instance, model, "exact", backend=backend, **options)
     rows.append(_row(ex, None))
+    for label, extra in spec.exact_variants.items():
+        row = _row(solve(instance, model, "exact", backend=backend, **options, **extra), ex)
+        row["method"] = f"{label}[{backend}]"
+        rows.append(row)
     for name in spec.heuristics:
         rows.append(_row(solve(instance, model, name), ex))
     return rows

@@ -33,7 +33,9 @@ class ModelSpec:
     ``heuristics[name](instance, **options)`` runs a named heuristic; ``default_heuristic``
     is what ``method="heuristic"`` means. ``sense`` is ``"min"`` or ``"max"`` and
     ``objective`` names what is optimised (e.g. ``"total JCT (s)"``).
-    ``demo_instance()`` builds the model's default instance from the catalog.
+    ``demo_instance()`` builds the model's default instance from the catalog;
+    ``exact_variants`` names extra option sets of the exact method that comparisons list
+    as rows of their own (e.g. AlloX's ILP next to its matching).
     """
 
     name: str
@@ -44,6 +46,7 @@ class ModelSpec:
     heuristics: dict[str, Method] = field(default_factory=dict)
     default_heuristic: str = ""
     demo_instance: Callable[[], Instance] | None = None
+    exact_variants: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def methods(self) -> tuple[str, ...]:

@@ -44,4 +44,5 @@ SPEC = register(ModelSpec(
     heuristics={"online": online, "sjf": sjf, "sjf_fastest": sjf_fastest, "jsq": jsq},
     default_heuristic="online",
     demo_instance=demo_instance,
+    exact_variants={"exact-ilp": {"algorithm": "ilp"}},
 ))
