@@ -1,0 +1,113 @@
+"""The command line: outputs, exit codes (0 ok, 1 solver failure, 2 bad input)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from optsched.cli import main
+
+
+@pytest.fixture
+def instance_file(tmp_path):
+    from optsched.allox import demo_instance
+
+    path = tmp_path / "inst.json"
+    demo_instance(n_jobs=8).to_json(path)
+    return path
+
+
+def test_demo_prints_allox_rows(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    for method in ("exact", "exact-ilp[highs]", "online", "sjf", "sjf_fastest", "jsq"):
+        assert f"allox  {method}" in out.replace("  ", "  ")
+    assert "ratio_to_exact" in out and "proved_ratio" in out
+
+
+def test_solve_json_returns_validated_schedule(instance_file, tmp_path, capsys):
+    out_file = tmp_path / "res.json"
+    assert main(["solve", "allox", str(instance_file), "--json", "--out", str(out_file)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["status"] == "optimal"
+    assert len(res["schedule"]["allocations"]) == 8
+    assert res["metrics"]["n_completed"] == 8
+    assert json.loads(out_file.read_text()) == res
+    # the schedule in the result file validates through the CLI as well
+    assert main(["validate", str(instance_file), str(out_file)]) == 0
+    assert json.loads(capsys.readouterr().out)["valid"] is True
+
+
+def test_solve_with_backend_method_and_option(instance_file, capsys):
+    assert main(["solve", "allox", str(instance_file), "--backend", "cvxpy",
+                 "--option", "algorithm=\"ilp\"", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["backend"] == "cvxpy"
+    assert main(["solve", "allox", str(instance_file), "--method", "online",
+                 "--option", "alpha=0.5"]) == 0
+    assert "online" in capsys.readouterr().out
+
+
+def test_compare_lists_every_heuristic(instance_file, capsys):
+    assert main(["compare", "allox", str(instance_file), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["method"] for r in rows][:1] == ["exact"]
+    assert {"online", "sjf", "sjf_fastest", "jsq"} <= {r["method"] for r in rows}
+    assert all(r["ratio_to_exact"] is None or r["ratio_to_exact"] >= 1 - 1e-9 for r in rows)
+
+
+def test_malformed_instance_exits_2_naming_field(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"cluster": {"nodes": [{"name": "n", "gpus": {"v100": 1}}]},
+                               "jobs": [{"id": "a", "arrival": 0, "workers": 1, "work": -5,
+                                         "throughput": {"v100": 1}}]}))
+    assert main(["solve", "allox", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "jobs[0].work" in err and "-5" in err
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["solve", "nomodel", "X"], "(file)"),
+    (["solve", "allox", "{inst}", "--method", "nope"], "method"),
+    (["solve", "allox", "{inst}", "--option", "alpha"], "--option"),
+    (["solve", "allox", "{inst}", "--time-limit", "-1", "--option", "algorithm=\"ilp\""],
+     "time_limit"),
+])
+def test_bad_arguments_exit_2(argv, needle, instance_file, capsys):
+    argv = [a.replace("{inst}", str(instance_file)) for a in argv]
+    assert main(argv) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_unknown_model_exits_2(instance_file, capsys):
+    assert main(["solve", "alox", str(instance_file)]) == 2
+    assert "did you mean ['allox']" in capsys.readouterr().err
+
+
+def test_invalid_schedule_exits_2(instance_file, tmp_path, capsys):
+    sched = tmp_path / "s.json"
+    sched.write_text(json.dumps({"allocations": [], "completion": {"0": 5.0}}))
+    assert main(["validate", str(instance_file), str(sched)]) == 2
+    assert "completion" in capsys.readouterr().err
+
+
+def test_solver_failure_exits_1(instance_file, capsys):
+    assert main(["solve", "allox", str(instance_file), "--backend", "pyomo",
+                 "--solver", "no_such_solver", "--option", "algorithm=\"ilp\""]) == 1
+    assert "solver_missing" in capsys.readouterr().out
+
+
+def test_schema_and_catalog(capsys):
+    assert main(["schema"]) == 0
+    assert json.loads(capsys.readouterr().out)["title"] == "optsched instance"
+    assert main(["catalog"]) == 0
+    out = capsys.readouterr().out
+    assert "gavel-108" in out and "ResNet-50 (batch size 64)" in out
+
+
+def test_console_script_entry_point():
+    proc = subprocess.run([sys.executable, "-m", "optsched.cli", "--version"],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "optsched" in proc.stdout
