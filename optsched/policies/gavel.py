@@ -1,0 +1,294 @@
+r"""Gavel's policies as simulator :class:`~optsched.sim.Policy` objects (OSDI'20 §3-5).
+
+A :class:`GavelPolicy` keeps the LP allocation :math:`X` (from :mod:`.gavel_lp`) and turns
+it into per-round placements with Gavel's round mechanism (§5, Alg. 1):
+
+* :math:`X` is recomputed only when the set of visible jobs changes (an arrival or a
+  completion: Gavel's *reset events*); it is kept otherwise.
+* Rounds received: :math:`R_{mk}` counts the rounds job m ran on type k and :math:`N_m`
+  the rounds it was present, both since the last counter reset; the fraction received is
+  :math:`f_{mk} = R_{mk}/N_m`. Counters are reset at a reset event at most every
+  ``reset_interval`` seconds (Gavel's ``minimum_time_between_allocation_resets = 1920``).
+* Priority :math:`p_{mk} = X_{mk} / f_{mk}` (:math:`+\infty` when :math:`f_{mk} = 0 <
+  X_{mk}`; entries with :math:`X_{mk} = 0` are never scheduled). Ties are broken by the
+  deficit :math:`X_{mk} N_m - R_{mk}` (larger first), then arrival order.
+* Greedy packing in descending priority: an entry is skipped when its job is already
+  scheduled this round or when its ``workers`` exceed the remaining GPUs of type k.
+* Placement: the selected jobs of each type are placed in decreasing gang size, keeping
+  their previous GPUs when possible (lease extension), otherwise on the single node that
+  fits best, otherwise on the fewest nodes (:func:`optsched.policies.base.place_gang`).
+
+Registered names (:data:`~optsched.policies.base.POLICIES`): ``max_min_fairness``
+(heterogeneity-aware LAS), ``max_min_fairness_agnostic`` (T = 1), ``min_total_duration``
+(makespan), ``finish_time_fairness``, ``max_sum_throughput``, ``min_cost_slo``,
+``min_cost`` (no SLOs), ``fifo`` (Gavel's greedy FIFO, fastest free type, non-preemptive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidOption
+from ..sim.policy import ClusterView, Placement
+from . import gavel_lp as glp
+from .base import place_gang, register_policy
+
+__all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS"]
+
+
+class RoundMechanism:
+    """Gavel's Alg. 1: time fractions ``X`` -> one round's placements (module docstring)."""
+
+    def __init__(self, reset_interval: float = 1920.0):
+        self.reset_interval = float(reset_interval)
+        self.reset()
+
+    def reset(self) -> None:
+        self._recv: dict[str, np.ndarray] = {}
+        self._present: dict[str, int] = {}
+        self._last_reset = -np.inf
+
+    def reset_counters(self, now: float, force: bool = False) -> None:
+        if force or now - self._last_reset >= self.reset_interval:
+            self._recv.clear()
+            self._present.clear()
+            self._last_reset = now
+
+    def allocate(self, view: ClusterView, X: np.ndarray) -> list[Placement]:
+        n, K = X.shape
+        ids = view.ids
+        recv = np.array([self._recv.get(j, np.zeros(K)) for j in ids]).reshape(n, K)
+        pres = np.array([self._present.get(j, 0) for j in ids], dtype=float)
+        f = np.where(pres[:, None] > 0, recv / np.maximum(pres[:, None], 1.0), 0.0)
+        pos = X > 1e-9
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prio = np.where(pos, np.where(f > 0, X / f, np.inf), 0.0)
+        deficit = X * pres[:, None] - recv
+        m_idx, k_idx = np.nonzero(pos)
+        order = np.lexsort((k_idx, m_idx, -X[m_idx, k_idx], -deficit[m_idx, k_idx],
+                            -prio[m_idx, k_idx]))
+        free_k = view.gpus_per_type.astype(np.int64).copy()
+        W = view.workers
+        chosen: dict[int, int] = {}
+        for e in order:
+            m, k = int(m_idx[e]), int(k_idx[e])
+            if m in chosen or W[m] > free_k[k]:
+                continue
+            chosen[m] = k
+            free_k[k] -= W[m]
+        free = view.capacity.astype(np.int64).copy()
+        out: list[Placement] = []
+        # lease extension first (jobs that keep their GPUs), then larger gangs first
+        prev = view.previous_by_job
+        sel = sorted(chosen.items(), key=lambda mk: (ids[mk[0]] not in prev, -W[mk[0]], mk[0]))
+        for m, k in sel:
+            ps = place_gang(view, free, ids[m], int(W[m]), k, mode="spread")
+            if ps is None:  # cannot happen: counts were checked per type
+                continue
+            out.extend(ps)
+        # counters
+        for m, j in enumerate(ids):
+            self._present[j] = self._present.get(j, 0) + 1
+            if m in chosen:
+                r = self._recv.setdefault(j, np.zeros(K))
+                r[chosen[m]] += 1
+        return out
+
+
+# --------------------------------------------------------------------------- solvers
+Solver = Callable[[ClusterView, dict], glp.LPAllocation]
+
+
+def _mmf(agnostic: bool) -> Solver:
+    def solve(view: ClusterView, o: dict) -> glp.LPAllocation:
+        return glp.max_min_fairness(view.throughput_matrix, view.workers, view.gpus_per_type,
+                                    view.weights if o.get("weighted", True) else None,
+                                    agnostic=agnostic, pareto=o.get("pareto", True),
+                                    backend=o["backend"], **o["solve_options"])
+    return solve
+
+
+def _makespan(view: ClusterView, o: dict) -> glp.LPAllocation:
+    return glp.min_total_duration(view.throughput_matrix, view.workers, view.gpus_per_type,
+                                  view.remaining, backend=o["backend"], **o["solve_options"])
+
+
+def _ftf(view: ClusterView, o: dict) -> glp.LPAllocation:
+    T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
+    thr_iso = W * (T * glp.isolated_share(T, W, c)).sum(axis=1)
+    work = np.array([j.work for j in view.jobs], dtype=float)
+    return glp.finish_time_fairness(T, W, c, view.remaining, view.time - view.arrivals,
+                                    isolated_time=work / thr_iso, backend=o["backend"],
+                                    **o["solve_options"])
+
+
+def _sum_tp(view: ClusterView, o: dict) -> glp.LPAllocation:
+    return glp.max_sum_throughput(view.throughput_matrix, view.workers, view.gpus_per_type,
+                                  backend=o["backend"], **o["solve_options"])
+
+
+def _cost(view: ClusterView, o: dict) -> glp.LPAllocation:
+    prices = o.get("prices") or glp.AWS_PRICES
+    missing = [t for t in view.gpu_types if t not in prices]
+    if missing:
+        raise InvalidOption("prices", sorted(prices), f"no price for GPU type(s) {missing}")
+    p = np.array([prices[t] for t in view.gpu_types], dtype=float)
+    T, W = view.throughput_matrix, view.workers
+    b = None
+    factor = o.get("slo_factor")
+    if factor is not None:
+        # deadline = arrival + factor x (exclusive run time on the fastest type)
+        best = (W * T.max(axis=1))
+        work = np.array([j.work for j in view.jobs], dtype=float)
+        deadline = view.arrivals + factor * work / best
+        left = deadline - view.time
+        b = np.where(left > 0, view.remaining / np.maximum(left, 1e-9), best)
+        b = np.minimum(b, best)
+    return glp.min_cost_slo(T, W, view.gpus_per_type, p, b, backend=o["backend"],
+                            **o["solve_options"])
+
+
+SOLVERS: dict[str, tuple[Solver, bool]] = {
+    "max_min_fairness": (_mmf(False), False),
+    "max_min_fairness_agnostic": (_mmf(True), False),
+    "min_total_duration": (_makespan, True),
+    "finish_time_fairness": (_ftf, True),
+    "max_sum_throughput": (_sum_tp, False),
+    "min_cost_slo": (_cost, True),
+    "min_cost": (_cost, False),
+}
+
+
+class GavelPolicy:
+    """An LP policy of Gavel + the round mechanism. ``event_driven = False``.
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`SOLVERS` (``"max_min_fairness"``, ...).
+    backend : str
+        Solver-layer backend (``"highs"``, ``"pyomo"``, ``"cvxpy"``).
+    reset_interval : float
+        Minimum seconds between resets of the rounds-received counters.
+    pareto : bool
+        Max-min only: second LP making the allocation Pareto-efficient (default True).
+    weighted : bool
+        Max-min only: use job weights ``w_m`` (default True).
+    prices : dict, slo_factor : float
+        Cost policies only: $/GPU-hour per type (default :data:`gavel_lp.AWS_PRICES`) and
+        SLO = arrival + ``slo_factor`` x exclusive run time (``min_cost_slo`` default 2.0).
+    solve_options : dict
+        Passed to :func:`~optsched.solvers.solve_program` (``time_limit``, ``threads``...).
+    """
+
+    event_driven = False
+
+    def __init__(self, kind: str = "max_min_fairness", *, backend: str = "highs",
+                 reset_interval: float = 1920.0, name: str | None = None,
+                 solve_options: dict | None = None, **options: Any):
+        if kind not in SOLVERS:
+            raise InvalidOption("kind", kind, f"must be one of {sorted(SOLVERS)}")
+        self.kind = kind
+        self.name = name or kind
+        self._solver, self.needs_work = SOLVERS[kind]
+        if kind == "min_cost_slo":
+            options.setdefault("slo_factor", 2.0)
+        self.options = {"backend": backend, "solve_options": dict(solve_options or {}),
+                        **options}
+        self.rounds = RoundMechanism(reset_interval)
+        self.reset()
+
+    def reset(self) -> None:
+        self.rounds.reset()
+        self._ids: tuple[str, ...] | None = None
+        self._X: np.ndarray | None = None
+        self._n_solves = 0
+        self._lp_solves = 0
+        self._lp_seconds = 0.0
+        self._failures = 0
+
+    def stats(self) -> dict[str, Any]:
+        return {"allocation_solves": self._n_solves, "lp_solves": self._lp_solves,
+                "lp_seconds": self._lp_seconds, "lp_failures": self._failures}
+
+    def allocation(self, view: ClusterView) -> np.ndarray:
+        """The time-fraction matrix for the visible jobs (recomputed on reset events)."""
+        if self._ids != view.ids or self._X is None:
+            sol = self._solver(view, self.options)
+            self._n_solves += 1
+            self._lp_solves += sol.lp_solves
+            self._lp_seconds += sol.seconds
+            if sol.ok:
+                X = sol.X
+            else:  # keep serving: Gavel's isolated allocation
+                self._failures += 1
+                X = glp.isolated_share(view.throughput_matrix, view.workers, view.gpus_per_type)
+            self._ids, self._X = view.ids, X
+            self.rounds.reset_counters(view.time)
+        return self._X
+
+    def allocate(self, state: ClusterView) -> list[Placement]:
+        return self.rounds.allocate(state, self.allocation(state))
+
+
+class GavelFIFO:
+    """Gavel's FIFO (``fifo.py``): non-preemptive, arrival order, greedy.
+
+    A running job keeps its GPU type. A waiting job, in arrival order, gets the fastest
+    type (``mode="perf"``; ``"base"``: a random usable type, Gavel's heterogeneity-agnostic
+    FIFO) with at least ``workers`` free GPUs; if none, it waits and later jobs may start.
+    The 0/1 allocation X goes through the same round mechanism (so placement and lease
+    extension are shared with the LP policies).
+    """
+
+    event_driven = False
+    needs_work = False
+
+    def __init__(self, mode: str = "perf", *, name: str | None = None):
+        if mode not in ("perf", "base"):
+            raise InvalidOption("mode", mode, "must be 'perf' or 'base'")
+        self.mode = mode
+        self.name = name or ("fifo" if mode == "perf" else "fifo_agnostic")
+        self.rounds = RoundMechanism()
+        self.reset()
+
+    def reset(self) -> None:
+        self.rounds.reset()
+        self._type: dict[str, int] = {}
+
+    def allocate(self, state: ClusterView) -> list[Placement]:
+        T = state.throughput_matrix
+        W = state.workers
+        ids = state.ids
+        live = set(ids)
+        self._type = {j: k for j, k in self._type.items() if j in live}
+        free = state.gpus_per_type.astype(np.int64).copy()
+        pos = {j: m for m, j in enumerate(ids)}
+        for j, k in self._type.items():
+            free[k] -= W[pos[j]]
+        X = np.zeros(T.shape)
+        for m in np.argsort(state.arrivals, kind="stable"):
+            j = ids[m]
+            if j in self._type:
+                X[m, self._type[j]] = 1.0
+                continue
+            usable = np.flatnonzero((T[m] > 0) & (free >= W[m]))
+            if usable.size == 0:
+                continue
+            if self.mode == "perf":
+                k = int(usable[np.argmax(T[m, usable])])
+            else:
+                k = int(state.rng.choice(usable))
+            self._type[j] = k
+            free[k] -= W[m]
+            X[m, k] = 1.0
+        return self.rounds.allocate(state, X)
+
+
+for _kind in SOLVERS:
+    register_policy(_kind, (lambda kind: (lambda **o: GavelPolicy(kind, **o)))(_kind))
+register_policy("fifo", lambda **o: GavelFIFO("perf", **o))
+register_policy("fifo_agnostic", lambda **o: GavelFIFO("base", **o))

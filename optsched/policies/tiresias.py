@@ -1,0 +1,328 @@
+r"""Tiresias (Gu et al., NSDI'19 §3-4): 2D-LAS, 2D-Gittins and the baselines it is compared to.
+
+Attained service (§3.1). Job J with :math:`W_J` GPUs that has run :math:`t_J` seconds has
+attained :math:`a_J = W_J t_J` GPU-seconds ("2D": space x time); the 1D variant uses
+:math:`t_J` alone.
+
+Discretised priority queues (§3.2, MLFQ). Thresholds :math:`0 < Q_1 < \dots < Q_{K-1}`:
+a job is in queue :math:`q` when :math:`Q_q \le a < Q_{q+1}` (:math:`Q_0 = 0`,
+:math:`Q_K = \infty`); every job starts in queue 0 and is demoted as it runs. Queues are
+served in order; within a queue 2D-LAS is FIFO (arrival order) and 2D-Gittins orders by
+the Gittins index (highest first, ties by arrival). **Default queues:** the public
+simulator's ``jobs.py`` (``num_queue = 3``, ``queue_limit = [3250, 7200, 18000]``, of
+which 3 queues use the first two): thresholds ``(3250, 7200)`` GPU-seconds. The adaptdl
+port's ``(3600*16,)`` is available as :data:`ADAPTDL_THRESHOLDS`. ``thresholds=None``
+is continuous LAS (order by attained service itself).
+
+Gang scheduling with skipping (§4): jobs are visited in priority order and started when
+their whole gang fits; a job that does not fit is skipped so smaller jobs behind it can
+run. Running jobs that are no longer selected are preempted.
+
+Starvation (``PROMOTE_KNOB``, §4 / code ``solve_starvation``): a waiting job in a queue
+below the top that has run before is promoted to queue 0 when it has waited at least
+``knob x`` its executed time since its last promotion; promotion restarts its attained
+service count for queue purposes (the total is kept). ``None`` disables it (the code's
+``dlas-gpu`` default).
+
+2D-Gittins index (§3.2). With S the job's total GPU-time drawn from the empirical
+distribution of past jobs (``tiresias_gpu_time_samples()``, Tiresias'
+``yarn-gput1000.csv``) and a the attained service,
+
+.. math::
+    G(a) = \sup_{\Delta > 0} \frac{P(S - a \le \Delta \mid S > a)}
+                                  {E[\min(S - a, \Delta) \mid S > a]}.
+
+For an empirical distribution with samples :math:`s_i > a` (m of them), write
+:math:`d_i = s_i - a` sorted. :math:`P` is a step function of :math:`\Delta`, constant on
+:math:`[d_i, d_{i+1})`, while the denominator strictly increases there; so the ratio's
+supremum over that interval is at its left end and the supremum over all
+:math:`\Delta` is a maximum over the m candidates :math:`\Delta = d_i`:
+
+.. math::
+    G(a) = \max_i \frac{c_i}{\sum_{j \le c_i} d_j + d_i (m - c_i)},
+    \quad c_i = \#\{j : d_j \le d_i\},
+
+evaluated vectorised (:func:`gittins_index`). :math:`G(a) = 0` beyond the largest sample
+(as in the code). The public simulator instead fixes :math:`\Delta` (``gittins_delta =
+3250``) and, as a quirk, sums :math:`s_i` instead of :math:`s_i - a` in E; both are
+options (``gittins_delta``, ``gittins_code_quirk``).
+
+Placement: ``"spread"`` (any free GPUs, fewest nodes first; Tiresias relaxes
+consolidation when the model profile allows it) or ``"consolidated"`` (only placements
+on as few nodes as the gang needs); see :func:`optsched.policies.base.place_gang`. In
+this simulator placement changes only queueing, not speed (as in Tiresias' simulator).
+
+Baselines: ``fifo_yarn`` (YARN-CS-like: arrival order, gang, no preemption, skipping),
+``srtf`` (shortest remaining time first, preemptive, ``needs_work``), ``las_1d``
+(Tiresias' ``dlas``: discretised LAS on executed time only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidOption
+from ..sim.policy import ClusterView, Placement
+from .base import PLACEMENT_MODES, place_gang, register_policy
+
+__all__ = ["gittins_index", "gittins_index_fixed", "GittinsIndex", "Tiresias",
+           "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS", "DEFAULT_THRESHOLDS"]
+
+CODE_THRESHOLDS = (3250.0, 7200.0)
+ADAPTDL_THRESHOLDS = (3600.0 * 16,)
+DEFAULT_THRESHOLDS = CODE_THRESHOLDS
+
+
+def gittins_index(samples: np.ndarray, a: float) -> float:
+    """Exact :math:`G(a)` (the supremum over Delta) for sorted positive ``samples``."""
+    s = np.asarray(samples, dtype=float)
+    i0 = int(np.searchsorted(s, a, side="right"))
+    m = s.size - i0
+    if m <= 0:
+        return 0.0
+    d = s[i0:] - a
+    cnt = np.searchsorted(d, d, side="right")
+    csum = np.cumsum(d)
+    denom = csum[cnt - 1] + d * (m - cnt)
+    return float(np.max(cnt / denom))
+
+
+def gittins_index_fixed(samples: np.ndarray, a: float, delta: float,
+                        code_quirk: bool = False) -> float:
+    """:math:`P/E` at one fixed ``delta`` (the public simulator's variant).
+
+    ``code_quirk=True`` reproduces ``cal_r_gittins_index``, whose E sums :math:`s_i`
+    rather than :math:`s_i - a`.
+    """
+    s = np.asarray(samples, dtype=float)
+    i0 = int(np.searchsorted(s, a, side="right"))
+    m = s.size - i0
+    if m <= 0:
+        return 0.0
+    d = s[i0:] - a
+    c = int(np.searchsorted(d, delta, side="right"))
+    top = d[:c].sum() + (a * c if code_quirk else 0.0)
+    denom = top + delta * (m - c)
+    return float(c / denom) if denom > 0 else 0.0
+
+
+class GittinsIndex:
+    """:math:`G(a)` from an empirical distribution of job GPU-time (sorted once)."""
+
+    def __init__(self, samples: Sequence[float] | np.ndarray | None = None, *,
+                 delta: float | None = None, code_quirk: bool = False):
+        if samples is None:
+            from ..catalog import tiresias_gpu_time_samples
+            samples = tiresias_gpu_time_samples()
+        s = np.sort(np.asarray(samples, dtype=float).ravel())
+        if s.size == 0 or not np.all(np.isfinite(s)) or s[0] <= 0:
+            raise InvalidOption("samples", s[:3].tolist(), "need positive finite samples")
+        self.samples = s
+        self.delta = delta
+        self.code_quirk = code_quirk
+
+    def __call__(self, a: float) -> float:
+        if self.delta is None:
+            return gittins_index(self.samples, a)
+        return gittins_index_fixed(self.samples, a, self.delta, self.code_quirk)
+
+
+class Tiresias:
+    """Queue-ordered gang scheduler: 2D-LAS, 2D-Gittins and the baselines (module docstring).
+
+    Parameters
+    ----------
+    order : {"las", "gittins", "fifo", "srtf"}
+        Order within a queue (LAS: arrival; Gittins: index) or the baselines' order.
+    dims : {1, 2}
+        Attained service as GPU-seconds (2) or executed seconds (1).
+    thresholds : sequence of float or None
+        Queue thresholds (K-1 values, increasing); ``None`` = continuous LAS.
+    promote_knob : float or None
+        PROMOTE_KNOB; ``None`` disables starvation promotion.
+    placement : {"spread", "consolidated"}
+    preemptive : bool
+        ``False`` keeps running jobs running (FIFO / YARN-CS).
+    gittins_samples, gittins_delta, gittins_code_quirk
+        Gittins distribution (default: the catalog's Tiresias samples), fixed Delta.
+    """
+
+    event_driven = True
+
+    def __init__(self, order: str = "las", *, dims: int = 2,
+                 thresholds: Sequence[float] | None = DEFAULT_THRESHOLDS,
+                 promote_knob: float | None = None, placement: str = "spread",
+                 preemptive: bool = True, gittins_samples=None,
+                 gittins_delta: float | None = None, gittins_code_quirk: bool = False,
+                 name: str | None = None):
+        if order not in ("las", "gittins", "fifo", "srtf"):
+            raise InvalidOption("order", order, "must be las, gittins, fifo or srtf")
+        if dims not in (1, 2):
+            raise InvalidOption("dims", dims, "must be 1 or 2")
+        if placement not in PLACEMENT_MODES:
+            raise InvalidOption("placement", placement, f"must be one of {PLACEMENT_MODES}")
+        if thresholds is not None:
+            th = tuple(float(x) for x in thresholds)
+            if any(x <= 0 for x in th) or any(b <= a for a, b in zip(th, th[1:])):
+                raise InvalidOption("thresholds", thresholds, "must be positive and increasing")
+            thresholds = th
+        if promote_knob is not None and not promote_knob > 0:
+            raise InvalidOption("promote_knob", promote_knob, "must be > 0 or None")
+        self.order = order
+        self.dims = dims
+        self.thresholds = thresholds
+        self.promote_knob = promote_knob
+        self.placement = placement
+        self.preemptive = preemptive
+        self.needs_work = order == "srtf"
+        self.name = name or f"tiresias_{order}"
+        self._gittins = (GittinsIndex(gittins_samples, delta=gittins_delta,
+                                      code_quirk=gittins_code_quirk)
+                         if order == "gittins" else None)
+        self.reset()
+
+    def reset(self) -> None:
+        self._base_service: dict[str, float] = {}
+        self._base_exec: dict[str, float] = {}
+        self._pending_since: dict[str, float] = {}
+        self._promotions = 0
+
+    def stats(self) -> dict[str, Any]:
+        return {"promotions": self._promotions}
+
+    # ------------------------------------------------------------------ priorities
+    def service(self, view: ClusterView) -> np.ndarray:
+        """Attained service used for queueing (since the last promotion)."""
+        raw = view.attained if self.dims == 2 else view.executed
+        base = np.array([self._base_service.get(j, 0.0) for j in view.ids])
+        return raw - base if base.size else raw
+
+    def queues(self, view: ClusterView) -> np.ndarray:
+        svc = self.service(view)
+        if self.thresholds is None:
+            return np.zeros(len(svc), dtype=np.int64)
+        return np.searchsorted(np.asarray(self.thresholds), svc, side="right")
+
+    def ranking(self, view: ClusterView) -> np.ndarray:
+        """Visible-job indices in scheduling order (highest priority first)."""
+        n = len(view.jobs)
+        arr = view.arrivals
+        tie = np.arange(n)
+        if self.order == "fifo":
+            return np.lexsort((tie, arr))
+        if self.order == "srtf":
+            T = view.throughput_matrix
+            left = view.remaining / (view.workers * T.max(axis=1))
+            return np.lexsort((tie, arr, left))
+        q = self.queues(view)
+        if self.thresholds is None:  # continuous LAS
+            return np.lexsort((tie, arr, self.service(view)))
+        if self.order == "gittins":
+            svc = view.attained  # the index uses the job's total GPU-time attained
+            g = np.array([self._gittins(float(a)) for a in svc])
+            return np.lexsort((tie, arr, -g, q))
+        return np.lexsort((tie, arr, q))
+
+    def _promote(self, view: ClusterView) -> None:
+        now = view.time
+        running = set(view.previous_by_job)
+        for j in view.jobs:
+            if j.id in running:
+                self._pending_since.pop(j.id, None)
+            else:
+                self._pending_since.setdefault(j.id, now)
+        if self.promote_knob is None or self.thresholds is None:
+            return
+        q = self.queues(view)
+        for m, j in enumerate(view.jobs):
+            if q[m] == 0 or j.id in running:
+                continue
+            ran = j.executed_time - self._base_exec.get(j.id, 0.0)
+            if ran <= 0:
+                continue
+            waited = now - self._pending_since.get(j.id, now)
+            if waited >= ran * self.promote_knob:
+                raw = j.attained_service if self.dims == 2 else j.executed_time
+                self._base_service[j.id] = raw
+                self._base_exec[j.id] = j.executed_time
+                self._pending_since[j.id] = now
+                self._promotions += 1
+
+    # ------------------------------------------------------------------ allocation
+    def _types(self, view: ClusterView, m: int) -> np.ndarray:
+        T = view.throughput_matrix[m]
+        usable = np.flatnonzero(T > 0)
+        return usable[np.argsort(-T[usable], kind="stable")]
+
+    def _try(self, view, free, m: int) -> list[Placement] | None:
+        j = view.jobs[m]
+        prev = view.previous_by_job.get(j.id)
+        if prev:  # keep the previous GPUs when they are all free (no migration)
+            cols = {t: k for k, t in enumerate(view.gpu_types)}
+            need = [(view.cluster.node_index(p.node), cols[p.gpu_type], p.gpus) for p in prev]
+            if all(free[h, k] >= g for h, k, g in need):
+                for h, k, g in need:
+                    free[h, k] -= g
+                return list(prev)
+        for k in self._types(view, m):
+            ps = place_gang(view, free, j.id, j.workers, int(k), self.placement)
+            if ps is not None:
+                return ps
+        return None
+
+    def allocate(self, state: ClusterView) -> list[Placement]:
+        view = state
+        self._promote(view)
+        order = self.ranking(view)
+        free = view.capacity.astype(np.int64).copy()
+        prev = view.previous_by_job
+        chosen: list[int] = []
+        kept: set[int] = set()
+        trial: list[Placement] = []
+        if not self.preemptive:  # running jobs keep their GPUs
+            for m, j in enumerate(view.jobs):
+                if j.id in prev:
+                    trial.extend(self._try(view, free, m) or [])
+                    kept.add(m)
+        for m in order:
+            m = int(m)
+            if m in kept:
+                continue
+            ps = self._try(view, free, m)
+            if ps is not None:
+                trial.extend(ps)
+                chosen.append(m)
+        if not self.preemptive:
+            return trial
+        # second pass: selected jobs that ran before keep their GPUs, then the others
+        rank = {int(m): r for r, m in enumerate(order)}
+        sel = sorted(chosen, key=lambda m: (view.jobs[m].id not in prev, rank[m]))
+        free2 = view.capacity.astype(np.int64).copy()
+        out: list[Placement] = []
+        for m in sel:
+            ps = self._try(view, free2, m)
+            if ps is None:
+                return trial
+            out.extend(ps)
+        return out
+
+
+def _factory(order: str, **defaults: Any):
+    def make(**options: Any) -> Tiresias:
+        kw = {**defaults, **options}
+        return Tiresias(order, **kw)
+    return make
+
+
+register_policy("tiresias_las", _factory("las", name="tiresias_las"))
+register_policy("tiresias_gittins", _factory("gittins", name="tiresias_gittins"))
+register_policy("tiresias_gittins_fixed",
+                _factory("gittins", gittins_delta=3250.0, name="tiresias_gittins_fixed"))
+register_policy("las_2d_continuous", _factory("las", thresholds=None, name="las_2d_continuous"))
+register_policy("las_1d", _factory("las", dims=1, name="las_1d"))
+register_policy("fifo_yarn", _factory("fifo", preemptive=False, thresholds=None,
+                                      name="fifo_yarn"))
+register_policy("srtf", _factory("srtf", thresholds=None, name="srtf"))
