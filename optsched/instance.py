@@ -412,6 +412,12 @@ class Job:
     W workers on type k progresses at ``W * throughput[k]`` iterations/s. A gang spread
     over several types progresses at W times the slowest used type's rate (synchronous
     data-parallel training waits for its slowest worker).
+
+    ``compute_share`` (optional, in (0, 1]; ``None`` means 1) is the fraction of one GPU's
+    compute an iteration keeps busy when the job runs alone (Salus' u). In a
+    schedule that declares sharing, an allocation holding ``share`` s of a GPU runs the
+    job at ``min(1, s / u)`` times its throughput: it cannot use more than
+    u of the GPU.
     """
 
     id: str
@@ -425,6 +431,7 @@ class Job:
     sensitivity: Sensitivity | None = None
     memory: GpuMemory | None = None
     utility: Utility | None = None
+    compute_share: float | None = None
 
     def __post_init__(self) -> None:
         self._check("job")
@@ -451,6 +458,12 @@ class Job:
             _str(f"{path}.user", self.user)
         if self.profile is not None:
             _str(f"{path}.profile", self.profile)
+        if self.compute_share is not None:
+            u = _num(f"{path}.compute_share", self.compute_share, strict=True)
+            if u > 1:
+                raise InvalidInstance(f"{path}.compute_share", self.compute_share,
+                                      "must be in (0, 1]")
+            object.__setattr__(self, "compute_share", u)
         for name, typ in (("sensitivity", Sensitivity), ("memory", GpuMemory),
                           ("utility", Utility)):
             v = getattr(self, name)
@@ -477,7 +490,7 @@ class Job:
         d: dict[str, Any] = {"id": self.id, "arrival": self.arrival, "workers": self.workers,
                              "work": self.work, "throughput": dict(self.throughput),
                              "weight": self.weight}
-        for name in ("user", "profile"):
+        for name in ("user", "profile", "compute_share"):
             if getattr(self, name) is not None:
                 d[name] = getattr(self, name)
         for name in ("sensitivity", "memory", "utility"):
@@ -490,7 +503,8 @@ class Job:
     def from_dict(cls, data: Any, path: str = "job") -> Job:
         data = _mapping(path, data)
         _no_unknown(path, data, {"id", "arrival", "workers", "work", "throughput", "weight",
-                                 "user", "profile", "sensitivity", "memory", "utility"})
+                                 "user", "profile", "sensitivity", "memory", "utility",
+                                 "compute_share"})
         _require(path, data, ("id", "arrival", "workers", "work", "throughput"))
         kw = dict(data)
         if kw.get("sensitivity") is not None:
@@ -726,6 +740,10 @@ def instance_json_schema() -> dict[str, Any]:
                                "properties": {"persistent": nonneg, "ephemeral": nonneg},
                                "description": "Salus GPU memory footprint, MB"},
                     "utility": {"$ref": "#/$defs/utility"},
+                    "compute_share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
+                                      "description": "fraction of one GPU's compute an "
+                                                     "iteration keeps busy alone (Salus u); "
+                                                     "default 1"},
                 },
             },
             "sensitivity": {

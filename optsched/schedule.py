@@ -10,7 +10,8 @@ Progress semantics (checked by :mod:`optsched.validate`):
 
 * the allocations of one (job, copy) active at the same instant form one gang; it
   progresses at ``share * GPUs * min_k throughput[k]`` over the GPU types it uses
-  (synchronous training waits for the slowest worker);
+  (synchronous training waits for the slowest worker); a job that sets
+  ``compute_share`` u uses at most u of a GPU, so the factor is ``min(1, share / u)``;
 * without forking the gang must be exactly the job's ``workers`` wide;
 * with forking (HadarE) each copy sits on one node with 1..workers GPUs and the copies'
   progress adds up; the job then completes ``consolidation`` seconds after its work is

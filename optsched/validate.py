@@ -11,7 +11,9 @@ naming the first violated rule and the allocation it concerns:
    without sharing each GPU is held by at most one job (count-wise);
 3. gangs: without forking, a job's concurrently active allocations sum to exactly its
    ``workers``; with forking each copy holds 1..workers GPUs on one node and no two
-   copies of a job share a node at once;
+   copies of a job share a node at once. Progress at ``share`` s of a GPU is
+   ``min(1, s / u)`` times the gang's rate, u the job's ``compute_share``
+   (1 when unset: s alone);
 4. work: each job declared complete did at least its ``work`` iterations by
    ``completion - consolidation``, and holds nothing after its completion.
 
@@ -154,6 +156,8 @@ def job_progress(instance: Instance, schedule: Schedule,
             g = sum(allocs[i].gpus for i in act)
             rate = min(job.rate(allocs[i].gpu_type) for i in act)
             share = min(allocs[i].share for i in act)
+            if job.compute_share is not None:
+                share = min(1.0, share / job.compute_share)
             node_set = {allocs[i].node for i in act}
             if schedule.forking:
                 if len(node_set) != 1 or g > job.workers:
