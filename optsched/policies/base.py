@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,8 @@ import numpy as np
 from ..errors import InvalidOption, UnknownName
 from ..sim.policy import ClusterView, Placement, Policy
 
-__all__ = ["POLICIES", "register_policy", "get_policy", "place_gang", "PLACEMENT_MODES"]
+__all__ = ["POLICIES", "register_policy", "get_policy", "place_gang", "choose_nodes",
+           "PLACEMENT_MODES"]
 
 POLICIES: dict[str, Callable[..., Policy]] = {}
 PLACEMENT_MODES = ("consolidated", "spread")
@@ -56,40 +57,54 @@ def place_gang(view: ClusterView, free: np.ndarray, job_id: str, workers: int, k
     """
     if mode not in PLACEMENT_MODES:
         raise InvalidOption("placement", mode, f"must be one of {PLACEMENT_MODES}")
-    col = free[:, k]
-    if col.sum() < workers:
+    col = free[:, k].tolist()
+    hs = choose_nodes(view, col, job_id, workers, k, mode)
+    if hs is None:
         return None
     nodes = view.cluster.nodes
     tname = view.gpu_types[k]
-    prev = [p for p in view.previous_by_job.get(job_id, ()) if p.gpu_type == tname]
-    if prev and sum(p.gpus for p in prev) == workers:
+    out = []
+    for h, g in hs:
+        free[h, k] -= g
+        out.append(Placement(job_id, nodes[h].name, tname, g))
+    return out
+
+
+def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k: int,
+                 mode: str = "spread") -> list[tuple[int, int]] | None:
+    """The node choice of :func:`place_gang` on a plain list ``col`` of free GPUs of type
+    ``k`` per node (updated in place); returns ``[(node index, gpus), ...]`` or ``None``."""
+    tname = view.gpu_types[k]
+    prev = view.previous_by_job.get(job_id)
+    if prev and all(p.gpu_type == tname for p in prev) and \
+            sum(p.gpus for p in prev) == workers:
         hs = [(view.cluster.node_index(p.node), p.gpus) for p in prev]
         if all(col[h] >= g for h, g in hs):
-            return _take(free, k, hs, nodes, job_id, tname)
-    fits = np.flatnonzero(col >= workers)
-    if fits.size:
-        h = int(fits[np.argmin(col[fits])])
-        return _take(free, k, [(h, workers)], nodes, job_id, tname)
-    order = np.lexsort((np.arange(col.size), -col))
-    hs: list[tuple[int, int]] = []
+            for h, g in hs:
+                col[h] -= g
+            return hs
+    if sum(col) < workers:
+        return None
+    best = -1
+    for h, f in enumerate(col):
+        if f >= workers and (best < 0 or f < col[best]):
+            best = h
+    if best >= 0:
+        col[best] -= workers
+        return [(best, workers)]
+    order = sorted(range(len(col)), key=lambda h: -col[h])
+    hs = []
     need = workers
     for h in order:
         if need == 0 or col[h] <= 0:
             break
-        g = int(min(col[h], need))
-        hs.append((int(h), g))
+        g = min(col[h], need)
+        hs.append((h, g))
         need -= g
     if mode == "consolidated":
         biggest = int(view.capacity[:, k].max())
         if len(hs) > math.ceil(workers / max(biggest, 1)):
             return None
-    return _take(free, k, hs, nodes, job_id, tname)
-
-
-def _take(free: np.ndarray, k: int, hs: Sequence[tuple[int, int]], nodes, job_id: str,
-          tname: str) -> list[Placement]:
-    out = []
     for h, g in hs:
-        free[h, k] -= g
-        out.append(Placement(job_id, nodes[h].name, tname, int(g)))
-    return out
+        col[h] -= g
+    return hs

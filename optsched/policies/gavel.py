@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import InvalidOption
 from ..sim.policy import ClusterView, Placement
 from . import gavel_lp as glp
-from .base import place_gang, register_policy
+from .base import choose_nodes, register_policy
 
 __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS"]
 
@@ -79,16 +79,18 @@ class RoundMechanism:
                 continue
             chosen[m] = k
             free_k[k] -= W[m]
-        free = view.capacity.astype(np.int64).copy()
         out: list[Placement] = []
         # lease extension first (jobs that keep their GPUs), then larger gangs first
         prev = view.previous_by_job
         sel = sorted(chosen.items(), key=lambda mk: (ids[mk[0]] not in prev, -W[mk[0]], mk[0]))
+        cols = [view.capacity[:, k].tolist() for k in range(K)]
+        nodes = view.cluster.nodes
+        types = view.gpu_types
         for m, k in sel:
-            ps = place_gang(view, free, ids[m], int(W[m]), k, mode="spread")
-            if ps is None:  # cannot happen: counts were checked per type
+            hs = choose_nodes(view, cols[k], ids[m], int(W[m]), k, mode="spread")
+            if hs is None:  # cannot happen: counts were checked per type
                 continue
-            out.extend(ps)
+            out.extend(Placement(ids[m], nodes[h].name, types[k], g) for h, g in hs)
         # counters
         for m, j in enumerate(ids):
             self._present[j] = self._present.get(j, 0) + 1
@@ -119,7 +121,7 @@ def _makespan(view: ClusterView, o: dict) -> glp.LPAllocation:
 def _ftf(view: ClusterView, o: dict) -> glp.LPAllocation:
     T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
     thr_iso = W * (T * glp.isolated_share(T, W, c)).sum(axis=1)
-    work = np.array([j.work for j in view.jobs], dtype=float)
+    work = view.work
     return glp.finish_time_fairness(T, W, c, view.remaining, view.time - view.arrivals,
                                     isolated_time=work / thr_iso, backend=o["backend"],
                                     **o["solve_options"])
@@ -142,7 +144,7 @@ def _cost(view: ClusterView, o: dict) -> glp.LPAllocation:
     if factor is not None:
         # deadline = arrival + factor x (exclusive run time on the fastest type)
         best = (W * T.max(axis=1))
-        work = np.array([j.work for j in view.jobs], dtype=float)
+        work = view.work
         deadline = view.arrivals + factor * work / best
         left = deadline - view.time
         b = np.where(left > 0, view.remaining / np.maximum(left, 1e-9), best)

@@ -208,7 +208,7 @@ class Tiresias:
 
     def ranking(self, view: ClusterView) -> np.ndarray:
         """Visible-job indices in scheduling order (highest priority first)."""
-        n = len(view.jobs)
+        n = len(view.ids)
         arr = view.arrivals
         tie = np.arange(n)
         if self.order == "fifo":
@@ -299,7 +299,7 @@ class Tiresias:
             return trial
         # second pass: selected jobs that ran before keep their GPUs, then the others
         rank = {int(m): r for r, m in enumerate(order)}
-        sel = sorted(chosen, key=lambda m: (view.jobs[m].id not in prev, rank[m]))
+        sel = sorted(chosen, key=lambda m: (view.ids[m] not in prev, rank[m]))
         free2 = view.capacity.astype(np.int64).copy()
         out: list[Placement] = []
         for m in sel:

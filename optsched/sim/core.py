@@ -35,7 +35,6 @@ import sys
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -45,7 +44,7 @@ from ..instance import Instance
 from ..registry import finalize
 from ..result import Result, Status
 from ..schedule import Allocation, Schedule
-from .policy import ClusterView, JobView, Placement, Policy, PolicyViolation
+from .policy import ClusterView, Placement, Policy, PolicyViolation
 
 __all__ = ["simulate", "SimStats"]
 
@@ -135,7 +134,11 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
 
     arrival = instance.arrivals
     order = np.lexsort((np.arange(n), arrival)) if n else np.zeros(0, dtype=np.int64)
-    remaining = instance.work.astype(float).copy()
+    work = instance.work.astype(float)
+    remaining = work.copy()
+    weights = np.array([j.weight for j in jobs], dtype=float)
+    job_ids = [j.id for j in jobs]
+    tmaps = [j.throughput for j in jobs]
     executed = np.zeros(n)
     attained = np.zeros(n)
     on_type = np.zeros((n, len(types)))
@@ -168,11 +171,16 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 stats.idle_jumps += 1
                 prev, prev_sig = (), {}
                 continue
+            ix = np.fromiter(active, dtype=np.int64, count=len(active))
             view = ClusterView(
-                time=t, slot=slot, cluster=cl,
-                jobs=tuple(_job_view(jobs[i], i, types, executed, attained, on_type, rounds,
-                                     preempt, remaining, needs_work) for i in active),
-                previous=prev, needs_work=needs_work, rng=rng, policy_name=pname)
+                time=t, slot=slot, cluster=cl, ids=tuple(job_ids[i] for i in active), index=ix,
+                throughput_matrix=T[ix], workers=W[ix], arrivals=arrival[ix],
+                weights=weights[ix], attained=attained[ix], executed=executed[ix],
+                time_on_types=on_type[ix], rounds_received=rounds[ix],
+                preemptions=preempt[ix], previous=prev, needs_work=needs_work, rng=rng,
+                policy_name=pname, throughput_maps=tuple(tmaps[i] for i in active),
+                work_=work[ix] if needs_work else None,
+                remaining_=remaining[ix] if needs_work else None)
             c0 = _time.perf_counter()
             placements = list(policy.allocate(view))
             stats.policy_seconds += _time.perf_counter() - c0
@@ -274,18 +282,6 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     return res.replace(objective=mean)
 
 
-def _job_view(job, i: int, types, executed, attained, on_type, rounds, preempt, remaining,
-              needs_work: bool) -> JobView:
-    return JobView(
-        id=job.id, index=i, arrival=job.arrival, workers=job.workers,
-        throughput=job.throughput, weight=job.weight, attained_service=float(attained[i]),
-        executed_time=float(executed[i]),
-        time_on_type=MappingProxyType({t: float(on_type[i, k]) for k, t in enumerate(types)}),
-        rounds_received=int(rounds[i]), preemptions=int(preempt[i]),
-        work=job.work if needs_work else None,
-        remaining=float(remaining[i]) if needs_work else None)
-
-
 def _check(pname: str, t: float, placements: list, active: set[int], idx_of: dict[str, int],
            node_cap: dict[tuple[str, str], int], tindex: dict[str, int], W: np.ndarray,
            T: np.ndarray) -> dict[int, list[Placement]]:
@@ -293,33 +289,45 @@ def _check(pname: str, t: float, placements: list, active: set[int], idx_of: dic
     used: dict[tuple[str, str], int] = {}
     gangs: dict[int, list[Placement]] = {}
     for p in placements:
-        if not isinstance(p, tuple) or len(p) != 4:
-            raise PolicyViolation(pname, t, f"placement {p!r} is not (job_id, node, gpu_type, "
-                                  "gpus)")
-        p = Placement(*p)
-        i = idx_of.get(p.job_id)
+        if type(p) is not Placement:
+            if not isinstance(p, tuple) or len(p) != 4:
+                raise PolicyViolation(pname, t, f"placement {p!r} is not (job_id, node, "
+                                      "gpu_type, gpus)")
+            p = Placement(*p)
+        jid, node, typ, g = p
+        i = idx_of.get(jid)
         if i is None:
-            raise PolicyViolation(pname, t, f"unknown job {p.job_id!r}")
+            raise PolicyViolation(pname, t, f"unknown job {jid!r}")
         if i not in active:
-            raise PolicyViolation(pname, t, f"job {p.job_id!r} has not arrived or is finished")
-        if (p.node, p.gpu_type) not in node_cap:
-            raise PolicyViolation(pname, t, f"node {p.node!r} has no GPU of type {p.gpu_type!r}")
-        if isinstance(p.gpus, bool) or not isinstance(p.gpus, (int, np.integer)) or p.gpus < 1:
-            raise PolicyViolation(pname, t, f"job {p.job_id!r}: gpus must be a positive integer, "
-                                  f"got {p.gpus!r}")
-        if T[i, tindex[p.gpu_type]] <= 0:
-            raise PolicyViolation(pname, t, f"job {p.job_id!r} cannot run on {p.gpu_type!r}")
-        key = (p.node, p.gpu_type)
-        used[key] = used.get(key, 0) + int(p.gpus)
-        if used[key] > node_cap[key]:
-            raise PolicyViolation(pname, t, f"over-allocation: {used[key]} GPUs of type "
-                                  f"{p.gpu_type!r} on node {p.node!r} (capacity {node_cap[key]})")
-        gangs.setdefault(i, []).append(Placement(p.job_id, p.node, p.gpu_type, int(p.gpus)))
+            raise PolicyViolation(pname, t, f"job {jid!r} has not arrived or is finished")
+        key = (node, typ)
+        cap = node_cap.get(key)
+        if cap is None:
+            raise PolicyViolation(pname, t, f"node {node!r} has no GPU of type {typ!r}")
+        if type(g) is not int:
+            if isinstance(g, bool) or not isinstance(g, np.integer):
+                raise PolicyViolation(pname, t, f"job {jid!r}: gpus must be a positive "
+                                      f"integer, got {g!r}")
+            g = int(g)
+            p = Placement(jid, node, typ, g)
+        if g < 1:
+            raise PolicyViolation(pname, t, f"job {jid!r}: gpus must be a positive integer, "
+                                  f"got {g!r}")
+        if T[i, tindex[typ]] <= 0:
+            raise PolicyViolation(pname, t, f"job {jid!r} cannot run on {typ!r}")
+        u = used.get(key, 0) + g
+        if u > cap:
+            raise PolicyViolation(pname, t, f"over-allocation: {u} GPUs of type "
+                                  f"{typ!r} on node {node!r} (capacity {cap})")
+        used[key] = u
+        gangs.setdefault(i, []).append(p)
     for i, ps in gangs.items():
         g = sum(p.gpus for p in ps)
         if g != W[i]:
             raise PolicyViolation(pname, t, f"job {ps[0].job_id!r}: gang of {int(W[i])} GPUs "
                                   f"required, got {g}")
+        if len(ps) == 1:
+            continue
         # merge duplicates (same node and type) so the recorded schedule is canonical
         merged: dict[tuple[str, str], int] = {}
         for p in ps:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -85,18 +86,36 @@ class JobView:
         return self.throughput.get(gpu_type, 0.0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ClusterView:
-    """The state visible to a policy at one decision instant (see module docstring)."""
+    """The state visible to a policy at one decision instant (see module docstring).
+
+    Per-job data are held as arrays aligned with :attr:`ids` (visible jobs in arrival
+    order) for vectorised policies; :attr:`jobs` gives the same data as
+    :class:`JobView` objects (built on first access).
+    """
 
     time: float
     slot: float
     cluster: Cluster
-    jobs: tuple[JobView, ...]
+    ids: tuple[str, ...]
+    index: np.ndarray
+    throughput_matrix: np.ndarray
+    workers: np.ndarray
+    arrivals: np.ndarray
+    weights: np.ndarray
+    attained: np.ndarray
+    executed: np.ndarray
+    time_on_types: np.ndarray
+    rounds_received: np.ndarray
+    preemptions: np.ndarray
     previous: tuple[Placement, ...]
     needs_work: bool
-    rng: np.random.Generator = field(repr=False, compare=False)
+    rng: np.random.Generator = field(repr=False)
     policy_name: str = ""
+    throughput_maps: tuple[Mapping[str, float], ...] = field(default=(), repr=False)
+    work_: np.ndarray | None = field(default=None, repr=False)
+    remaining_: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def gpu_types(self) -> tuple[str, ...]:
@@ -112,47 +131,47 @@ class ClusterView:
         return self.cluster.capacity.sum(axis=0)
 
     @cached_property
-    def ids(self) -> tuple[str, ...]:
-        return tuple(j.id for j in self.jobs)
+    def jobs(self) -> tuple[JobView, ...]:
+        types = self.gpu_types
+        out = []
+        for m, jid in enumerate(self.ids):
+            out.append(JobView(
+                id=jid, index=int(self.index[m]), arrival=float(self.arrivals[m]),
+                workers=int(self.workers[m]), throughput=self.throughput_maps[m],
+                weight=float(self.weights[m]), attained_service=float(self.attained[m]),
+                executed_time=float(self.executed[m]),
+                time_on_type=MappingProxyType({t: float(self.time_on_types[m, k])
+                                               for k, t in enumerate(types)}),
+                rounds_received=int(self.rounds_received[m]),
+                preemptions=int(self.preemptions[m]),
+                work=None if self.work_ is None else float(self.work_[m]),
+                remaining=None if self.remaining_ is None else float(self.remaining_[m])))
+        return tuple(out)
 
     @cached_property
     def by_id(self) -> dict[str, JobView]:
         return {j.id: j for j in self.jobs}
 
     @cached_property
-    def throughput_matrix(self) -> np.ndarray:
-        """``T[m, k]``: per-worker iterations/s of visible job m on type k (0 = cannot)."""
-        types = self.gpu_types
-        return np.array([[j.throughput.get(t, 0.0) for t in types] for j in self.jobs],
-                        dtype=float).reshape(len(self.jobs), len(types))
+    def position(self) -> dict[str, int]:
+        """Job id -> row in the per-job arrays."""
+        return {j: m for m, j in enumerate(self.ids)}
 
-    @cached_property
-    def workers(self) -> np.ndarray:
-        return np.array([j.workers for j in self.jobs], dtype=np.int64)
+    @property
+    def work(self) -> np.ndarray:
+        """Total iterations; raises if the policy did not declare ``needs_work``."""
+        if self.work_ is None:
+            raise PolicyViolation(self.policy_name, self.time, "job work read by a "
+                                  "policy that does not declare needs_work")
+        return self.work_
 
-    @cached_property
-    def arrivals(self) -> np.ndarray:
-        return np.array([j.arrival for j in self.jobs], dtype=float)
-
-    @cached_property
-    def weights(self) -> np.ndarray:
-        return np.array([j.weight for j in self.jobs], dtype=float)
-
-    @cached_property
-    def attained(self) -> np.ndarray:
-        return np.array([j.attained_service for j in self.jobs], dtype=float)
-
-    @cached_property
-    def executed(self) -> np.ndarray:
-        return np.array([j.executed_time for j in self.jobs], dtype=float)
-
-    @cached_property
+    @property
     def remaining(self) -> np.ndarray:
         """Remaining iterations; raises if the policy did not declare ``needs_work``."""
-        if not self.needs_work:
+        if self.remaining_ is None:
             raise PolicyViolation(self.policy_name, self.time, "remaining work read by a "
                                   "policy that does not declare needs_work")
-        return np.array([j.remaining for j in self.jobs], dtype=float)
+        return self.remaining_
 
     @cached_property
     def previous_by_job(self) -> dict[str, list[Placement]]:
