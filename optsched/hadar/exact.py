@@ -1,0 +1,240 @@
+r"""Exact offline Hadar: the compact time-indexed MILP and its LP relaxation.
+
+All arrivals are known; the MILP is the integer primal (OASiS (14)-(18) with the schedule
+sets of :mod:`optsched.hadar.model`) written compactly over slots. Index sets: jobs
+:math:`j`, slots :math:`t \in [a_j, T)`, GPU types :math:`k` with :math:`\tau_{jk} > 0`,
+and resource columns :math:`b` (``placement="nodes"``: the buckets :math:`(h,k)`;
+``placement="types"``, the default: one column per type, see below).
+
+Variables
+
+* :math:`y_{jtb} \in \mathbb Z_{\ge 0}`: GPUs of column :math:`b` held in slot :math:`t`;
+* :math:`z_{jtk} \in \{0,1\}`: the job runs in slot :math:`t` with *threshold type*
+  :math:`k` (its slowest allowed type); :math:`\sum_k z_{jtk}` is the run binary;
+* :math:`u_{jt} \in \{0,1\}`: :math:`t` is the completion slot;
+  :math:`v_{jt} = \sum_{t' \ge t} u_{jt'} \in [0,1]` ("not yet complete").
+
+.. math::
+
+    \max \sum_{j,t} f_j(t)\, u_{jt} \quad\text{s.t.}
+
+    \sum_b y_{jtb} = W_j \sum_k z_{jtk}
+        \qquad\text{(gang: all } W_j \text{ or nothing)}
+
+    \sum_{b:\,k(b)=k'} y_{jtb} \le \min(W_j, C_{k'}) \sum_{k:\ \tau_{jk} \le \tau_{jk'}} z_{jtk}
+        \qquad\text{(type } k' \text{ only if at least as fast as the threshold)}
+
+    \sum_k z_{jtk} \le v_{jt}, \qquad v_{jt} = u_{jt} + v_{j,t+1},\ v_{jT} = 0
+
+    \sum_{t,k} \min\!\big(1, W_j \tau_{jk}\Delta / E_j\big) z_{jtk} \ge v_{j a_j}
+        \qquad\text{(work done by completion, normalised by } E_j)
+
+    \sum_j y_{jtb} \le c_b \qquad\text{(capacity per slot and column)}
+
+Linearisation of the slowest-type rule: a slot's progress is
+:math:`W_j \tau_{jk}\Delta` for the selected threshold :math:`k`, and GPUs of type
+:math:`k'` are allowed only when :math:`\tau_{jk'} \ge \tau_{jk}`. Every type used is
+then at least as fast as the threshold, so the credited progress never exceeds the
+true progress (``min`` over used types); conversely any slot allocation is representable
+with the threshold equal to its slowest used type, crediting exactly its progress. So
+the MILP optimum equals the model's optimum. Capping the per-slot fraction at 1 only
+tightens the relaxation.
+
+``placement="types"`` aggregates nodes: :math:`Y_{jtk} = \sum_h y_{jthk}` with capacity
+:math:`C_k = \sum_h c_{hk}`. It is exact because progress does not depend on the node
+(task-level placement): integral per-type totals with :math:`\sum_j Y_{jtk} \le C_k`
+always split into integral per-node counts within :math:`c_{hk}` (fill nodes in turn),
+which :func:`exact` does when it builds the schedule. ``placement="nodes"`` states the
+:math:`y_{jthk}` model literally (same optimum, more columns).
+
+``relax=True`` solves the LP relaxation (all integrality dropped): an upper bound on the
+optimum, returned as ``bound`` with ``objective=None`` and no schedule.
+
+Size: :math:`N = \sum_j (T - a_j)` job-slots; :math:`N(2K' + 2)` columns with
+:math:`K'` usable types (types placement) and about :math:`N(K'+3)` rows. The build is
+vectorised (numpy coordinate arrays).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidOption
+from ..instance import Instance
+from ..registry import finalize
+from ..result import Result, Status
+from ..schedule import Allocation, Schedule, merge_intervals
+from ..solvers import solve_program
+from ..solvers.program import LinearProgram
+from .model import HadarModel, build_model
+
+__all__ = ["exact", "lp_bound", "build_program"]
+
+
+def build_program(model: HadarModel, placement: str = "types", relax: bool = False):
+    """The MILP (or its relaxation) as a :class:`LinearProgram` plus its index arrays."""
+    if placement not in ("types", "nodes"):
+        raise InvalidOption("placement", placement, "must be 'types' or 'nodes'")
+    T, n = model.T, model.n_jobs
+    K = len(model.types)
+    a = np.minimum(model.a, T)
+    cnt = T - a
+    N = int(cnt.sum())
+    jt_j = np.repeat(np.arange(n), cnt)
+    start = np.concatenate(([0], np.cumsum(cnt)[:-1])) if n else np.zeros(0, np.int64)
+    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    rates = model.rates
+    # (job-slot, type) pairs with a usable type: threshold binaries z
+    zi, zk = np.nonzero(rates[jt_j] > 0)
+    nz = zi.size
+    # resource columns
+    if placement == "types":
+        col_type = np.arange(K)
+        col_cap = model.type_capacity
+    else:
+        col_type = model.bucket_type
+        col_cap = model.bucket_cap
+    R = col_type.size
+    yi, yr = np.nonzero(rates[jt_j][:, col_type] > 0)
+    ny = yi.size
+    Wjt = model.W[jt_j].astype(float)
+
+    lp = LinearProgram(sense="max", name="hadar" + ("-lp" if relax else ""))
+    integer = not relax
+    yv = lp.add_variables("y", ny, lb=0, ub=np.minimum(Wjt[yi], col_cap[yr]), integer=integer)
+    zv = lp.add_variables("z", nz, lb=0, ub=1, integer=integer)
+    uv = lp.add_variables("u", N, lb=0, ub=1, cost=model.values[jt_j, jt_t], integer=integer)
+    vv = lp.add_variables("v", N, lb=0, ub=1)
+    # gang
+    lp.add_constraints("gang", rows=np.concatenate([yi, zi]),
+                       cols=np.concatenate([yv.index, zv.index]),
+                       vals=np.concatenate([np.ones(ny), -Wjt[zi]]), lb=0, ub=0, n_rows=N)
+    # speed rule, rows per (job-slot, type k') with k' usable: index by zi/zk
+    row_of = np.full((N, K), -1, dtype=np.int64)
+    row_of[zi, zk] = np.arange(nz)
+    y_rows = row_of[yi, col_type[yr]]
+    capk = model.type_capacity
+    # z_{jt,k} enters row (jt,k') when tau_k <= tau_k'
+    pr_i, pr_a, pr_b = [], [], []
+    for kp in range(K):
+        for k in range(K):
+            sel = (zk == k) & (rates[jt_j[zi], kp] > 0) & \
+                (rates[jt_j[zi], k] <= rates[jt_j[zi], kp])
+            if sel.any():
+                pr_i.append(row_of[zi[sel], kp])
+                pr_a.append(zv.index[sel])
+                pr_b.append(-np.minimum(Wjt[zi[sel]], capk[kp]))
+    lp.add_constraints("speed", rows=np.concatenate([y_rows, *pr_i]),
+                       cols=np.concatenate([yv.index, *pr_a]),
+                       vals=np.concatenate([np.ones(ny), *pr_b]), ub=0, n_rows=nz)
+    # run only before completion
+    lp.add_constraints("alive", rows=np.concatenate([zi, np.arange(N)]),
+                       cols=np.concatenate([zv.index, vv.index]),
+                       vals=np.concatenate([np.ones(nz), -np.ones(N)]), ub=0, n_rows=N)
+    # v_t = u_t + v_{t+1}
+    nxt = np.arange(N) + 1
+    has_next = np.ones(N, dtype=bool)
+    if n:
+        has_next[(start + cnt - 1)[cnt > 0]] = False
+    rows = np.concatenate([np.arange(N), np.arange(N), np.flatnonzero(has_next)])
+    cols = np.concatenate([vv.index, uv.index, vv.index[nxt[has_next]]])
+    vals = np.concatenate([np.ones(N), -np.ones(N), -np.ones(int(has_next.sum()))])
+    lp.add_constraints("completion", rows=rows, cols=cols, vals=vals, lb=0, ub=0, n_rows=N)
+    # work, normalised by E_j
+    frac = np.minimum(1.0, model.W[jt_j[zi]] * rates[jt_j[zi], zk] * model.delta
+                      / model.E[jt_j[zi]])
+    first = start[cnt > 0]
+    jobs_with = np.flatnonzero(cnt > 0)
+    lp.add_constraints("work", rows=np.concatenate([jt_j[zi], jobs_with]),
+                       cols=np.concatenate([zv.index, vv.index[first]]),
+                       vals=np.concatenate([frac, -np.ones(first.size)]), lb=0, n_rows=n)
+    # capacity per (slot, column)
+    lp.add_constraints("capacity", rows=jt_t[yi] * R + yr, cols=yv.index, vals=1.0,
+                       ub=np.tile(col_cap.astype(float), T), n_rows=T * R)
+    index = {"jt_j": jt_j, "jt_t": jt_t, "yi": yi, "yr": yr, "zi": zi, "zk": zk,
+             "col_type": col_type, "placement": placement}
+    return lp, index
+
+
+def _schedule(model: HadarModel, values: dict[str, np.ndarray], index: dict) -> Schedule:
+    inst = model.instance
+    nodes = inst.cluster.nodes
+    types = inst.cluster.gpu_types
+    d = model.delta
+    jt_j, jt_t = index["jt_j"], index["jt_t"]
+    u = np.rint(values["u"]).astype(bool)
+    comp_slot = {int(jt_j[i]): int(jt_t[i]) for i in np.flatnonzero(u)}
+    y = np.rint(values["y"]).astype(np.int64)
+    nzy = np.flatnonzero(y > 0)
+    allocs, comp = [], {}
+    if index["placement"] == "types":
+        residual = np.tile(model.bucket_cap, (model.T, 1))
+        for i in nzy:
+            jti, r = index["yi"][i], index["yr"][i]
+            j, t = int(jt_j[jti]), int(jt_t[jti])
+            if j not in comp_slot or t > comp_slot[j]:
+                continue  # GPUs of a job that is never completed: not part of the schedule
+            need = int(y[i])
+            for b in np.flatnonzero(model.bucket_type == r):
+                g = min(need, int(residual[t, b]))
+                if g > 0:
+                    residual[t, b] -= g
+                    need -= g
+                    allocs.append(Allocation(inst.jobs[j].id, t * d, (t + 1) * d,
+                                             nodes[model.bucket_node[b]].name, types[r], g))
+                if need == 0:
+                    break
+    else:
+        for i in nzy:
+            jti, b = index["yi"][i], index["yr"][i]
+            j, t = int(jt_j[jti]), int(jt_t[jti])
+            if j not in comp_slot or t > comp_slot[j]:
+                continue
+            allocs.append(Allocation(inst.jobs[j].id, t * d, (t + 1) * d,
+                                     nodes[model.bucket_node[b]].name,
+                                     types[model.bucket_type[b]], int(y[i])))
+    for j, t in comp_slot.items():
+        comp[inst.jobs[j].id] = model.completion_time(t)
+    return Schedule(tuple(merge_intervals(allocs)), comp)
+
+
+def exact(instance: Instance, backend: str = "highs", *, slots: int | None = None,
+          placement: str = "types", relax: bool = False, **options: Any) -> Result:
+    """Optimal total utility (MILP) or its LP bound (``relax=True``); see the module
+    docstring. Solver options (``time_limit``, ``mip_gap``, ``threads``, ``solver``,
+    ``seed``, ``verbose``) go to :func:`optsched.solvers.solve_program`."""
+    tb = time.perf_counter()
+    model = build_model(instance, slots)
+    lp, index = build_program(model, placement, relax)
+    data = lp.freeze()
+    build = time.perf_counter() - tb
+    res = solve_program(data, backend=backend, **options)
+    extra = {"slots": model.T, "placement": placement, "columns": data.n_cols,
+             "rows": data.n_rows, "nonzeros": int(data.A.nnz), "model_build_seconds": build}
+    common = {"model": "hadar", "method": "exact-lp" if relax else "exact",
+              "backend": res.backend, "solver": res.solver,
+              "build_seconds": build + res.build_seconds, "solve_seconds": res.solve_seconds}
+    if relax:
+        status = res.status
+        return Result(status=status, objective=None, bound=res.bound if status.has_solution
+                      else None, duals=res.duals, values=res.values, message=res.message,
+                      ratio_note="LP relaxation: an upper bound on the optimum",
+                      extra={**extra, "lp_objective": res.objective}, **common)
+    if not res.success:
+        return res.replace(extra={**res.extra, **extra}, **common)
+    sched = _schedule(model, res.values, index)
+    obj = float(sum(instance.job(jid).value(c - instance.job(jid).arrival)
+                    for jid, c in sched.completion.items()))
+    return finalize(instance, sched, status=res.status, objective=obj, bound=res.bound,
+                    gap=res.gap, values=res.values, ratio=1.0 if res.status is Status.OPTIMAL
+                    else None, ratio_note="exact optimum of the slotted model (MILP)",
+                    message=res.message, extra={**extra, "milp_objective": res.objective},
+                    **common)
+
+
+def lp_bound(instance: Instance, backend: str = "highs", **options: Any) -> Result:
+    """The LP relaxation's optimum as ``bound`` (an upper bound on the total utility)."""
+    return exact(instance, backend=backend, relax=True, **options)

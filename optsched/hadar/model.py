@@ -1,0 +1,366 @@
+r"""Hadar's slotted model, its price-function parameters and the 2*alpha ratio.
+
+Time and slots
+--------------
+Slot :math:`t \in \{0, \dots, T-1\}` is the interval :math:`[t\Delta, (t+1)\Delta)` with
+:math:`\Delta` = ``Instance.slot`` seconds. Job :math:`j` may use slot :math:`t` only if
+the slot starts at or after its arrival: :math:`t \ge a_j = \lceil \text{arrival}_j /
+\Delta \rceil`. A job *completes at the end of its completion slot* :math:`\hat t_j`:
+:math:`C_j = (\hat t_j + 1)\Delta`, and its utility is :math:`f_j(C_j -
+\text{arrival}_j)` with the delay in seconds (``Job.value``: ``weight x utility``).
+The number of slots :math:`T` is the ``slots`` option, else
+:math:`\lceil \text{horizon} / \Delta \rceil` when the instance has a horizon, else the
+default of :func:`default_slots`.
+
+Schedules of a job (the set :math:`\mathcal L_j` of OASiS (14)-(18))
+-------------------------------------------------------------------
+In every slot :math:`a_j \le t \le \hat t_j` the job holds either nothing or exactly
+:math:`W_j` GPUs, :math:`y_{thk} \le c_{hk}` of type :math:`k` on node :math:`h`
+(task-level placement: the gang may span nodes and types). Synchronous training runs at
+the slowest used type, so the slot's progress is
+:math:`W_j \Delta \min_{k: \sum_h y_{thk} > 0} \tau_{jk}` iterations (``Job.throughput``
+is per worker per second). The schedule is feasible when the progress of slots
+:math:`\le \hat t_j` reaches the work :math:`E_j`.
+
+Price-function parameters, OASiS (23)-(26) adapted
+--------------------------------------------------
+A GPU is the one resource; a worker demands one GPU (:math:`w = 1`); the resources are
+the buckets :math:`(h, k)` with :math:`c_{hk} > 0` in every slot.
+
+* :math:`n^{\min}_j` (:math:`n^{\max}_j`): slots the job needs on its fastest (slowest
+  usable) type, :math:`\lceil E_j / (W_j \tau_{jk} \Delta) \rceil`.
+* (23) :math:`U_k = \max_{j: \tau_{jk} > 0} f_j\big((a_j + n^{\min}_j)\Delta -
+  \text{arrival}_j\big) / w`: the largest utility a job that can use type :math:`k` can
+  reach (its earliest possible completion), per unit of per-worker demand :math:`w=1`.
+  A GPU priced :math:`U_k` therefore costs at least any job's utility, so a schedule
+  touching a saturated bucket has payoff :math:`\le 0` (OASiS App. A).
+* (25) :math:`L = \frac{1}{4\eta}\min_j f_j(T\Delta - \text{arrival}_j) /
+  (W_j n^{\max}_j)`: the smallest utility per GPU-slot (latest completion, slowest type).
+* :math:`\eta` is the smallest value meeting OASiS's condition
+  :math:`1/\eta \le W_j n^{\max}_j / (T \sum_{h,k} c_{hk})` for all :math:`j`, i.e.
+  :math:`\eta = \max_j T C / (W_j n^{\max}_j)`. Then the initial dual
+  :math:`D_0 = L\,T\,C \le \tfrac14 \min_j f_j(T\Delta - \text{arrival}_j) \le
+  \tfrac14 \mathrm{OPT}` when the optimum admits a job.
+* Price per (slot, node, type): :math:`p_{thk}(g) = L (U_k / L)^{g / c_{hk}}`
+  (OASiS (22)).
+* Ratio (OASiS Thm. 4): :math:`2\alpha` with :math:`\alpha = \max_k (1, \ln(U_k / L))`.
+
+Assumptions the ratio needs (checked by :func:`competitive_ratio` and reported):
+
+1. *small demands* (OASiS App. E, "without loss of generality"): the GPUs a job takes
+   from one bucket in one slot are a small fraction of it. Reported as
+   ``demand_share`` = :math:`\max_j \max_{(h,k)} \min(W_j, c_{hk}) / c_{hk}` over usable
+   buckets; the differential argument of OASiS Lemma 3 is exact only in the limit
+   :math:`\to 0`; ``small_demand`` is ``demand_share <= small_demand_threshold``.
+2. the :math:`\eta` condition (met by construction when :math:`L` is computed here;
+   checked against the computed bound when :math:`L` is given);
+3. :math:`U_k \ge` every job's best utility (met when computed; checked when given);
+4. every :math:`f_j(T\Delta - \text{arrival}_j) > 0`, so that :math:`L > 0`;
+5. the offline optimum admits at least one job: some job can finish alone by slot T.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidOption, ModelNotApplicable
+from ..instance import Instance
+
+__all__ = ["HadarModel", "RatioReport", "assign_utilities", "build_model", "competitive_ratio",
+           "default_slots",
+           "SMALL_DEMAND_THRESHOLD"]
+
+SMALL_DEMAND_THRESHOLD = 0.25
+_EPS = 1e-9
+
+
+def default_slots(instance: Instance) -> int:
+    r"""Default number of slots when neither ``slots`` nor a horizon is given.
+
+    :math:`T = \max_j (a_j + n^{\min}_j) + \lceil \sum_j W_j n^{\min}_j / C \rceil`: the
+    last earliest-possible completion plus the slots the whole load needs on the full
+    cluster at fastest speed. It is a sizing rule, not a guarantee that every job fits.
+    """
+    d = instance.slot
+    a = np.ceil(instance.arrivals / d - _EPS).astype(np.int64)
+    W = instance.workers.astype(float)
+    best = instance.throughput_matrix.max(axis=1)
+    nmin = np.ceil(instance.work / (W * best * d) - _EPS).astype(np.int64)
+    if instance.n_jobs == 0:
+        return 1
+    load = math.ceil(float((W * nmin).sum()) / instance.cluster.total_gpus)
+    return int(max(1, (a + nmin).max() + load))
+
+
+@dataclass(frozen=True)
+class RatioReport:
+    """The proved ratio :math:`2\\alpha` and the assumptions it rests on, as checked."""
+
+    ratio: float
+    alpha: float
+    alpha_k: dict[str, float]
+    U: dict[str, float]
+    L: float
+    eta: float
+    demand_share: float
+    assumptions: dict[str, bool]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def holds(self) -> bool:
+        """All assumptions of OASiS Theorem 4 are met (the small-demand one by threshold)."""
+        return all(self.assumptions.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ratio": self.ratio, "alpha": self.alpha, "alpha_k": dict(self.alpha_k),
+                "U": dict(self.U), "L": self.L, "eta": self.eta,
+                "demand_share": self.demand_share, "assumptions": dict(self.assumptions),
+                "holds": self.holds, "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class HadarModel:
+    """Arrays of the slotted model of one instance (see the module docstring).
+
+    ``buckets`` are the (node, type) pairs with ``c_hk > 0``: ``bucket_node[b]``,
+    ``bucket_type[b]``, ``bucket_cap[b]``. ``rates[j, k]`` is per-worker throughput
+    (iterations/s), ``a[j]`` the first usable slot, ``values[j, t]`` the utility of
+    completing in slot ``t`` (0 for ``t < a[j]``).
+    """
+
+    instance: Instance
+    T: int
+    delta: float
+    a: np.ndarray
+    rates: np.ndarray
+    W: np.ndarray
+    E: np.ndarray
+    bucket_node: np.ndarray
+    bucket_type: np.ndarray
+    bucket_cap: np.ndarray
+    values: np.ndarray
+    nmin: np.ndarray
+    nmax: np.ndarray
+
+    @property
+    def n_jobs(self) -> int:
+        return int(self.W.size)
+
+    @property
+    def n_buckets(self) -> int:
+        return int(self.bucket_cap.size)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return self.instance.cluster.gpu_types
+
+    @cached_property
+    def type_capacity(self) -> np.ndarray:
+        """GPUs per type over all nodes."""
+        return np.bincount(self.bucket_type, weights=self.bucket_cap,
+                           minlength=len(self.types)).astype(np.int64)
+
+    def completion_time(self, t: int) -> float:
+        """Completion instant (s) of a job whose completion slot is ``t``."""
+        return (t + 1) * self.delta
+
+    def slot_progress(self, j: int) -> np.ndarray:
+        """Iterations per slot with all W_j workers on type k (0 where unusable)."""
+        return self.W[j] * self.rates[j] * self.delta
+
+    # ---------------------------------------------------------------- parameters
+    @cached_property
+    def U_default(self) -> np.ndarray:
+        """(23): per type, the best utility of the jobs that can use it."""
+        K = len(self.types)
+        best = np.zeros(K)
+        idx = np.arange(self.n_jobs)
+        tbest = np.minimum(self.a + self.nmin - 1, self.T - 1)
+        fbest = np.array([self.instance.jobs[j].value(self.completion_time(max(tbest[j], 0))
+                                                      - self.instance.jobs[j].arrival)
+                          for j in idx]) if self.n_jobs else np.zeros(0)
+        for k in range(K):
+            sel = self.rates[:, k] > 0
+            best[k] = fbest[sel].max() if sel.any() else 0.0
+        return best
+
+    @cached_property
+    def eta_default(self) -> float:
+        C = float(self.bucket_cap.sum())
+        if self.n_jobs == 0:
+            return 1.0
+        return float(np.max(self.T * C / (self.W * self.nmax)))
+
+    @cached_property
+    def L_default(self) -> float:
+        """(25): minimum utility per GPU-slot over jobs, scaled by 1/(4 eta)."""
+        if self.n_jobs == 0:
+            return 0.0
+        late = np.array([j.value(self.T * self.delta - j.arrival) for j in self.instance.jobs])
+        per = late / (self.W * self.nmax)
+        return float(per.min() / (4.0 * self.eta_default))
+
+    def price_params(self, U: Any = None, L: float | None = None) -> tuple[np.ndarray, float]:
+        """``(U per type, L)``: the instance's values unless given (``U`` a number or a
+        mapping type -> value). Raises :class:`ModelNotApplicable` when L would be 0."""
+        if L is None:
+            L = self.L_default
+            if not L > 0:
+                bad = [j.id for j in self.instance.jobs
+                       if not j.value(self.T * self.delta - j.arrival) > 0]
+                raise ModelNotApplicable(
+                    "jobs", bad[:5], "utility is 0 when completing in the last slot, so "
+                    "L (OASiS (25)) is 0 and the price function is undefined; pass L=... "
+                    "(and U=...) or use a utility positive over the horizon")
+        elif not (isinstance(L, (int, float)) and math.isfinite(L) and L > 0):
+            raise InvalidOption("L", L, "must be a finite number > 0")
+        Ud = self.U_default
+        if U is None:
+            Uk = Ud.copy()
+        elif isinstance(U, dict):
+            unknown = set(U) - set(self.types)
+            if unknown:
+                raise InvalidOption("U", sorted(unknown)[0], f"unknown GPU type; {self.types}")
+            Uk = np.array([float(U.get(t, Ud[k])) for k, t in enumerate(self.types)])
+        else:
+            if not (isinstance(U, (int, float)) and math.isfinite(U) and U > 0):
+                raise InvalidOption("U", U, "must be a finite number > 0 or a mapping")
+            Uk = np.full(len(self.types), float(U))
+        Uk = np.maximum(Uk, float(L))  # a type nobody can use: constant price L
+        return Uk, float(L)
+
+    def ratio_report(self, U: Any = None, L: float | None = None,
+                     small_demand_threshold: float = SMALL_DEMAND_THRESHOLD) -> RatioReport:
+        notes = []
+        try:
+            Uk, Lv = self.price_params(U, L)
+        except ModelNotApplicable as exc:
+            return RatioReport(math.inf, math.inf, {}, {}, 0.0, self.eta_default, 1.0,
+                               {"positive_L": False}, [exc.reason])
+        alpha_k = {t: max(0.0, math.log(Uk[k] / Lv)) for k, t in enumerate(self.types)}
+        alpha = max([1.0, *alpha_k.values()])
+        # small demands
+        share = 0.0
+        for k in range(len(self.types)):
+            users = self.W[self.rates[:, k] > 0]
+            if users.size == 0:
+                continue
+            caps = self.bucket_cap[self.bucket_type == k]
+            share = max(share, float(np.max(np.minimum(users.max(), caps) / caps)))
+        a = {}
+        a["small_demand"] = share <= small_demand_threshold
+        Lbound = self.L_default
+        a["eta_condition"] = Lv <= Lbound * (1 + 1e-12) and Lbound > 0
+        Ud = self.U_default
+        used = np.array([bool((self.rates[:, k] > 0).any()) for k in range(len(self.types))])
+        a["U_dominates_utility"] = bool(np.all(Uk[used] >= Ud[used] * (1 - 1e-12)))
+        late = np.array([j.value(self.T * self.delta - j.arrival) for j in self.instance.jobs])
+        a["positive_L"] = bool(np.all(late > 0)) and Lv > 0
+        a["some_job_fits"] = bool(np.any(self.a + self.nmin <= self.T))
+        if not a["small_demand"]:
+            notes.append(f"a job can take {share:.3g} of a (node, type) bucket in one slot "
+                         f"(> {small_demand_threshold:g}): OASiS's differential argument is "
+                         "then only approximate")
+        if not a["eta_condition"]:
+            notes.append("L exceeds the eta bound of OASiS (25): D_0 <= OPT/4 is not ensured")
+        if not a["U_dominates_utility"]:
+            notes.append("U_k is below some job's best utility: a saturated resource may "
+                         "still look profitable")
+        return RatioReport(2.0 * alpha, alpha, alpha_k,
+                           {t: float(Uk[k]) for k, t in enumerate(self.types)}, Lv,
+                           self.eta_default, share, a, notes)
+
+
+def build_model(instance: Instance, slots: int | None = None) -> HadarModel:
+    """The slotted model of ``instance`` with ``slots`` slots (see :func:`default_slots`)."""
+    if slots is None:
+        if instance.horizon is not None:
+            slots = math.ceil(instance.horizon / instance.slot - _EPS)
+        else:
+            slots = default_slots(instance)
+    if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 1:
+        raise InvalidOption("slots", slots, "must be an integer >= 1")
+    T = int(slots)
+    d = float(instance.slot)
+    cl = instance.cluster
+    cap = cl.capacity
+    hh, kk = np.nonzero(cap > 0)
+    rates = instance.throughput_matrix
+    W = instance.workers.astype(np.int64)
+    E = instance.work
+    a = np.ceil(instance.arrivals / d - _EPS).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        per_slot = W[:, None] * rates * d
+        need = np.where(rates > 0, np.ceil(E[:, None] / np.where(per_slot > 0, per_slot, 1)
+                                           - _EPS), np.inf)
+    nmin = need.min(axis=1).astype(np.int64)
+    nmax = np.where(np.isfinite(need), need, -1).max(axis=1).astype(np.int64)
+    n = instance.n_jobs
+    values = np.zeros((n, T))
+    tt = np.arange(T)
+    for j, job in enumerate(instance.jobs):
+        ok = tt >= a[j]
+        if ok.any():
+            values[j, ok] = np.asarray(job.value((tt[ok] + 1) * d - job.arrival), dtype=float)
+    return HadarModel(instance, T, d, a, rates, W, E, hh.astype(np.int64), kk.astype(np.int64),
+                      cap[hh, kk].astype(np.int64), values, nmin, nmax)
+
+
+def competitive_ratio(instance: Instance, *, slots: int | None = None, U: Any = None,
+                      L: float | None = None,
+                      small_demand_threshold: float = SMALL_DEMAND_THRESHOLD) -> RatioReport:
+    r"""OASiS Theorem 4 for Hadar's model: :math:`2\alpha`,
+    :math:`\alpha = \max_k(1, \ln(U_k / L))`, with the assumptions checked.
+
+    ``ratio`` is ``inf`` when :math:`L = 0` (some utility vanishes by the last slot).
+    """
+    return build_model(instance, slots).ratio_report(U, L, small_demand_threshold)
+
+
+def assign_utilities(instance: Instance, kind: str = "sigmoid", seed: int = 0) -> Instance:
+    r"""A copy of ``instance`` whose jobs get OASiS-style utilities (OASiS §V, adapted).
+
+    With :math:`\Delta` the slot and :math:`m_j` the job's minimum run time
+    (``Job.min_duration``):
+
+    * ``"sigmoid"``: :math:`\gamma_1 \sim U[1,100]`; classes time-insensitive (10%,
+      :math:`\gamma_2=0`), time-sensitive (55%, :math:`\gamma_2 \sim U[0.01,1]/\Delta`) and
+      time-critical (35%, :math:`\gamma_2 \sim U[4,6]/\Delta`); target
+      :math:`\gamma_3 = m_j + U[1,15]\,\Delta`. OASiS draws :math:`\gamma_3 \in [1,15]`
+      slots for jobs of similar length; adding :math:`m_j` keeps long jobs' targets
+      reachable (the adaptation).
+    * ``"linear"``: value :math:`\gamma_1`, reaching 0 at :math:`4(m_j + U[1,15]\Delta)`.
+    * ``"step"``: value :math:`\gamma_1` until deadline :math:`2 m_j + U[1,15]\Delta`,
+      then :math:`\gamma_1/10`.
+    * ``"constant"``: :math:`\gamma_1`.
+    """
+    from dataclasses import replace as dc_replace
+
+    from ..instance import Utility
+
+    if kind not in ("sigmoid", "linear", "step", "constant"):
+        raise InvalidOption("kind", kind, "must be 'sigmoid', 'linear', 'step' or 'constant'")
+    rng = np.random.default_rng(seed)
+    d = instance.slot
+    jobs = []
+    for job in instance.jobs:
+        g1 = float(rng.uniform(1, 100))
+        cls = rng.random()
+        g2 = 0.0 if cls < 0.10 else (rng.uniform(0.01, 1) if cls < 0.65 else rng.uniform(4, 6))
+        target = job.min_duration() + float(rng.uniform(1, 15)) * d
+        if kind == "sigmoid":
+            u = Utility("sigmoid", gamma1=g1, gamma2=float(g2) / d, gamma3=target)
+        elif kind == "linear":
+            u = Utility("linear", value=g1, slope=g1 / (4 * target))
+        elif kind == "step":
+            u = Utility("step", value=g1, deadline=job.min_duration() + target,
+                        late_value=g1 / 10)
+        else:
+            u = Utility("constant", value=g1)
+        jobs.append(dc_replace(job, utility=u))
+    return instance.replace(jobs=tuple(jobs))

@@ -1,0 +1,297 @@
+"""Hadar: MILP on every backend, dual subroutine vs brute force, online vs exact, the
+certificate and the 2*alpha ratio as properties."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import optsched
+import optsched.cli
+from optsched import Cluster, Instance, InvalidOption, Job, ModelNotApplicable, Node, Status
+from optsched import Utility as Ut
+from optsched.hadar import (
+    build_model,
+    competitive_ratio,
+    dual_certificate,
+    dual_subroutine,
+    exact,
+    online,
+    run_online,
+)
+from optsched.hadar.online import slot_options
+
+
+def make(jobs, caps, *, slot=1.0, T=None, name="t"):
+    """``jobs``: (W, E, arrival, {type: rate}, utility); ``caps``: per node {type: n}."""
+    nodes = tuple(Node(f"n{i}", c) for i, c in enumerate(caps))
+    js = tuple(Job(f"J{i}", a, W, E, r, utility=u) for i, (W, E, a, r, u) in enumerate(jobs))
+    return Instance(Cluster(nodes), js, slot=slot, horizon=None if T is None else T * slot,
+                    name=name)
+
+
+# --------------------------------------------------------------------------- model
+def test_slots_and_completion_times():
+    inst = make([(1, 2.0, 1.5, {"v100": 1.0}, Ut("linear", value=10, slope=1))],
+                [{"v100": 1}], slot=1.0, T=6)
+    m = build_model(inst)
+    assert m.T == 6 and m.a[0] == 2  # arrival 1.5 s -> first slot starting at/after it
+    r = online(inst)
+    # runs slots 2 and 3, completes at the end of slot 3 = 4 s, delay 2.5 s
+    assert r.metrics.completion == {"J0": 4.0}
+    assert r.objective == pytest.approx(10 - 2.5)
+    assert [(a.start, a.end) for a in r.schedule.allocations] == [(2.0, 4.0)]
+
+
+def test_slowest_type_rule_in_milp_and_online():
+    """A 2-wide gang on 1 V100 + 1 K80 progresses at the K80 rate."""
+    jobs = [(2, 4.0, 0.0, {"v100": 3.0, "k80": 1.0}, Ut("linear", value=5, slope=1))]
+    inst = make(jobs, [{"v100": 1, "k80": 1}], T=3)
+    for res in (exact(inst), online(inst)):
+        assert res.metrics.completion == {"J0": 2.0}  # 2 slots x 2 workers x rate 1
+        types = {a.gpu_type for a in res.schedule.allocations}
+        assert types == {"v100", "k80"}
+    inst2 = make([(2, 4.1, 0.0, {"v100": 3.0, "k80": 1.0}, Ut("constant", value=5))],
+                 [{"v100": 1, "k80": 1}], T=2)
+    assert exact(inst2).metrics.n_completed == 0  # 2 mixed slots give only 4 < 4.1
+    assert online(inst2).metrics.n_completed == 0
+
+
+def test_ratio_report_and_assumptions():
+    jobs = [(1, 3.0, 0.0, {"v100": 1.0}, Ut("sigmoid", gamma1=10, gamma2=0.5, gamma3=3))]
+    rep = competitive_ratio(make(jobs, [{"v100": 4}], T=5))
+    assert rep.holds and rep.ratio == pytest.approx(2 * rep.alpha)
+    assert rep.alpha == pytest.approx(max(1.0, math.log(rep.U["v100"] / rep.L)))
+    # eta = T C / (W nmax) = 5*4/3; L = f(5)/3 / (4 eta)
+    f5 = 10 / (1 + math.exp(0.5 * (5 - 3)))
+    assert rep.eta == pytest.approx(20 / 3)
+    assert rep.L == pytest.approx(f5 / 3 / (4 * 20 / 3))
+    big = competitive_ratio(make([(2, 3.0, 0.0, {"v100": 1.0}, None)], [{"v100": 2}], T=5))
+    assert not big.assumptions["small_demand"] and not big.holds
+    assert online(make([(2, 3.0, 0.0, {"v100": 1.0}, None)], [{"v100": 2}], T=5)).ratio is None
+    dead = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=3))], [{"v100": 4}],
+                T=5)
+    assert math.isinf(competitive_ratio(dead).ratio)
+    with pytest.raises(ModelNotApplicable):
+        online(dead)
+    assert online(dead, L=0.01, U=1.0).objective == pytest.approx(1.0)
+    with pytest.raises(InvalidOption):
+        online(dead, L=-1)
+    with pytest.raises(InvalidOption):
+        online(dead, L=0.01, quanta=0)
+    with pytest.raises(InvalidOption):
+        online(dead, L=0.01, bogus=1)
+
+
+# --------------------------------------------------------------------------- exact
+def _small_instance(seed=0, n=6, T=5):
+    rng = np.random.default_rng(seed)
+    jobs = []
+    for i in range(n):
+        W = int(rng.integers(1, 3))
+        r = {"v100": float(rng.integers(2, 4)), "k80": 1.0}
+        if i % 3 == 2:
+            r.pop("v100")
+        E = float(rng.integers(1, 4) * W * 2)
+        u = Ut("sigmoid", gamma1=float(rng.integers(1, 20)), gamma2=0.7, gamma3=3.0)
+        jobs.append((W, E, float(rng.integers(0, min(3, T))), r, u))
+    return make(jobs, [{"v100": 2, "k80": 1}, {"k80": 2}], T=T)
+
+
+def test_milp_on_every_backend_and_lp_bound(backend):
+    inst = _small_instance()
+    ref = exact(inst)
+    res = exact(inst, backend=backend)
+    assert res.status is Status.OPTIMAL and res.backend == backend
+    assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+    lp = exact(inst, backend=backend, relax=True)
+    assert lp.status is Status.OPTIMAL and lp.objective is None and lp.schedule is None
+    assert lp.bound >= ref.objective * (1 - 1e-7)
+
+
+def test_node_placement_equals_type_aggregation():
+    inst = _small_instance(seed=4, n=7)
+    a = exact(inst)
+    b = exact(inst, placement="nodes")
+    assert b.objective == pytest.approx(a.objective, rel=1e-7)
+    assert b.extra["columns"] > a.extra["columns"]
+    with pytest.raises(InvalidOption):
+        exact(inst, placement="racks")
+
+
+def test_solve_and_cli(tmp_path, capsys):
+    inst = _small_instance(seed=2)
+    res = optsched.solve(inst, "hadar", "heuristic")
+    assert res.method == "online" and res.bound >= res.objective
+    path = tmp_path / "i.json"
+    inst.to_json(path)
+    assert optsched.cli.main(["solve", "hadar", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "optimal" and out["model"] == "hadar"
+    assert optsched.cli.main(["solve", "hadar", str(path), "--method", "online",
+                              "--option", "quanta=60", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["extra"]["quanta"] == 60 and out["bound"] >= out["objective"]
+
+
+# --------------------------------------------------------------------------- subroutine
+def _brute_priced(model, j, price, residual):
+    """max over completion slots and every per-slot integer allocation of f - p.y."""
+    a, T, W = int(model.a[j]), model.T, int(model.W[j])
+    rb = model.rates[j][model.bucket_type]
+    B = model.n_buckets
+    per_slot = []
+    for t in range(a, T):
+        opts = [(0.0, 0.0)]
+        for y in itertools.product(*[range(int(residual[t, b]) + 1) for b in range(B)]):
+            y = np.array(y)
+            if y.sum() != W or np.any((y > 0) & (rb <= 0)):
+                continue
+            opts.append((W * rb[y > 0].min() * model.delta, float(price[t] @ y)))
+        per_slot.append(opts)
+    best = -math.inf
+    for combo in itertools.product(*per_slot):
+        prog = np.cumsum([c[0] for c in combo])
+        cost = np.cumsum([c[1] for c in combo])
+        for i, t in enumerate(range(a, T)):
+            if prog[i] >= model.E[j] * (1 - 1e-9):
+                best = max(best, model.values[j, t] - cost[i])
+    return best
+
+
+@st.composite
+def priced_problems(draw):
+    T = draw(st.integers(1, 3))
+    caps = [{"v100": draw(st.integers(1, 2))}, {"k80": draw(st.integers(1, 2)), "p100": 1}]
+    W = draw(st.integers(1, 2))
+    rates = {"v100": float(draw(st.integers(2, 4))), "k80": 1.0,
+             "p100": float(draw(st.integers(1, 3)))}
+    E = float(draw(st.integers(1, 3 * W * T * 3)))
+    inst = make([(W, E, 0.0, rates, Ut("linear", value=30, slope=draw(st.integers(0, 5))))],
+                caps, T=T)
+    m = build_model(inst)
+    price = np.array(draw(st.lists(st.lists(st.integers(1, 9), min_size=m.n_buckets,
+                                            max_size=m.n_buckets), min_size=T, max_size=T)),
+                     dtype=float)
+    used = np.array(draw(st.lists(st.lists(st.integers(0, 1), min_size=m.n_buckets,
+                                           max_size=m.n_buckets), min_size=T, max_size=T)))
+    residual = np.maximum(0, m.bucket_cap[None, :] - used)
+    return m, price, residual
+
+
+@given(priced_problems())
+@settings(max_examples=40)
+def test_dual_subroutine_is_optimal_for_its_priced_problem(prob):
+    m, price, residual = prob
+    truth = _brute_priced(m, 0, price, residual)
+    exact_q = int(m.E[0])  # integral rates, slot 1, integral work: quantum = 1 iteration
+    for q, rounding in ((exact_q, "safe"), (exact_q, "optimistic")):
+        got = dual_subroutine(m, 0, price, residual, q, rounding).payoff
+        assert got == pytest.approx(truth, abs=1e-9) or (math.isinf(got) and math.isinf(truth))
+    safe = dual_subroutine(m, 0, price, residual, 7, "safe").payoff
+    opt = dual_subroutine(m, 0, price, residual, 7, "optimistic").payoff
+    assert safe <= truth + 1e-9 <= opt + 2e-9 or (math.isinf(truth) and truth < 0
+                                                  and math.isinf(safe))
+    plan = dual_subroutine(m, 0, price, residual, exact_q, "safe")
+    if plan.feasible:  # the plan itself: within residual, W per slot, cost as claimed
+        y = np.zeros_like(price)
+        np.add.at(y, (plan.slots, plan.buckets), plan.gpus)
+        assert np.all(y <= residual)
+        assert set(np.unique(y.sum(axis=1))) <= {0, int(m.W[0])}
+        assert (price * y).sum() == pytest.approx(plan.cost)
+        assert m.values[0, plan.t_hat] - plan.cost == pytest.approx(plan.payoff)
+
+
+def test_slot_options_per_threshold():
+    inst = make([(3, 1.0, 0.0, {"v100": 3.0, "p100": 2.0, "k80": 1.0}, None)],
+                [{"v100": 2, "p100": 2, "k80": 2}])
+    m = build_model(inst, slots=1)
+    price = np.array([[5.0, 1.0, 2.0]])  # buckets sorted by type name: k80, p100, v100
+    residual = m.bucket_cap[None, :].copy()
+    rho = np.array([1.0, 2.0, 3.0])
+    cost = slot_options(m, 0, price, residual, rho)
+    # threshold k80: 2 p100 (1) + 1 v100 (2) = 4; p100: same; v100: only 2 -> infeasible
+    assert cost[0].tolist() == [4.0, 4.0, math.inf]
+
+
+# --------------------------------------------------------------------------- properties
+@st.composite
+def assumption_instances(draw):
+    """Single-GPU jobs on buckets of 4 GPUs (demand share 1/4); utilities positive over
+    the horizon; congested (more jobs than GPUs) and small enough for the MILP."""
+    T = draw(st.integers(2, 5))
+    n = draw(st.integers(2, 12))
+    caps = [{"v100": 4}, {"k80": 4}]
+    jobs = []
+    for _ in range(n):
+        fast = float(draw(st.integers(1, 4)))
+        E = float(draw(st.integers(1, 4)))
+        kind = draw(st.sampled_from(["sigmoid", "linear", "constant"]))
+        g1 = float(draw(st.integers(1, 50)))
+        if kind == "sigmoid":
+            u = Ut("sigmoid", gamma1=g1, gamma2=float(draw(st.integers(0, 3))),
+                   gamma3=float(draw(st.integers(1, T))))
+        elif kind == "linear":
+            u = Ut("linear", value=g1, slope=g1 / (2.0 * (T + 1)))
+        else:
+            u = Ut("constant", value=g1)
+        jobs.append((1, E, float(draw(st.integers(0, T - 1))), {"v100": fast, "k80": 1.0}, u))
+    return make(jobs, caps, T=T)
+
+
+@given(assumption_instances())
+@settings(max_examples=25)
+def test_online_ratio_certificate_and_lp_bound(inst):
+    rep = competitive_ratio(inst)
+    assert rep.holds, rep.notes
+    opt = exact(inst)
+    assert opt.status is Status.OPTIMAL
+    on = online(inst)
+    assert on.ratio == pytest.approx(rep.ratio)
+    P, D, OPT = on.objective, on.bound, opt.objective
+    assert P <= OPT * (1 + 1e-7) + 1e-9
+    assert P >= OPT / rep.ratio * (1 - 1e-9)           # 2*alpha-competitive
+    assert D >= OPT * (1 - 1e-7) - 1e-9                # weak duality
+    if P > 0:
+        assert D / P <= rep.ratio * (1 + 1e-9)           # certified gap within 2*alpha
+    lp = exact(inst, relax=True)
+    assert lp.bound >= OPT * (1 - 1e-7) - 1e-9
+
+
+@given(st.integers(0, 10_000), st.integers(2, 9), st.integers(2, 5))
+@settings(max_examples=15)
+def test_certificate_bounds_opt_without_assumptions(seed, n, T):
+    """Tight buckets (1-2 GPUs, gangs of 2): small demands fail, D >= OPT must not."""
+    inst = _small_instance(seed=seed, n=n, T=T)
+    opt = exact(inst).objective
+    for q in (5, 360):
+        on = online(inst, quanta=q)
+        assert on.objective <= opt * (1 + 1e-7) + 1e-9
+        assert on.bound >= opt * (1 - 1e-7) - 1e-9
+
+
+def test_certificate_uses_final_prices_and_full_capacity():
+    inst = _small_instance(seed=5, n=8)
+    m = build_model(inst)
+    run = run_online(m)
+    cert = dual_certificate(m, run.prices)
+    assert cert.price_term == pytest.approx(float((run.prices.p * m.bucket_cap).sum()))
+    assert np.all(cert.mu >= 0)
+    # prices rise exactly on used (slot, bucket)s
+    assert np.all((run.prices.p > run.prices.L * (1 + 1e-12)) == (run.prices.g > 0))
+    assert run.prices.p.max() <= run.prices.U.max() * (1 + 1e-12)
+
+
+def test_demo_instance_runs():
+    spec = optsched.get_model("hadar")
+    inst = spec.demo_instance()
+    on = online(inst)
+    ex = exact(inst)
+    assert ex.status is Status.OPTIMAL
+    assert on.objective <= ex.objective * (1 + 1e-7) <= on.bound * (1 + 1e-6)
