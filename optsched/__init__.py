@@ -21,12 +21,13 @@ from .schedule import Allocation, Schedule, load_schedule
 from .validate import validate_schedule
 
 from . import allox  # noqa: E402  (each model package registers itself)
+from . import salus  # noqa: E402
 from . import hadar  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "allox", "hadar", "Allocation", "Cluster", "GpuMemory", "Instance", "InvalidInput",
+    "allox", "hadar", "salus", "Allocation", "Cluster", "GpuMemory", "Instance", "InvalidInput",
     "InvalidInstance",
     "InvalidOption", "InvalidSchedule", "Job", "Metrics", "ModelNotApplicable", "ModelSpec",
     "Node", "OptschedError", "Result", "Schedule", "Sensitivity", "Status", "UnknownName",

@@ -50,3 +50,378 @@ def test_validator_progress_is_capped_by_compute_share():
     s = Schedule((Allocation("c", 0, 20, "n", "v100", 1, share=0.5),), {"c": 20},
                  sharing=True)
     assert validate_schedule(plain, s).done["c"] == pytest.approx(10.0)  # unchanged: s * rate
+
+
+# ------------------------------------------------------------------ Salus model
+import itertools  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import optsched  # noqa: E402
+from optsched import GpuMemory, ModelNotApplicable, Status  # noqa: E402
+from optsched.errors import InvalidOption  # noqa: E402
+from optsched.salus import (  # noqa: E402
+    GpuLanes,
+    exact,
+    ff_gpu_bound,
+    ffd,
+    footprints,
+    inference_models,
+    lane_manager,
+    lpt,
+    training_job,
+)
+from optsched.salus.lanes import persistent_from_peaks, salus_view  # noqa: E402
+
+HEURISTICS = (lane_manager, ffd, lpt)
+SENSE = {"makespan": "min", "admitted": "max", "gpus": "min"}
+
+
+def make(jobs, gpus=(16.0,), horizon=None):
+    """``jobs``: tuples (P MB, T MB, iterations, seconds/iteration, u); ``gpus``: GB each."""
+    nodes = tuple(Node(f"g{k}", {"v100": 1}, gpu_memory={"v100": m}) for k, m in
+                  enumerate(gpus))
+    js = tuple(Job(f"j{i}", 0.0, 1, float(n), {"v100": 1.0 / d}, memory=GpuMemory(P, T),
+                   compute_share=u) for i, (P, T, n, d, u) in enumerate(jobs))
+    return Instance(Cluster(nodes), js, horizon=horizon)
+
+
+def lanes_of(res):
+    """Plan of a result as {gpu index: [[job ids]...]} with the lane memory it needs."""
+    return res.extra["plan"]
+
+
+def independent_check(inst, res):
+    """Memory safety of a result's plan, recomputed from the instance only."""
+    jobs = {j.id: j for j in inst.jobs}
+    mems = [n.gpu_memory["v100"] * 1024 for n in inst.cluster.nodes for _ in range(n.gpus["v100"])]
+    seen = set()
+    for g, lanes in enumerate(lanes_of(res)):
+        total = 0.0
+        for lane in lanes:
+            assert lane, "empty lane reported"
+            P = [jobs[j].memory.persistent for j in lane]
+            T = [jobs[j].memory.ephemeral for j in lane]
+            total += sum(P) + max(T)
+            assert not seen & set(lane)
+            seen |= set(lane)
+        assert total <= mems[g] * (1 + 1e-9), (g, total, mems[g])
+    # every GPU's jobs in the schedule match the plan, and shares never exceed u
+    for a in res.schedule.allocations:
+        assert a.share <= (jobs[a.job].compute_share or 1.0) + 1e-12
+    return seen
+
+
+def fluid_makespan(inst, lanes_by_gpu):
+    """max over GPUs of max(max lane serial work, compute work) (the model's makespan)."""
+    out = 0.0
+    for lanes in lanes_by_gpu:
+        jobs = [inst.jobs[i] for lane in lanes for i in lane]
+        if not jobs:
+            continue
+        serial = max(sum(inst.jobs[i].work / inst.jobs[i].throughput["v100"] for i in lane)
+                     for lane in lanes if lane)
+        work = sum(j.work / j.throughput["v100"] * (j.compute_share or 1.0) for j in jobs)
+        out = max(out, serial, work)
+    return out
+
+
+def set_partitions(items):
+    if not items:
+        yield []
+        return
+    first, rest = items[0], items[1:]
+    for p in set_partitions(rest):
+        for k in range(len(p)):
+            yield p[:k] + [[first] + p[k]] + p[k + 1:]
+        yield [[first]] + p
+
+
+def brute_force(inst, objective):
+    """Best objective over every assignment (GPU or none) and lane partition per GPU."""
+    n = inst.n_jobs
+    mems = [nd.gpu_memory["v100"] * 1024 for nd in inst.cluster.nodes]
+    G = len(mems)
+    choices = range(-1, G) if objective == "admitted" else range(G)
+    best = None
+    for assign in itertools.product(choices, repeat=n):
+        per = [[i for i in range(n) if assign[i] == g] for g in range(G)]
+        for parts in itertools.product(*(list(set_partitions(p)) for p in per)):
+            ok = True
+            for g, lanes in enumerate(parts):
+                need = sum(sum(inst.jobs[i].memory.persistent for i in ln)
+                           + max(inst.jobs[i].memory.ephemeral for i in ln) for ln in lanes)
+                ok &= need <= mems[g] * (1 + 1e-12)
+            if not ok:
+                continue
+            mk = fluid_makespan(inst, parts)
+            if inst.horizon is not None and mk > inst.horizon * (1 + 1e-9):
+                continue
+            val = {"makespan": mk, "admitted": float(sum(a >= 0 for a in assign)),
+                   "gpus": float(sum(1 for p in per if p))}[objective]
+            if best is None or (val < best if SENSE[objective] == "min" else val > best):
+                best = val
+    return best
+
+
+@st.composite
+def tiny(draw, max_jobs=4, max_gpus=2, horizon=False):
+    n = draw(st.integers(1, max_jobs))
+    G = draw(st.integers(1, max_gpus))
+    gpus = tuple(float(draw(st.sampled_from([2, 3, 4]))) for _ in range(G))
+    jobs = []
+    for _ in range(n):
+        P = float(draw(st.integers(0, 12)) * 100)
+        T = float(draw(st.integers(1, 16)) * 100)
+        jobs.append((P, T, float(draw(st.integers(1, 9)) * 10), 1.0,
+                     draw(st.sampled_from([0.25, 0.5, 1.0]))))
+    hz = float(draw(st.integers(5, 40)) * 10) if horizon else None
+    return make(jobs, gpus, horizon=hz)
+
+
+def _solve_or_none(inst, objective, **kw):
+    res = exact(inst, objective=objective, **kw)
+    if res.status is Status.INFEASIBLE:
+        return res, None
+    assert res.status is Status.OPTIMAL, res.message
+    return res, res.objective
+
+
+# ------------------------------------------------------------------ lanes ever formed
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 3000), st.integers(0, 6000)),
+                min_size=1, max_size=40), st.sampled_from([4096.0, 8192.0, 16384.0]))
+def test_every_lane_ever_formed_is_safe(ops, memory):
+    """Random arrivals and departures through Salus' lane manager; check after each op."""
+    gpu = GpuLanes(memory)
+    live: list[str] = []
+    for k, (leave, P, T) in enumerate(ops):
+        if leave and live:
+            gpu.release(live.pop(P % len(live)))
+        elif P + T > 0:
+            lane = gpu.best_fit_for(f"x{k}", float(P), float(T))
+            if lane is not None:
+                live.append(f"x{k}")
+                if len(lane.jobs) == 1:
+                    assert lane.capacity == P + T     # new lanes are exactly P + T
+        total = 0.0
+        for lane in gpu.lanes:           # independent re-check of the safety condition
+            assert lane.jobs, "an empty lane was kept"
+            ps = [p for p, _ in lane.jobs.values()]
+            ts = [t for _, t in lane.jobs.values()]
+            assert sum(ps) + max(ts) <= lane.capacity * (1 + 1e-12)
+            total += lane.capacity
+        assert total <= memory * (1 + 1e-12)
+        assert sorted(j for lane in gpu.lanes for j in lane.jobs) == sorted(live)
+
+
+# ------------------------------------------------------------------ exact vs brute force
+@settings(max_examples=12)
+@given(tiny())
+def test_exact_equals_brute_force_every_objective(inst):
+    for objective in ("makespan", "admitted", "gpus"):
+        res, val = _solve_or_none(inst, objective)
+        bf = brute_force(inst, objective)
+        if bf is None:
+            assert val is None, objective
+            continue
+        assert val == pytest.approx(bf, rel=1e-6, abs=1e-6), objective
+        independent_check(inst, res)
+        if objective == "makespan":   # the validator-checked fluid schedule attains it
+            assert res.metrics.makespan == pytest.approx(val, rel=1e-6)
+
+
+@settings(max_examples=8)
+@given(tiny(max_jobs=3, horizon=True))
+def test_exact_equals_brute_force_with_horizon(inst):
+    for objective in ("admitted", "gpus"):
+        res, val = _solve_or_none(inst, objective)
+        bf = brute_force(inst, objective)
+        assert (val is None) == (bf is None), objective
+        if bf is not None:
+            assert val == pytest.approx(bf, rel=1e-6, abs=1e-6), objective
+            assert res.metrics.makespan <= inst.horizon * (1 + 1e-9)
+
+
+# ------------------------------------------------------------------ exact vs heuristics
+@settings(max_examples=15)
+@given(tiny(max_jobs=6, max_gpus=3))
+def test_no_heuristic_beats_exact(inst):
+    for objective in ("makespan", "admitted", "gpus"):
+        res, val = _solve_or_none(inst, objective)
+        for h in HEURISTICS:
+            r = h(inst, objective=objective)
+            if not r.success:
+                assert r.status is Status.INFEASIBLE and r.schedule is None
+                continue
+            assert val is not None, (h.__name__, objective)   # exact found it infeasible
+            independent_check(inst, r)
+            if SENSE[objective] == "min":
+                assert r.objective >= val * (1 - 1e-6) - 1e-9, (h.__name__, objective)
+            else:
+                assert r.objective <= val + 1e-9, (h.__name__, objective)
+            for realize in ("serial",):
+                s = h(inst, objective=objective, realize=realize)
+                if objective == "makespan":
+                    assert s.metrics.makespan >= val * (1 - 1e-6)
+
+
+# ------------------------------------------------------------------ the FF bound
+@st.composite
+def identical_gpus(draw):
+    n = draw(st.integers(1, 6))
+    jobs = [(float(draw(st.integers(0, 20)) * 100), float(draw(st.integers(1, 30)) * 100),
+             10.0, 1.0, 1.0) for _ in range(n)]
+    return make(jobs, (4.0,) * n)
+
+
+@settings(max_examples=20)
+@given(identical_gpus(), st.sampled_from(["decreasing", "fifo"]))
+def test_first_fit_gpu_bound_holds(inst, order):
+    view = salus_view(inst)
+    M = float(view.memory[0])
+    jobs = [j for j in inst.jobs if j.memory.peak <= M]
+    if len(jobs) < inst.n_jobs:
+        assert ffd(inst, objective="gpus", order=order).status is Status.INFEASIBLE
+        return
+    k = ffd(inst, objective="gpus", order=order).objective
+    opt = exact(inst, objective="gpus").objective
+    bound = ff_gpu_bound(view)
+    tmax = max(j.memory.ephemeral for j in inst.jobs)
+    if bound is not None:
+        assert k <= bound
+        assert k <= 2 * opt / (1 - tmax / M) + 1 + 1e-9
+    assert opt >= math.ceil((sum(j.memory.persistent for j in inst.jobs) + tmax) / M - 1e-9)
+
+
+def test_first_fit_in_arbitrary_order_has_no_constant_ratio():
+    """Alternating (eps, theta M) and ((1 - theta) M - eps, 0): FF opens one GPU per pair."""
+    M, theta, pairs, eps = 1024.0, 0.9, 5, 1.0
+    jobs = []
+    for _ in range(pairs):
+        jobs.append((eps, theta * M, 10.0, 1.0, 1.0))
+        jobs.append(((1 - theta) * M - eps, 0.0, 10.0, 1.0, 1.0))
+    inst = make(jobs, (1.0,) * (2 * pairs))
+    ff = ffd(inst, objective="gpus", order="fifo")
+    opt = exact(inst, objective="gpus")
+    assert ff.objective == pairs
+    assert opt.objective == 1 + math.ceil(pairs * ((1 - theta) * M - eps) / M)   # = 2
+    assert ff.objective <= ff_gpu_bound(salus_view(inst))
+    # the lane manager behaves like FF here; and FFD (decreasing) finds the optimum
+    assert lane_manager(inst, objective="gpus").objective == pairs
+    assert ffd(inst, objective="gpus").objective == opt.objective
+
+
+def test_lane_manager_unbounded_against_one_lane():
+    """Jobs (eps, M/3): Salus gives each its own lane (3 per GPU); one lane holds them all."""
+    jobs = [(4.0, 1024 / 3 - 5, 10.0, 1.0, 1.0) for _ in range(12)]
+    inst = make(jobs, (1.0,) * 4)
+    assert lane_manager(inst, objective="gpus").objective == 4
+    assert exact(inst, objective="gpus").objective == 1
+    assert ffd(inst, objective="gpus").objective == 1
+
+
+# ------------------------------------------------------------------ lanes and parallelism
+@settings(max_examples=10)
+@given(tiny(max_jobs=4, max_gpus=2))
+def test_with_u_one_extra_lanes_never_help(inst):
+    inst = inst.replace(jobs=tuple(Job(j.id, 0.0, 1, j.work, dict(j.throughput),
+                                       memory=j.memory) for j in inst.jobs))
+    one = exact(inst, lanes=1)
+    many = exact(inst)
+    if one.status is Status.INFEASIBLE:
+        assert many.status is Status.INFEASIBLE   # more lanes need more memory, never less
+        return
+    assert many.objective == pytest.approx(one.objective, rel=1e-6)
+
+
+def test_lanes_buy_parallelism_only_when_u_below_one():
+    jobs = [(500.0, 1500.0, 100.0, 1.0, 0.5), (500.0, 1500.0, 100.0, 1.0, 0.5)]
+    inst = make(jobs, (16.0,))
+    assert exact(inst, lanes=1).objective == pytest.approx(200.0)
+    two = exact(inst)
+    assert two.objective == pytest.approx(100.0)
+    assert two.extra["lanes_per_gpu"] == [2]
+    # not enough memory for two ephemeral peaks: back to one lane
+    tight = make(jobs, (2500 / 1024,))
+    assert exact(tight).objective == pytest.approx(200.0)
+    # u = 1: two lanes would not help, the model agrees
+    full = make([(500.0, 1500.0, 100.0, 1.0, 1.0)] * 2, (16.0,))
+    assert exact(full).objective == pytest.approx(200.0)
+
+
+def test_serial_realisation_is_valid_and_finishes_jobs_one_by_one():
+    jobs = [(100.0, 100.0, 10.0, 1.0, 0.5), (100.0, 100.0, 30.0, 1.0, 0.5),
+            (100.0, 100.0, 20.0, 1.0, 1.0)]
+    inst = make(jobs, (16.0,))
+    fl = exact(inst)
+    se = exact(inst, realize="serial")
+    assert fl.objective == se.objective                   # same plan, same model objective
+    assert se.metrics.makespan >= fl.metrics.makespan - 1e-9
+    assert len(set(se.metrics.completion.values())) > 1
+    assert se.metrics.mean_jct <= fl.metrics.mean_jct + 1e-9
+
+
+def test_every_backend_agrees(backend):
+    jobs = [(300.0, 900.0, 50.0, 1.0, 0.5), (200.0, 1200.0, 70.0, 1.0, 0.25),
+            (800.0, 400.0, 30.0, 1.0, 1.0), (100.0, 2000.0, 40.0, 1.0, 0.5)]
+    inst = make(jobs, (3.0, 2.0))
+    ref = {o: exact(inst, objective=o).objective for o in ("makespan", "admitted", "gpus")}
+    for o, v in ref.items():
+        r = exact(inst, objective=o, backend=backend)
+        assert r.status is Status.OPTIMAL and r.backend == backend
+        assert r.objective == pytest.approx(v, rel=1e-6)
+
+
+# ------------------------------------------------------------------ data, API, errors
+def test_footprints_from_workloads():
+    fp = footprints()
+    assert len(fp) == 11
+    r50 = fp["resnet50"]
+    assert 0 < r50.persistent < min(r50.peak.values())
+    assert all(0 < u <= 1 for f in fp.values() for u in f.compute_share.values())
+    assert persistent_from_peaks([25, 50, 75], [200 + 10 * b for b in (25, 50, 75)]) == \
+        pytest.approx(200.0)
+    j = training_job("resnet50_50_5min", "a")
+    assert j.memory.peak == pytest.approx(4008.2)
+    assert j.work == 1332 and 1 / j.throughput["v100"] == pytest.approx(321.565 / 1332)
+    assert len(inference_models()) == 13
+
+
+def test_solve_dispatch_cli_and_errors(tmp_path, capsys):
+    from optsched.cli import main
+
+    spec = optsched.get_model("salus")
+    inst = spec.demo_instance()
+    ex = optsched.solve(inst, model="salus")
+    assert ex.status is Status.OPTIMAL
+    assert optsched.solve(inst, model="salus", method="heuristic").method == "lane_manager"
+    for h in HEURISTICS:
+        assert h(inst).objective >= ex.objective * (1 - 1e-6)
+    path = tmp_path / "inst.json"
+    inst.to_json(path)
+    assert main(["solve", "salus", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["objective"] == pytest.approx(ex.objective, rel=1e-6)
+    assert main(["solve", "salus", str(path), "--json", "--option", "objective=gpus"]) == 0
+    assert json.loads(capsys.readouterr().out)["objective"] == 1
+    with pytest.raises(InvalidOption):
+        exact(inst, objective="speed")
+    with pytest.raises(InvalidOption):
+        exact(inst, lanes=0)
+    cl = Cluster((Node("n", {"v100": 2}, gpu_memory={"v100": 16.0}),))
+    with pytest.raises(ModelNotApplicable, match="workers"):
+        exact(Instance(cl, (Job("a", 0, 2, 10, {"v100": 1}, memory=GpuMemory(1, 1)),)))
+    with pytest.raises(ModelNotApplicable, match="memory"):
+        lane_manager(Instance(cl, (Job("a", 0, 1, 10, {"v100": 1}),)))
+    bare = Cluster((Node("n", {"v100": 1}),))
+    with pytest.raises(ModelNotApplicable, match="gpu_memory"):
+        ffd(Instance(bare, (Job("a", 0, 1, 10, {"v100": 1}, memory=GpuMemory(1, 1)),)))
+    big = make([(20000.0, 1.0, 1.0, 1.0, 1.0)])
+    assert exact(big).status is Status.INFEASIBLE
+    assert lane_manager(big).status is Status.INFEASIBLE
+    assert exact(big, objective="admitted").objective == 0
+    assert np.isfinite(ex.bound)

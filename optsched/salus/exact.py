@@ -1,0 +1,238 @@
+r"""Exact Salus lane planning: a MILP over (GPU, lane) slots through the solver layer.
+
+Model (Salus, Yu & Chowdhury, MLSys'20, §3-4; concurrency model in
+:mod:`optsched.salus.lanes`)
+-------------------------------------------------------------------------------------
+Jobs :math:`i` (persistent :math:`P_i`, ephemeral :math:`T_i` MB; :math:`n_i`
+iterations of :math:`d_{ig}` s; compute share :math:`u_i`; weight :math:`w_i`), GPUs
+:math:`g` with :math:`M_g` MB, and :math:`L_g` candidate lanes per GPU. Variables:
+:math:`x_{igl} \in \{0,1\}` (job i in lane l of GPU g), :math:`y_{gl} \in \{0,1\}`
+(lane open), :math:`z_g \in \{0,1\}` (GPU used), :math:`\tau_{gl} \ge 0` (lane's
+ephemeral peak), :math:`C \ge 0` (makespan).
+
+.. math::
+
+    \tau_{gl} &\ge T_i\,x_{igl}
+        && \text{(lane peak)}\\
+    \sum_l \Big(\sum_i P_i\,x_{igl} + \tau_{gl}\Big) &\le M_g\,z_g
+        && \text{(safe lanes } C_{gl} = \textstyle\sum P + \tau
+           \text{ within GPU memory)}\\
+    x_{igl} \le y_{gl},\quad y_{g,l+1} &\le y_{gl},\quad x_{igl} = 0 \text{ for } l > i
+        && \text{(symmetry breaking)}\\
+    \sum_i n_i d_{ig}\,x_{igl} &\le C
+        && \text{(a lane is serial)}\\
+    \sum_{i,l} n_i d_{ig} u_i\,x_{igl} &\le C
+        && \text{(the GPU's compute)}
+
+Objectives (option ``objective``):
+
+* ``"makespan"`` (default): every job placed (:math:`\sum_{gl} x_{igl} = 1`),
+  :math:`\min C`. Exact for the fluid concurrency model: the fluid schedule of the
+  optimal plan attains :math:`C` (:func:`~optsched.salus.lanes.fluid_schedule`).
+* ``"admitted"``: :math:`\sum_{gl} x_{igl} \le 1`, :math:`\max \sum w_i x_{igl}`
+  (inference packing; ``Job.weight`` defaults to 1, so it counts jobs).
+* ``"gpus"``: every job placed, :math:`\min \sum_g z_g`.
+
+With ``instance.horizon`` set, :math:`C \le \text{horizon} - \text{release}` holds for
+every objective (admitted jobs, or the job set, must finish in time); without it the
+time rows are only stated for ``"makespan"``.
+
+Lanes per GPU: option ``lanes`` (an int, or ``None``). ``None`` means exact without a
+lane limit: :math:`L_g = \min(n, \lfloor M_g / \min_i(P_i + T_i) \rfloor)` bounds the
+number of non-empty lanes any safe plan can have. For ``"admitted"`` and ``"gpus"``
+without a horizon, ``None`` uses one lane per GPU, which the merging lemma of
+:mod:`optsched.salus.lanes` proves optimal. An explicit ``lanes=k`` is exact for the
+restricted problem (at most k lanes per GPU).
+
+Size: :math:`O(n \sum_g L_g)` binaries; the problem contains bin packing, so it is
+strongly NP-hard and solved by branch and bound (``time_limit``, ``mip_gap``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..errors import InvalidOption
+from ..instance import Instance
+from ..registry import finalize
+from ..result import Result, Status
+from ..solvers import solve_program
+from ..solvers.program import LinearProgram
+from .lanes import LanePlan, SalusView, check_plan, fluid_schedule, gpu_makespans, salus_view
+from .lanes import serial_schedule as _serial
+
+__all__ = ["exact", "OBJECTIVES", "lane_limits", "plan_objective", "result_of_plan"]
+
+OBJECTIVES = ("makespan", "admitted", "gpus")
+SENSE = {"makespan": "min", "admitted": "max", "gpus": "min"}
+
+
+def check_objective(objective: str) -> str:
+    if objective not in OBJECTIVES:
+        raise InvalidOption("objective", objective, f"must be one of {list(OBJECTIVES)}")
+    return objective
+
+
+def check_realize(realize: str) -> str:
+    if realize not in ("fluid", "serial"):
+        raise InvalidOption("realize", realize, "must be 'fluid' or 'serial'")
+    return realize
+
+
+def lane_limits(view: SalusView, objective: str, lanes: int | None,
+                timed: bool) -> np.ndarray:
+    """Candidate lanes per GPU (see module docstring)."""
+    if lanes is not None:
+        if isinstance(lanes, bool) or not isinstance(lanes, (int, np.integer)) or lanes < 1:
+            raise InvalidOption("lanes", lanes, "must be a positive integer or None")
+        return np.full(view.n_gpus, min(int(lanes), max(view.n_jobs, 1)))
+    if objective != "makespan" and not timed:
+        return np.ones(view.n_gpus, dtype=int)
+    smallest = float(view.peak.min()) if view.n_jobs else 1.0
+    return np.array([max(1, min(view.n_jobs, int(math.floor(m / smallest * (1 + 1e-12)))))
+                     for m in view.memory], dtype=int)
+
+
+def plan_objective(view: SalusView, plan: LanePlan, objective: str) -> float:
+    if objective == "makespan":
+        return float(gpu_makespans(view, plan).max(initial=0.0))
+    if objective == "admitted":
+        return float(sum(view.w[i] for lanes in plan for lane in lanes for i in lane))
+    return float(sum(1 for lanes in plan if any(lanes)))
+
+
+def result_of_plan(instance: Instance, view: SalusView, plan: LanePlan, kind: str,
+                   realize: str, **fields) -> Result:
+    """Validated :class:`Result` of a lane plan (fluid or serial realisation)."""
+    check_plan(view, plan)
+    sched = fluid_schedule(view, plan) if realize == "fluid" else _serial(view, plan)
+    extra = dict(fields.pop("extra", {}))
+    extra.update({
+        "objective_kind": kind, "realize": realize,
+        "plan": [[[view.ids[i] for i in lane] for lane in lanes if lane] for lanes in plan],
+        "lanes_per_gpu": [sum(1 for lane in lanes if lane) for lanes in plan],
+        "gpu_makespan": gpu_makespans(view, plan).tolist(),
+        "admitted": sum(len(lane) for lanes in plan for lane in lanes),
+        "gpus_used": sum(1 for lanes in plan if any(lanes)),
+        "lane_memory_mb": [[float(view.P[lane].sum() + view.T[lane].max())
+                            for lane in lanes if lane] for lanes in plan],
+    })
+    fields.setdefault("objective", plan_objective(view, plan, kind))
+    fields["model"] = "salus"
+    return finalize(instance, sched, extra=extra, **fields)
+
+
+def _program(view: SalusView, objective: str, L: np.ndarray, horizon: float | None
+             ) -> tuple[LinearProgram, list[tuple[int, int, int]]]:
+    n, G = view.n_jobs, view.n_gpus
+    slots = [(g, l) for g in range(G) for l in range(int(L[g]))]
+    sidx = {s: k for k, s in enumerate(slots)}
+    trip = [(i, g, l) for i in range(n) for (g, l) in slots if l <= i and view.fits(i, g)]
+    lp = LinearProgram(sense=SENSE[objective], name=f"salus-{objective}")
+    ti = np.array([t[0] for t in trip], dtype=np.int64)
+    tg = np.array([t[1] for t in trip], dtype=np.int64)
+    ts = np.array([sidx[(t[1], t[2])] for t in trip], dtype=np.int64)
+    cost_x = view.w[ti] if objective == "admitted" else 0.0
+    x = lp.add_variables("x", len(trip), lb=0, ub=1, integer=True, cost=cost_x).index
+    y = lp.add_variables("y", len(slots), lb=0, ub=1, integer=True).index
+    z = lp.add_variables("z", G, lb=0, ub=1, integer=True,
+                         cost=1.0 if objective == "gpus" else 0.0).index
+    tmax = float(view.T.max()) if n else 0.0
+    tau = lp.add_variables("tau", len(slots), lb=0, ub=tmax).index
+    timed = objective == "makespan" or horizon is not None
+    ub_c = np.inf if horizon is None else horizon
+    cmax = lp.add_variables("C", 1, lb=0, ub=ub_c,
+                            cost=1.0 if objective == "makespan" else 0.0).index
+    m = len(trip)
+    r = np.arange(m)
+    if objective == "admitted":
+        lp.add_constraints("assign", rows=ti, cols=x, vals=1.0, ub=1, n_rows=n)
+    else:
+        lp.add_constraints("assign", rows=ti, cols=x, vals=1.0, lb=1, ub=1, n_rows=n)
+    # tau_s - T_i x >= 0
+    lp.add_constraints("peak", rows=np.concatenate([r, r]), cols=np.concatenate([tau[ts], x]),
+                       vals=np.concatenate([np.ones(m), -view.T[ti]]), lb=0, n_rows=m)
+    # x - y_s <= 0
+    lp.add_constraints("open", rows=np.concatenate([r, r]), cols=np.concatenate([x, y[ts]]),
+                       vals=np.concatenate([np.ones(m), -np.ones(m)]), ub=0, n_rows=m)
+    order = [(sidx[(g, l)], sidx[(g, l + 1)]) for (g, l) in slots if l + 1 < L[g]]
+    if order:
+        a, b = np.array(order).T
+        k = np.arange(len(order))
+        lp.add_constraints("lane_order", rows=np.concatenate([k, k]),
+                           cols=np.concatenate([y[b], y[a]]),
+                           vals=np.concatenate([np.ones(len(k)), -np.ones(len(k))]), ub=0,
+                           n_rows=len(k))
+    # sum_l (sum_i P_i x + tau) - M_g z_g <= 0
+    sg = np.array([g for (g, _) in slots], dtype=np.int64)
+    lp.add_constraints(
+        "memory", rows=np.concatenate([tg, sg, np.arange(G)]),
+        cols=np.concatenate([x, tau, z]),
+        vals=np.concatenate([view.P[ti], np.ones(len(slots)), -view.memory]), ub=0, n_rows=G)
+    if objective == "gpus":
+        same = [(g, g + 1) for g in range(G - 1)
+                if view.gpu_type[g] == view.gpu_type[g + 1] and view.memory[g] ==
+                view.memory[g + 1] and np.array_equal(view.d[:, g], view.d[:, g + 1])]
+        if same:
+            a, b = np.array(same).T
+            k = np.arange(len(same))
+            lp.add_constraints("gpu_order", rows=np.concatenate([k, k]),
+                               cols=np.concatenate([z[b], z[a]]),
+                               vals=np.concatenate([np.ones(len(k)), -np.ones(len(k))]),
+                               ub=0, n_rows=len(k))
+    if timed:
+        nd = view.n[ti] * view.d[ti, tg]
+        lp.add_constraints("lane_serial", rows=np.concatenate([ts, np.arange(len(slots))]),
+                           cols=np.concatenate([x, np.repeat(cmax, len(slots))]),
+                           vals=np.concatenate([nd, -np.ones(len(slots))]), ub=0,
+                           n_rows=len(slots))
+        lp.add_constraints("gpu_compute", rows=np.concatenate([tg, np.arange(G)]),
+                           cols=np.concatenate([x, np.repeat(cmax, G)]),
+                           vals=np.concatenate([nd * view.u[ti], -np.ones(G)]), ub=0,
+                           n_rows=G)
+    return lp, trip
+
+
+def exact(instance: Instance, backend: str = "highs", *, objective: str = "makespan",
+          lanes: int | None = None, realize: str = "fluid", **options) -> Result:
+    """Optimal lane plan for ``objective`` (see module docstring), solved by ``backend``.
+
+    ``realize`` picks the schedule built from the plan: ``"fluid"`` (default; attains the
+    model's makespan exactly) or ``"serial"`` (lanes run their jobs one by one; see
+    :func:`optsched.salus.lanes.serial_schedule`). ``objective``/``bound``/``gap`` are the
+    MILP's (makespan in seconds, admitted weight, or GPUs); ``extra`` holds the plan.
+    Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``, ``solver``,
+    ``verbose``) pass through.
+    """
+    check_objective(objective)
+    check_realize(realize)
+    t0 = time.perf_counter()
+    view = salus_view(instance)
+    horizon = None if instance.horizon is None else instance.horizon - view.release
+    L = lane_limits(view, objective, lanes, objective == "makespan" or horizon is not None)
+    lp, trip = _program(view, objective, L, horizon)
+    data = lp.freeze()
+    build = time.perf_counter() - t0
+    res = solve_program(data, backend=backend, **options)
+    common = {"model": "salus", "method": "exact"}
+    if not res.success:
+        return res.replace(build_seconds=res.build_seconds + build,
+                           extra={"objective_kind": objective, "lanes": L.tolist()}, **common)
+    xs = np.round(res.values["x"]).astype(bool)
+    plan: LanePlan = [[[] for _ in range(int(L[g]))] for g in range(view.n_gpus)]
+    for k in np.flatnonzero(xs):
+        i, g, l = trip[k]
+        plan[g][l].append(i)
+    obj = plan_objective(view, plan, objective)
+    ratio = 1.0 if res.status is Status.OPTIMAL else None
+    return result_of_plan(
+        instance, view, plan, objective, realize, status=res.status, objective=obj,
+        bound=res.bound, gap=res.gap, backend=res.backend, solver=res.solver,
+        build_seconds=res.build_seconds + build, solve_seconds=res.solve_seconds,
+        values=res.values, ratio=ratio,
+        ratio_note=("optimal for the fluid lane model with at most "
+                    f"{int(L.max())} lanes per GPU" if ratio else ""),
+        extra={"milp_objective": res.objective, "lanes": L.tolist()}, **common)
