@@ -1,0 +1,178 @@
+"""Solve a :class:`~optsched.solvers.program.ProgramData` with one of three backends.
+
+The solver layer knows nothing about scheduling models: a model states its LP/MILP once as
+a :class:`LinearProgram`, freezes it, and :func:`solve_program` hands the arrays to
+
+* ``"highs"``: highspy directly (a vectorised ``HighsLp``; the fastest hand-off);
+* ``"pyomo"``: a Pyomo ``ConcreteModel`` (:func:`optsched.solvers.pyomo.to_pyomo`) solved
+  by any Pyomo solver (default ``appsi_highs``, then ``highs``);
+* ``"cvxpy"``: a cvxpy ``Problem`` solved by any installed cvxpy solver (default HIGHS).
+
+Every backend returns the same :class:`~optsched.result.Result`:
+
+* ``objective`` is ``c @ x + offset`` of the returned ``x`` (the incumbent), in the
+  program's own sense; ``bound`` is the optimum for a solved LP and the solver's dual bound
+  for a MILP (``None`` when the solver does not report one); ``gap`` their relative gap.
+* ``status``: a MILP solved to the requested ``mip_gap`` is ``optimal``; any work limit
+  (time, iterations, nodes, solutions, interrupt) gives ``time_limit`` with the incumbent
+  (or ``None``) and the bound. When the solver only proves "infeasible or unbounded" (HiGHS
+  ``kUnboundedOrInfeasible``), the backend re-solves the *feasibility* problem (zero
+  objective, same constraints): feasible means unbounded, infeasible means infeasible.
+  A missing package or solver is ``solver_missing`` (never raised).
+* ``build_seconds`` is the hand-off (building the ``HighsLp``, the Pyomo model, or the
+  cvxpy problem including its compilation); ``solve_seconds`` the solver run.
+
+Dual sign convention (all backends, LPs only; ``duals`` is ``None`` for a MILP)
+------------------------------------------------------------------------------
+The dual of a row is **d(optimal objective) / d(its active bound)**, in the program's own
+sense. So for a ``max`` problem a binding ``<=`` resource row has a dual ``>= 0`` and a
+binding ``>=`` row a dual ``<= 0``; for a ``min`` problem a binding ``>=`` row has a dual
+``>= 0`` and a binding ``<=`` row a dual ``<= 0``; an equality row's dual has either sign.
+``extra["col_duals"]`` (reduced costs, split per variable block) follows the same rule for
+the active variable bound, and equals ``c - A.T @ row_duals``.
+
+Raw signs found (and normalised): HiGHS ``row_dual``/``col_dual`` already follow this
+convention for both senses; Pyomo's ``dual`` suffix with ``appsi_highs``/``highs`` too;
+cvxpy's ``dual_value`` is the non-negative Lagrange multiplier of the constraint as
+written, so the backend multiplies by ``+1`` (max) or ``-1`` (min) for ``<=`` and ``==``
+rows and by ``-1`` (max) or ``+1`` (min) for ``>=`` rows. Pyomo and cvxpy column duals are
+computed as ``c - A.T @ y`` from the normalised row duals.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidOption, UnknownName
+from ..result import Result, Status, relative_gap
+from .program import LinearProgram, ProgramData, RowBlock, VarBlock
+
+__all__ = ["BACKENDS", "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
+           "available_backends", "solve_program", "write_program"]
+
+BACKENDS = ("highs", "pyomo", "cvxpy")
+
+
+def available_backends() -> dict[str, bool]:
+    """Which backends can run here (package importable and its default solver present)."""
+    from .cvxpy.backend import available as cvxpy_ok
+    from .highs.backend import available as highs_ok
+    from .pyomo.backend import available as pyomo_ok
+    return {"highs": highs_ok(), "pyomo": pyomo_ok(), "cvxpy": cvxpy_ok()}
+
+
+def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | None = None,
+                  time_limit: float | None = None, mip_gap: float | None = None,
+                  threads: int | None = None, seed: int = 0, verbose: bool = False,
+                  options: dict[str, Any] | None = None) -> Result:
+    """Solve ``data`` with ``backend`` and return a :class:`~optsched.result.Result`.
+
+    Parameters
+    ----------
+    backend : one of :data:`BACKENDS`.
+    solver : the concrete solver: a Pyomo ``SolverFactory`` name or a cvxpy solver name
+        (the ``"highs"`` backend accepts only ``None``/``"highs"``); ``None`` picks the
+        backend's HiGHS interface. A solver that is not installed gives ``solver_missing``.
+    time_limit : seconds (``>= 0``), ``None`` for no limit.
+    mip_gap : relative MILP gap in ``[0, 1)``; ``None`` keeps the solver default
+        (HiGHS: ``1e-4``).
+    threads : ``>= 1``; ``None`` keeps the solver default.
+    seed : the solver's random seed (``>= 0``).
+    options : extra solver options passed verbatim (HiGHS option names for ``"highs"`` and
+        cvxpy's HIGHS, the solver's own option names for Pyomo).
+    """
+    if backend not in BACKENDS:
+        raise UnknownName("backend", backend, f"known backends: {', '.join(BACKENDS)}")
+    opts = _check_options(time_limit, mip_gap, threads, seed)
+    opts["verbose"] = bool(verbose)
+    opts["options"] = dict(options or {})
+    if backend == "highs":
+        from .highs.backend import solve
+    elif backend == "pyomo":
+        from .pyomo.backend import solve
+    else:
+        from .cvxpy.backend import solve
+    return solve(data, solver=solver, **opts)
+
+
+def _check_options(time_limit, mip_gap, threads, seed) -> dict[str, Any]:
+    if time_limit is not None:
+        if not isinstance(time_limit, (int, float)) or math.isnan(time_limit) or time_limit < 0:
+            raise InvalidOption("time_limit", time_limit, "must be a number >= 0 (seconds)")
+        time_limit = None if math.isinf(time_limit) else float(time_limit)
+    if mip_gap is not None:
+        if not isinstance(mip_gap, (int, float)) or not 0 <= mip_gap < 1:
+            raise InvalidOption("mip_gap", mip_gap, "must be in [0, 1)")
+        mip_gap = float(mip_gap)
+    if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise InvalidOption("threads", threads, "must be an integer >= 1")
+        threads = int(threads)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidOption("seed", seed, "must be an integer >= 0")
+    return {"time_limit": time_limit, "mip_gap": mip_gap, "threads": threads, "seed": int(seed)}
+
+
+def write_program(data: ProgramData, path: str | Path) -> Path:
+    """Write ``data`` as an MPS (``.mps``) or CPLEX-LP (``.lp``) file via HiGHS.
+
+    Columns and rows carry the program's names, made file-safe (``x[0,1]`` -> ``x(0,1)``).
+    """
+    path = Path(path)
+    if path.suffix.lower() not in (".mps", ".lp"):
+        raise InvalidOption("path", str(path), "suffix must be .mps or .lp")
+    from .highs.backend import write
+    write(data, path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# Shared by the backends.
+
+def make_result(data: ProgramData, status: Status, *, backend: str, solver: str | None,
+                x: np.ndarray | None = None, bound: float | None = None,
+                row_duals: np.ndarray | None = None, col_duals: np.ndarray | None = None,
+                build_seconds: float = 0.0, solve_seconds: float = 0.0,
+                message: str = "") -> Result:
+    """Assemble the common :class:`Result` (objective from ``x``, duals only for LPs)."""
+    objective = None
+    values: dict[str, np.ndarray] = {}
+    if x is not None and status.has_solution:
+        x = np.asarray(x, dtype=float)
+        objective = data.objective_value(x)
+        values = data.split_cols(x)
+    if status is Status.OPTIMAL and not data.is_mip:
+        bound = objective
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    duals = extra = None
+    if not data.is_mip and row_duals is not None and status is Status.OPTIMAL:
+        row_duals = np.asarray(row_duals, dtype=float) + 0.0  # + 0.0 turns -0.0 into 0.0
+        if col_duals is None:
+            col_duals = reduced_costs(data, row_duals)
+        duals = data.split_rows(row_duals)
+        extra = {"col_duals": data.split_cols(np.asarray(col_duals, dtype=float) + 0.0)}
+    return Result(status=status, objective=objective, bound=bound,
+                  gap=relative_gap(objective, bound), backend=backend, solver=solver,
+                  build_seconds=max(0.0, build_seconds), solve_seconds=max(0.0, solve_seconds),
+                  values=values, duals=duals, message=message, extra=extra or {})
+
+
+def missing(backend: str, solver: str | None, message: str) -> Result:
+    return Result(status=Status.SOLVER_MISSING, backend=backend, solver=solver, message=message)
+
+
+def reduced_costs(data: ProgramData, row_duals: np.ndarray) -> np.ndarray:
+    """``c - A.T @ y``: column duals in the package convention, given row duals in it."""
+    return data.c - data.A.T @ row_duals
+
+
+def reset_highs_threads(threads: int | None) -> None:
+    """HiGHS refuses a ``threads`` value that differs from its running global scheduler."""
+    if threads is not None:
+        import highspy
+        highspy.Highs.resetGlobalScheduler(True)

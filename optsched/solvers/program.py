@@ -179,7 +179,8 @@ class LinearProgram:
         if n_rows is None:
             n_rows = int(rows.max()) + 1 if rows.size else 0
         if rows.size and (rows.min() < 0 or rows.max() >= n_rows):
-            raise InvalidOption(f"{name}.rows", int(rows.max()), f"row index outside 0..{n_rows - 1}")
+            raise InvalidOption(f"{name}.rows", int(rows.max()),
+                                f"row index outside 0..{n_rows - 1}")
         if cols.size and (cols.min() < 0 or cols.max() >= self.n_cols):
             raise InvalidOption(f"{name}.cols", int(cols.max()), "column index outside the program")
         if any(b.name == name for b in self._rows):
@@ -211,7 +212,10 @@ class LinearProgram:
         A = sp.csr_matrix((v, (r, c)), shape=(m, n))
         A.sum_duplicates()
         A.eliminate_zeros()
-        cat = (lambda xs, dt=float: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dtype=dt))
+
+        def cat(xs, dt=float):
+            return np.concatenate(xs).astype(dt) if xs else np.zeros(0, dtype=dt)
+
         data = ProgramData(
             sense=self.sense, c=cat(self._cost), offset=float(self.offset),
             col_lb=cat(self._lb), col_ub=cat(self._ub), integer=cat(self._int, bool), A=A,

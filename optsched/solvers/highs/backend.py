@@ -1,0 +1,170 @@
+"""highspy backend: the program's arrays go straight into a ``HighsLp`` (no Python loops
+over non-zeros), solved by one ``Highs`` instance.
+
+HiGHS's ``row_dual`` and ``col_dual`` already are d(objective)/d(active bound) in the
+program's own sense (checked for min and max), so they are returned unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ...result import Result, Status
+from .. import make_result, missing, reset_highs_threads
+from ..program import ProgramData
+
+BACKEND = "highs"
+
+# HiGHS model statuses that mean "a work limit stopped the solver".
+_LIMITS = ("kTimeLimit", "kIterationLimit", "kSolutionLimit", "kInterrupt", "kHighsInterrupt",
+           "kObjectiveBound", "kObjectiveTarget", "kMemoryLimit")
+
+
+def available() -> bool:
+    try:
+        import highspy  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def to_highs_lp(data: ProgramData, *, names: bool = False):
+    """Build the ``highspy.HighsLp`` of ``data`` (row-wise CSR matrix, sense, offset)."""
+    import highspy
+
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = data.n_cols, data.n_rows
+    lp.col_cost_ = np.ascontiguousarray(data.c, dtype=float)
+    lp.col_lower_ = np.where(np.isneginf(data.col_lb), -inf, data.col_lb)
+    lp.col_upper_ = np.where(np.isposinf(data.col_ub), inf, data.col_ub)
+    lp.row_lower_ = np.where(np.isneginf(data.row_lb), -inf, data.row_lb)
+    lp.row_upper_ = np.where(np.isposinf(data.row_ub), inf, data.row_ub)
+    A = data.A.tocsr()
+    mat = lp.a_matrix_
+    mat.format_ = highspy.MatrixFormat.kRowwise
+    mat.num_col_, mat.num_row_ = data.n_cols, data.n_rows
+    mat.start_ = A.indptr.astype(np.int32)
+    mat.index_ = A.indices.astype(np.int32)
+    mat.value_ = A.data.astype(float)
+    lp.offset_ = float(data.offset)
+    lp.sense_ = highspy.ObjSense.kMaximize if data.sense == "max" else highspy.ObjSense.kMinimize
+    if data.is_mip:
+        kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+        lp.integrality_ = [kinds[i] for i in data.integer.astype(int)]
+    if names:
+        cols, rows = _file_names(data.col_names()), _file_names(data.row_names())
+        if cols is not None and rows is not None:
+            lp.col_names_, lp.row_names_ = cols, rows
+    return lp
+
+
+def _file_names(names: list[str]) -> list[str] | None:
+    """``x[0,1]`` -> ``x(0,1)``, other unsafe characters -> ``_``; None if not unique."""
+    out = [re.sub(r"[^A-Za-z0-9_().,]", "_", n.replace("[", "(").replace("]", ")"))
+           for n in names]
+    out = [n if n[:1].isalpha() or n[:1] == "_" else "_" + n for n in out]
+    return out if len(set(out)) == len(out) else None
+
+
+def _new_highs(verbose: bool, time_limit, mip_gap, threads, seed, options: dict):
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("random_seed", int(seed))
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    if mip_gap is not None:
+        h.setOptionValue("mip_rel_gap", float(mip_gap))
+    if threads is not None:
+        h.setOptionValue("threads", int(threads))
+    for key, value in options.items():
+        if h.setOptionValue(key, value) != highspy.HighsStatus.kOk:
+            raise ValueError(f"HiGHS rejected option {key}={value!r}")
+    return h
+
+
+def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_gap=None,
+          threads=None, seed=0, verbose=False, options=None) -> Result:
+    """Solve ``data`` with highspy (``solver`` may only be ``None`` or ``"highs"``)."""
+    name = "highs"
+    if solver is not None and solver.lower() != name:
+        return missing(BACKEND, solver, "the highs backend runs HiGHS only; use the pyomo or "
+                       "cvxpy backend for other solvers")
+    try:
+        import highspy
+    except ImportError as exc:  # pragma: no cover
+        return missing(BACKEND, name, f"highspy is not installed: {exc}")
+    t0 = time.perf_counter()
+    try:
+        h = _new_highs(verbose, time_limit, mip_gap, threads, seed, options or {})
+    except ValueError as exc:
+        return make_result(data, Status.ERROR, backend=BACKEND, solver=name, message=str(exc))
+    lp = to_highs_lp(data)
+    if h.passModel(lp) == highspy.HighsStatus.kError:
+        return make_result(data, Status.ERROR, backend=BACKEND, solver=name,
+                           message="HiGHS rejected the model (passModel returned kError)")
+    build = time.perf_counter() - t0
+
+    reset_highs_threads(threads)
+    t0 = time.perf_counter()
+    h.run()
+    status = h.getModelStatus().name
+    message = ""
+    if status == "kUnboundedOrInfeasible":
+        status, message = _feasibility_check(lp, verbose, time_limit, threads, seed, options)
+    solve_seconds = time.perf_counter() - t0
+
+    info, sol = h.getInfo(), h.getSolution()
+    has_x = info.primal_solution_status == highspy.kSolutionStatusFeasible
+    x = np.asarray(sol.col_value, dtype=float) if has_x else None
+    bound = float(info.mip_dual_bound) if data.is_mip else None
+    common = dict(backend=BACKEND, solver=name, build_seconds=build, solve_seconds=solve_seconds)
+    if status in ("kOptimal", "kModelEmpty"):
+        if x is None and data.n_cols == 0:
+            x = np.zeros(0)
+        duals = {}
+        if not data.is_mip and sol.dual_valid:
+            duals = dict(row_duals=np.asarray(sol.row_dual, dtype=float),
+                         col_duals=np.asarray(sol.col_dual, dtype=float))
+        return make_result(data, Status.OPTIMAL, x=x, bound=bound, **duals, **common)
+    if status == "kInfeasible":
+        return make_result(data, Status.INFEASIBLE, message=message, **common)
+    if status == "kUnbounded":
+        return make_result(data, Status.UNBOUNDED, message=message, **common)
+    if status in _LIMITS:
+        return make_result(data, Status.TIME_LIMIT, x=x, bound=bound,
+                           message=f"HiGHS stopped: {status}", **common)
+    return make_result(data, Status.ERROR, message=message or f"HiGHS model status {status}",
+                       **common)
+
+
+def _feasibility_check(lp, verbose, time_limit, threads, seed, options) -> tuple[str, str]:
+    """Tell infeasible from unbounded: solve with a zero objective (never unbounded)."""
+    lp.col_cost_ = np.zeros(lp.num_col_)
+    h = _new_highs(verbose, time_limit, None, threads, seed, options or {})
+    h.passModel(lp)
+    h.run()
+    status = h.getModelStatus().name
+    note = "HiGHS reported infeasible-or-unbounded; a zero-objective re-solve "
+    if status == "kOptimal":
+        return "kUnbounded", note + "found a feasible point, so the program is unbounded"
+    if status == "kInfeasible":
+        return "kInfeasible", note + "proved infeasibility"
+    return "kUnboundedOrInfeasible", note + f"ended with {status}: infeasible or unbounded"
+
+
+def write(data: ProgramData, path: Path) -> None:
+    """Write ``data`` to ``path`` (format by suffix: .mps or .lp) with ``Highs.writeModel``."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(to_highs_lp(data, names=True))
+    if h.writeModel(str(path)) != highspy.HighsStatus.kOk:
+        raise OSError(f"HiGHS could not write {path}")
