@@ -23,12 +23,13 @@ from .validate import validate_schedule
 from . import allox  # noqa: E402  (each model package registers itself)
 from . import salus  # noqa: E402
 from . import hadar  # noqa: E402
+from . import synergy  # noqa: E402
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "allox", "hadar", "salus", "Allocation", "Cluster", "GpuMemory", "Instance", "InvalidInput",
-    "InvalidInstance",
+    "allox", "hadar", "salus", "synergy", "Allocation", "Cluster", "GpuMemory", "Instance",
+    "InvalidInput", "InvalidInstance",
     "InvalidOption", "InvalidSchedule", "Job", "Metrics", "ModelNotApplicable", "ModelSpec",
     "Node", "OptschedError", "Result", "Schedule", "Sensitivity", "Status", "UnknownName",
     "Utility", "compute_metrics", "get_model", "load_instance", "load_schedule", "models",

@@ -1,0 +1,268 @@
+r"""Synergy's round allocators: GPU-proportional, GREEDY and TUNE.
+
+All three follow ``simulator/resources/cluster.py`` of ``msr-fiddle/synergy``
+(Mohan et al., OSDI'22, §4.2). Jobs are visited in policy order; a job takes GPUs
+*first fit* over the servers in cluster order, one per-GPU slice at a time: a GPU is
+taken if its server still has the per-GPU CPU and DRAM of the requested configuration
+(``_top_synergy_gpus``). See :mod:`optsched.synergy.model` for the round model and the
+objective (total normalized throughput :math:`\sum_j T_j`).
+
+* :func:`proportional`: every admitted job gets the fair share
+  :math:`(f_c, f_m)` per GPU and runs at :math:`T^f_j`. It always fits: every GPU in use
+  holds exactly the fair share, so a free GPU always has a fair share left.
+* :func:`greedy` (Synergy-GREEDY): every eligible job whose GPU count fits the free GPUs
+  asks for its best-case demand; if first fit cannot find that many GPUs with the
+  demand, the job is **skipped** this round and later jobs may go ahead. GREEDY is
+  therefore not fair: a job the proportional scheduler admits can get nothing (see
+  ``docs/synergy.md`` for a pinned instance).
+* :func:`tune` (Synergy-TUNE, ``allocate_synergy_tune``/``_tune``): for each admitted job
+  (1) try the best case; (2) if the demand exceeds the fair share in some resource,
+  retry at the fair share; (3) otherwise pick servers (one server with :math:`\ge g_j`
+  free GPUs if :math:`g_j > 1`, else servers by fewest free GPUs first,
+  ``_get_underutilized_servers``) and on each reduce co-located peers that hold more
+  than the fair share down to it, in Synergy's order (fewest servers spanned, then most
+  CPU per GPU, then most memory per GPU), until the job fits (``_reallocate_peer``).
+
+Guarantee of TUNE (Synergy §4.2, made rigorous here)
+----------------------------------------------------
+Every TUNE allocation is *comparable* with the fair share: either at least
+:math:`f` in both resources (a best case that dominates it) or at most :math:`f` in both.
+A best case that is above the fair share in one resource and below in the other
+(none of the 33 catalog profiles) is raised to the fair share in the lower one,
+keeping the raised point's throughput if it is at least :math:`T^f_j`, else the fair
+share is used. Then, once every peer on a server that is above the fair share has
+been reduced to it, every GPU in use there holds at most :math:`f`, and since the server
+has :math:`G_s f` of each resource, any :math:`k` free GPUs have room for a job at most
+:math:`f`. Synergy stops reducing peers when its estimate of the shortfall reaches
+zero and exits the program if the final attempt fails; here a second pass keeps reducing
+the remaining above-fair peers of the chosen servers, which by the argument above always
+succeeds. Hence: **TUNE places every admitted job, i.e. it never fails when the
+proportional allocation fits, and gives every job at least** :math:`T^f_j` (peers are
+only ever reduced to the fair share). No ratio to the optimum is proved.
+
+Complexity (n eligible jobs, S servers, at most G GPUs per server)
+------------------------------------------------------------------
+proportional and GREEDY: :math:`O(nS)` (one vectorised first-fit scan per job).
+TUNE: :math:`O(n(S + G\log G))` per attempt plus :math:`O(S \log S)` for the server
+heap, i.e. :math:`O(n(S\log S + G\log G))`. Measured in ``benchmarks/synergy_scale.py``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+
+import numpy as np
+
+from ..instance import Instance
+from ..result import Result
+from .model import TOL, Placement, SynergyRound, prepare, round_result
+
+__all__ = ["proportional", "greedy", "tune", "RoundState", "allocate"]
+
+NO_RATIO = "no approximation ratio for total normalized throughput is proved"
+
+
+class RoundState:
+    """Free GPUs, cores and DRAM per server, and the jobs placed so far."""
+
+    def __init__(self, rnd: SynergyRound):
+        self.rnd = rnd
+        self.free_g = rnd.G.astype(np.int64).copy()
+        self.free_c = rnd.C.astype(float).copy()
+        self.free_m = rnd.M.astype(float).copy()
+        self.placed: dict[int, Placement] = {}
+        self.on_server: list[dict[int, int]] = [{} for _ in range(rnd.n_servers)]
+
+    # per-GPU slices of (c, m) each server can still host
+    def slots(self, c: float, m: float, servers: np.ndarray | None = None) -> np.ndarray:
+        g = self.free_g if servers is None else self.free_g[servers]
+        fc = self.free_c if servers is None else self.free_c[servers]
+        fm = self.free_m if servers is None else self.free_m[servers]
+        k = g.astype(float)
+        if c > 0:
+            k = np.minimum(k, np.floor((fc + TOL) / c))
+        if m > 0:
+            k = np.minimum(k, np.floor((fm + TOL) / m))
+        return np.maximum(k, 0).astype(np.int64)
+
+    def first_fit(self, j: int, c: float, m: float, rel: float) -> bool:
+        need = self.rnd.gpus(j)
+        if self.free_g.sum() < need:
+            return False
+        k = self.slots(c, m)
+        cum = np.cumsum(k)
+        if cum[-1] < need:
+            return False
+        last = int(np.searchsorted(cum, need))
+        parts = [(int(s), int(k[s])) for s in range(last) if k[s] > 0]
+        parts.append((last, int(need - (cum[last - 1] if last else 0))))
+        self.commit(j, c, m, rel, [p for p in parts if p[1] > 0])
+        return True
+
+    def commit(self, j: int, c: float, m: float, rel: float,
+               parts: list[tuple[int, int]]) -> None:
+        for s, k in parts:
+            self.free_g[s] -= k
+            self.free_c[s] -= k * c
+            self.free_m[s] -= k * m
+            self.on_server[s][j] = k
+            if self.free_g[s] < 0 or self.free_c[s] < -1e-6 or self.free_m[s] < -1e-6:
+                raise RuntimeError(f"over-committed server {s} placing job {j}")
+        self.placed[j] = Placement(j, float(c), float(m), float(rel), tuple(parts))
+
+    def reconfigure(self, j: int, c: float, m: float, rel: float) -> None:
+        """Move placed job j to per-GPU config (c, m) on the same GPUs."""
+        p = self.placed[j]
+        for s, k in p.parts:
+            self.free_c[s] += k * (p.cpu - c)
+            self.free_m[s] += k * (p.memory - m)
+        self.placed[j] = Placement(j, float(c), float(m), float(rel), p.parts)
+
+    def result(self, method: str, seconds: float, **extra) -> Result:
+        return round_result(self.rnd, list(self.placed.values()), method, seconds,
+                            ratio=None, ratio_note=extra.pop("ratio_note", NO_RATIO),
+                            extra=extra)
+
+
+# --------------------------------------------------------------------------- allocators
+def _proportional(state: RoundState) -> None:
+    rnd = state.rnd
+    fc, fm = rnd.fair
+    for j in rnd.admitted:
+        if not state.first_fit(j, fc, fm, rnd.fair_rel[j]):  # impossible, see docstring
+            raise RuntimeError(f"proportional share of job {j} did not fit")
+
+
+def _greedy(state: RoundState) -> list[int]:
+    rnd = state.rnd
+    skipped = []
+    for j in rnd.order:
+        if rnd.gpus(j) > state.free_g.sum():
+            continue
+        c, m, t = rnd.best[j]
+        if not state.first_fit(j, c, m, t):
+            skipped.append(j)
+    return skipped
+
+
+def _comparable_best(rnd: SynergyRound, j: int) -> tuple[float, float, float]:
+    c, m, t = rnd.best[j]
+    fc, fm = rnd.fair
+    if (c > fc + TOL and m < fm - TOL) or (m > fm + TOL and c < fc - TOL):
+        c, m = max(c, fc), max(m, fm)
+        t = rnd.rel(j, c, m)
+        if t < rnd.fair_rel[j] - TOL:
+            c, m, t = fc, fm, rnd.fair_rel[j]
+    return c, m, t
+
+
+def _choose_servers(state: RoundState, g: int) -> list[tuple[int, int]]:
+    free = state.free_g
+    if g > 1:
+        big = np.flatnonzero(free >= g)
+        if big.size:
+            return [(int(big[0]), g)]
+    heap = [(int(free[s]), s) for s in range(len(free)) if free[s] > 0]
+    heapq.heapify(heap)
+    out, left = [], g
+    while left > 0:
+        f, s = heapq.heappop(heap)
+        k = min(f, left)
+        out.append((s, k))
+        left -= k
+    return out
+
+
+def _tune(state: RoundState) -> dict[str, list[int]]:
+    rnd = state.rnd
+    fc, fm = rnd.fair
+    how: dict[str, list[int]] = {"best": [], "fair": [], "tuned": [], "reduced_peers": []}
+    for j in rnd.admitted:
+        g = rnd.gpus(j)
+        c, m, t = _comparable_best(rnd, j)
+        if state.first_fit(j, c, m, t):
+            how["best"].append(j)
+            continue
+        if c > fc + TOL or m > fm + TOL:
+            c, m, t = fc, fm, rnd.fair_rel[j]
+            if state.first_fit(j, c, m, t):
+                how["fair"].append(j)
+                continue
+        parts = _choose_servers(state, g)
+        for s, k in parts:
+            short = np.maximum(0.0, [k * c - state.free_c[s], k * m - state.free_m[s]])
+            peers = sorted(state.on_server[s], key=lambda p: (
+                len(state.placed[p].parts), -state.placed[p].cpu, -state.placed[p].memory, p))
+            for second_pass in (False, True):
+                for p in peers:
+                    if np.all(short <= TOL):
+                        break
+                    pl = state.placed[p]
+                    h = state.on_server[s][p]
+                    excess = np.maximum(0.0, [h * (pl.cpu - fc), h * (pl.memory - fm)])
+                    if not np.any(excess > TOL):
+                        continue
+                    new = np.maximum(0.0, short - excess)
+                    if not second_pass and not np.any(new < short - TOL):
+                        continue
+                    state.reconfigure(p, fc, fm, rnd.fair_rel[p])
+                    how["reduced_peers"].append(p)
+                    short = np.maximum(0.0, [k * c - state.free_c[s], k * m - state.free_m[s]])
+        state.commit(j, c, m, t, parts)
+        how["tuned"].append(j)
+    return how
+
+
+def allocate(rnd: SynergyRound, method: str) -> tuple[RoundState, dict]:
+    """Run one allocator on a prepared round; returns the state and diagnostics."""
+    state = RoundState(rnd)
+    info: dict = {}
+    if method == "proportional":
+        _proportional(state)
+    elif method == "greedy":
+        info["skipped"] = _greedy(state)
+    elif method == "tune":
+        info = _tune(state)
+    else:  # pragma: no cover - internal
+        raise ValueError(method)
+    return state, info
+
+
+def _run(instance: Instance, method: str, start, order, note: str) -> Result:
+    t0 = time.perf_counter()
+    rnd = prepare(instance, start=start, order=order)
+    state, info = allocate(rnd, method)
+    seconds = time.perf_counter() - t0
+    ids = [j.id for j in instance.jobs]
+    extra = {k: sorted({ids[j] for j in v}) for k, v in info.items()}
+    return state.result(method, seconds, ratio_note=note, **extra)
+
+
+def proportional(instance: Instance, *, start: float | None = None, order=None,
+                 **_) -> Result:
+    """GPU-proportional round allocation: fair share per GPU for every admitted job."""
+    return _run(instance, "proportional", start, order,
+                "baseline: every admitted job runs at its fair throughput")
+
+
+def greedy(instance: Instance, *, start: float | None = None, order=None, **_) -> Result:
+    """Synergy-GREEDY: best-case demand, first fit, skip the job if it does not fit.
+
+    ``extra["skipped"]`` lists jobs whose GPUs were free but whose best case did not
+    fit; ``extra["below_fair"]`` the admitted jobs left below their fair throughput.
+    """
+    return _run(instance, "greedy", start, order,
+                NO_RATIO + "; not fair: admitted jobs may be skipped")
+
+
+def tune(instance: Instance, *, start: float | None = None, order=None, **_) -> Result:
+    """Synergy-TUNE: best case, else fair share, else reduce above-fair peers.
+
+    Guarantee: places every admitted job with throughput >= its fair throughput (see
+    the module docstring for the proof). ``extra`` lists which jobs got their best case
+    (``best``), the fair share at once (``fair``), needed peer reduction (``tuned``), and
+    the peers that were reduced (``reduced_peers``).
+    """
+    return _run(instance, "tune", start, order,
+                "fairness guarantee: every admitted job gets T >= its fair T; " + NO_RATIO)

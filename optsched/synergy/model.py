@@ -1,0 +1,436 @@
+r"""The Synergy round model: sensitivities, configurations, admission, schedules.
+
+Synergy (Mohan et al., "Looking Beyond GPUs for DNN Scheduling on Multi-Tenant
+Clusters", OSDI'22; code ``msr-fiddle/synergy``) allocates CPU cores and DRAM to the GPU
+jobs of one scheduling round according to each job's profiled sensitivity.
+
+Round model
+-----------
+* Servers :math:`s` with :math:`G_s` GPUs, :math:`C_s` cores and :math:`M_s` GB of DRAM,
+  all of one GPU type and with the same CPU and DRAM per GPU. The **GPU-proportional
+  (fair) share** per GPU is :math:`f = (f_c, f_m) = (C_s / G_s, M_s / G_s)` (3 cores and
+  62.5 GB on Synergy's 8-GPU / 24-core / 500 GB servers).
+* Job :math:`j` is a gang of :math:`g_j` GPUs. A *configuration* :math:`q = (c_q, m_q)`
+  gives every one of its GPUs :math:`c_q` cores and :math:`m_q` GB; a gang spread over
+  several servers takes :math:`k\,c_q` cores and :math:`k\,m_q` GB on a server that holds
+  :math:`k` of its GPUs (Synergy's per-GPU slices, ``_top_synergy_gpus``).
+* :math:`T_j(c, m)` is the job's per-GPU throughput relative to the proportional share
+  on Synergy's servers (the profile matrix, :class:`~optsched.instance.Sensitivity`).
+  Its **fair throughput** is :math:`T^{f}_j = T_j(f_c, f_m)` (1.0 for every catalog
+  profile on the preset servers). A job without a sensitivity is insensitive: its only
+  configuration is the fair share, with :math:`T = 1`.
+* The **objective** of a round allocation is the *total normalized throughput*
+  :math:`\sum_j T_j(c_j, m_j)` over the jobs it places (Synergy-OPT's objective,
+  ``synergy_opt.py``: unweighted by :math:`g_j`), maximised.
+* **Admission.** Eligible jobs (arrived by the round start) are taken in policy order
+  (FIFO by default: arrival, then instance order) and admitted while their GPU demand
+  fits the free GPUs, skipping a job that does not fit (Synergy's scheduler loop). Every
+  method except GREEDY allocates exactly the admitted set; the GPU-proportional
+  allocation always fits it.
+* **Fairness.** A job must not run slower than under the proportional share:
+  :math:`T_j(c_j, m_j) \ge T^{f}_j`.
+
+Off-grid queries (interpolation)
+--------------------------------
+:func:`relative_throughput` evaluates :math:`T_j` anywhere:
+
+* on a grid point it returns the profiled value;
+* inside the grid box it interpolates **bilinearly** between the four surrounding grid
+  points; if any of them is 0 (Synergy writes 0 for configurations it did not profile,
+  e.g. 12 cores per GPU for 2-GPU ResNet-18), the point counts as unprofiled (0);
+* above the largest grid value of an axis it **clamps** to that value (the profile has
+  saturated: more of a resource never costs throughput);
+* below the smallest grid value of an axis it returns 0 (nothing was measured there; a
+  configuration with throughput 0 is never chosen).
+
+The declared best-case demand is **snapped up** to the grid per axis (the language
+models' 20 GB becomes 20.83 GB, the smallest profiled memory), so the best case is always
+a profiled point. A declared best case whose throughput is below the fair throughput
+(none in the catalog) is no best case: the fair share replaces it. A fair share that
+falls below a profile's grid (throughput 0) makes the model inapplicable to that job
+(:class:`~optsched.errors.ModelNotApplicable`).
+
+What a round schedule is
+------------------------
+The round runs over :math:`[t_0, t_0 + \text{slot})`, :math:`t_0` = ``start`` (default:
+the latest arrival, so every job is queued). Every placed job holds, on each of its
+servers, :math:`k` GPUs with ``cpus`` :math:`= k c_j` and ``memory`` :math:`= k m_j`, so the
+independent validator checks GPU, CPU and DRAM capacity per server. ``Job.work`` is read
+as the iterations still to do at :math:`t_0` and ``Job.throughput`` as the per-worker
+rate at :math:`T = 1`. A job progresses at :math:`g_j \cdot r_j \cdot T_j(c_j, m_j)`
+iterations/s; it is declared complete (and releases its resources) only if it truly
+finishes inside the round. The schedule is validated against the round's *effective
+instance* (:func:`effective_instance`): the same instance with each placed job's
+throughput multiplied by :math:`T_j(c_j, m_j)`, so the validator's work check sees the
+real progress; ``Result.extra["iterations"]`` lists the iterations done this round.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import InvalidOption, ModelNotApplicable
+from ..instance import Cluster, Instance, Job, Node, Sensitivity
+from ..registry import finalize
+from ..result import Result, Status
+from ..schedule import Allocation, Schedule
+
+__all__ = ["relative_throughput", "best_case", "SynergyRound", "Placement", "prepare",
+           "round_result", "effective_instance", "synergy_workload", "JOB_CLASSES",
+           "TOL"]
+
+TOL = 1e-9
+
+#: Synergy's job classes (``jobs/model_zoo.py``).
+JOB_CLASSES = {
+    "image": ("alexnet", "res18", "res50", "mobilenet", "shufflenet"),
+    "language": ("gnmt", "transformer", "lstm"),
+    "speech": ("m5", "deepspeech"),
+}
+
+
+# --------------------------------------------------------------------------- profiles
+def _bracket(grid: np.ndarray, x: float) -> tuple[int, int, float] | None:
+    """Indices (lo, hi) and weight of ``x`` on ``grid``; ``None`` below the grid."""
+    if x < grid[0] - TOL:
+        return None
+    if x >= grid[-1] - TOL:
+        n = len(grid) - 1
+        return n, n, 0.0
+    hi = int(np.searchsorted(grid, x - TOL, side="left"))
+    if abs(grid[hi] - x) <= TOL:
+        return hi, hi, 0.0
+    lo = hi - 1
+    return lo, hi, (x - grid[lo]) / (grid[hi] - grid[lo])
+
+
+def relative_throughput(sens: Sensitivity | None, cpu: float, memory: float) -> float:
+    """:math:`T(c, m)` per GPU relative to the proportional share (module docstring).
+
+    ``sens=None`` (an insensitive job) gives 1.0 everywhere.
+    """
+    if sens is None:
+        return 1.0
+    bc = _bracket(np.asarray(sens.cpu_grid), float(cpu))
+    bm = _bracket(np.asarray(sens.memory_grid), float(memory))
+    if bc is None or bm is None:
+        return 0.0
+    M = sens.matrix
+    (c0, c1, wc), (m0, m1, wm) = bc, bm
+    corners = M[np.ix_([c0, c1], [m0, m1])]
+    if np.any(corners == 0):
+        return 0.0
+    top = (1 - wm) * corners[0, 0] + wm * corners[0, 1]
+    bot = (1 - wm) * corners[1, 0] + wm * corners[1, 1]
+    return float((1 - wc) * top + wc * bot)
+
+
+def _snap_up(grid: Sequence[float], x: float) -> float:
+    for g in grid:
+        if g >= x - TOL:
+            return float(g)
+    return float(grid[-1])
+
+
+def best_case(sens: Sensitivity | None, fair: tuple[float, float]) -> tuple[float, float]:
+    """Best-case demand per GPU, snapped up to the profile grid (fair share if ``None``)."""
+    if sens is None:
+        return fair
+    return _snap_up(sens.cpu_grid, sens.best_cpu), _snap_up(sens.memory_grid, sens.best_memory)
+
+
+# --------------------------------------------------------------------------- round data
+@dataclass(frozen=True)
+class Placement:
+    """Where and how one job runs this round: per-GPU config and (server, GPUs) parts."""
+
+    job: int
+    cpu: float
+    memory: float
+    rel: float
+    parts: tuple[tuple[int, int], ...]
+
+
+@dataclass
+class SynergyRound:
+    """Everything a round allocator needs, computed once by :func:`prepare`.
+
+    Arrays are indexed by *server* (nodes with GPUs, in cluster order) and configuration
+    lists are per instance job index. ``configs[j]`` is an ``(n, 3)`` array of
+    (cpu per GPU, memory per GPU, T) over the profile grid points with T > 0, plus the
+    fair share and the best case.
+    """
+
+    instance: Instance
+    gpu_type: str
+    nodes: list[Node]
+    G: np.ndarray
+    C: np.ndarray
+    M: np.ndarray
+    fair: tuple[float, float]
+    start: float
+    order: list[int]
+    admitted: list[int]
+    fair_rel: dict[int, float]
+    best: dict[int, tuple[float, float, float]]
+    configs: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n_servers(self) -> int:
+        return len(self.nodes)
+
+    def gpus(self, j: int) -> int:
+        return self.instance.jobs[j].workers
+
+    def rel(self, j: int, cpu: float, memory: float) -> float:
+        return relative_throughput(self.instance.jobs[j].sensitivity, cpu, memory)
+
+    def candidates(self, j: int, *, prune: bool = True) -> np.ndarray:
+        """Fair configurations of job j (T >= fair T, fitting a server), Pareto-pruned.
+
+        A configuration is dominated if another uses no more CPU and memory and has no
+        lower T; dropping dominated ones never changes an optimum of a packing model.
+        """
+        cfg = self.configs[j]
+        ok = (cfg[:, 2] >= self.fair_rel[j] - TOL) & (cfg[:, 0] <= self.C.max() + TOL) \
+            & (cfg[:, 1] <= self.M.max() + TOL)
+        cfg = cfg[ok]
+        if not prune:
+            return cfg
+        keep = []
+        for i, (c, m, t) in enumerate(cfg):
+            dom = ((cfg[:, 0] <= c + TOL) & (cfg[:, 1] <= m + TOL) & (cfg[:, 2] >= t - TOL)
+                   & ((cfg[:, 0] < c - TOL) | (cfg[:, 1] < m - TOL) | (cfg[:, 2] > t + TOL)))
+            if not dom.any():
+                keep.append(i)
+        out = cfg[keep]
+        # identical rows (e.g. fair point on the grid): keep one
+        return np.unique(np.round(out, 9), axis=0)
+
+
+def _homogeneous(cluster: Cluster) -> tuple[str, list[Node], tuple[float, float]]:
+    types = cluster.gpu_types
+    if len(types) != 1:
+        raise ModelNotApplicable("cluster.gpu_types", list(types),
+                                 "Synergy's model has one GPU type; this cluster has several")
+    nodes = [n for n in cluster.nodes if n.total_gpus > 0]
+    ratios = {(n.cpus / n.total_gpus, n.memory / n.total_gpus) for n in nodes}
+    f = next(iter(ratios))
+    for i, n in enumerate(nodes):
+        r = (n.cpus / n.total_gpus, n.memory / n.total_gpus)
+        if not (math.isclose(r[0], f[0], rel_tol=1e-9) and math.isclose(r[1], f[1], rel_tol=1e-9)):
+            raise ModelNotApplicable(
+                f"cluster.nodes[{i}]", n.name,
+                f"the GPU-proportional share needs the same CPU and DRAM per GPU on every "
+                f"server; {n.name!r} has {r[0]:g} cores and {r[1]:g} GB per GPU, "
+                f"{nodes[0].name!r} has {f[0]:g} and {f[1]:g}")
+    if f[0] <= 0 or f[1] <= 0:
+        raise ModelNotApplicable("cluster.nodes[0]", nodes[0].name,
+                                 "Synergy allocates CPU and DRAM: servers need cpus > 0 "
+                                 "and memory > 0")
+    return types[0], nodes, (float(f[0]), float(f[1]))
+
+
+def prepare(instance: Instance, *, start: float | None = None,
+            order: Sequence[str] | None = None) -> SynergyRound:
+    """Check applicability, fix the round start and policy order, admit jobs.
+
+    ``order`` lists job ids in policy order (default FIFO: arrival, then instance
+    index); jobs not listed are not considered. Raises
+    :class:`~optsched.errors.ModelNotApplicable` for clusters outside the model.
+    """
+    gtype, nodes, fair = _homogeneous(instance.cluster)
+    if start is None:
+        start = float(instance.arrivals.max()) if instance.n_jobs else 0.0
+    elif isinstance(start, bool) or not isinstance(start, (int, float)) \
+            or not math.isfinite(start) or start < 0:
+        raise InvalidOption("start", start, "must be a finite number >= 0 (seconds)")
+    if order is None:
+        idx = sorted(range(instance.n_jobs), key=lambda j: (instance.jobs[j].arrival, j))
+    else:
+        if isinstance(order, str):
+            raise InvalidOption("order", order, "must be a list of job ids")
+        idx = []
+        seen = set()
+        for k, jid in enumerate(order):
+            if jid not in instance.job_index:
+                raise InvalidOption(f"order[{k}]", jid, "unknown job id")
+            if jid in seen:
+                raise InvalidOption(f"order[{k}]", jid, "job listed twice")
+            seen.add(jid)
+            idx.append(instance.job_index[jid])
+    eligible = [j for j in idx if instance.jobs[j].arrival <= start + TOL]
+    G = np.array([n.total_gpus for n in nodes], dtype=np.int64)
+    C = np.array([n.cpus for n in nodes], dtype=float)
+    M = np.array([n.memory for n in nodes], dtype=float)
+    free = int(G.sum())
+    admitted = []
+    for j in eligible:
+        if instance.jobs[j].workers <= free:
+            admitted.append(j)
+            free -= instance.jobs[j].workers
+    fair_rel, best, configs = {}, {}, {}
+    for j in eligible:
+        job = instance.jobs[j]
+        if job.rate(gtype) <= 0:
+            raise ModelNotApplicable(f"jobs[{j}].throughput", dict(job.throughput),
+                                     f"job cannot run on the cluster's GPU type {gtype!r}")
+        s = job.sensitivity
+        tf = relative_throughput(s, *fair)
+        if tf <= 0:
+            raise ModelNotApplicable(
+                f"jobs[{j}].sensitivity", job.profile or job.id,
+                f"the profile does not cover the proportional share {fair[0]:g} cores, "
+                f"{fair[1]:g} GB per GPU (throughput 0 there)")
+        fair_rel[j] = tf
+        bc, bm = best_case(s, fair)
+        bt = relative_throughput(s, bc, bm)
+        best[j] = (bc, bm, bt) if bt >= tf - TOL else (fair[0], fair[1], tf)
+        rows = [(fair[0], fair[1], tf), best[j]]
+        if s is not None:
+            mat = s.matrix
+            for a, c in enumerate(s.cpu_grid):
+                for b, m in enumerate(s.memory_grid):
+                    if mat[a, b] > 0:
+                        rows.append((c, m, float(mat[a, b])))
+        configs[j] = np.array(rows, dtype=float)
+    return SynergyRound(instance=instance, gpu_type=gtype, nodes=nodes, G=G, C=C, M=M,
+                        fair=fair, start=float(start), order=eligible, admitted=admitted,
+                        fair_rel=fair_rel, best=best, configs=configs)
+
+
+# --------------------------------------------------------------------------- results
+def effective_instance(instance: Instance, placements: Sequence[Placement],
+                       gpu_type: str) -> Instance:
+    """The instance with each placed job's throughput scaled by its relative throughput."""
+    scale = {p.job: p.rel for p in placements}
+    jobs = []
+    for j, job in enumerate(instance.jobs):
+        if j in scale:
+            job = Job(id=job.id, arrival=job.arrival, workers=job.workers, work=job.work,
+                      throughput={k: (v * scale[j] if k == gpu_type else v)
+                                  for k, v in job.throughput.items()},
+                      weight=job.weight, user=job.user, profile=job.profile,
+                      sensitivity=job.sensitivity, memory=job.memory, utility=job.utility)
+        jobs.append(job)
+    return instance.replace(jobs=tuple(jobs), name=f"{instance.name}-effective")
+
+
+def round_schedule(rnd: SynergyRound, placements: Sequence[Placement]
+                   ) -> tuple[Schedule, dict[str, float]]:
+    inst = rnd.instance
+    t0, t1 = rnd.start, rnd.start + inst.slot
+    allocs, comp, iters = [], {}, {}
+    for p in placements:
+        job = inst.jobs[p.job]
+        rate = job.workers * job.rate(rnd.gpu_type) * p.rel
+        finish = t0 + job.work / rate if rate > 0 else math.inf
+        end = t1
+        if finish <= t1:
+            end = finish
+            comp[job.id] = finish
+        iters[job.id] = rate * (end - t0)
+        for s, k in p.parts:
+            allocs.append(Allocation(job.id, t0, end, rnd.nodes[s].name, rnd.gpu_type, int(k),
+                                     cpus=k * p.cpu, memory=k * p.memory))
+    return Schedule(tuple(allocs), comp), iters
+
+
+def round_result(rnd: SynergyRound, placements: Sequence[Placement], method: str,
+                 seconds: float, *, status: Status = Status.FEASIBLE, **fields) -> Result:
+    """Validate the round schedule (on the effective instance) and build the Result."""
+    placements = sorted(placements, key=lambda p: p.job)
+    inst = rnd.instance
+    sched, iters = round_schedule(rnd, placements)
+    eff = effective_instance(inst, placements, rnd.gpu_type)
+    objective = float(sum(p.rel for p in placements))
+    ids = [j.id for j in inst.jobs]
+    placed = {p.job: p.rel for p in placements}
+    extra = dict(fields.pop("extra", {}))
+    extra.update({
+        "start": rnd.start,
+        "fair_share": {"cpus_per_gpu": rnd.fair[0], "memory_per_gpu": rnd.fair[1]},
+        "admitted": [ids[j] for j in rnd.admitted],
+        "placed": [ids[p.job] for p in placements],
+        "not_placed": [ids[j] for j in rnd.admitted if j not in placed],
+        "config": {ids[p.job]: (p.cpu, p.memory) for p in placements},
+        "relative_throughput": {ids[p.job]: p.rel for p in placements},
+        "fair_throughput": {ids[j]: rnd.fair_rel[j] for j in rnd.order},
+        "iterations": iters,
+        "below_fair": [ids[j] for j in rnd.admitted
+                       if placed.get(j, 0.0) < rnd.fair_rel[j] - 1e-9],
+    })
+    return finalize(eff, sched, status=status, objective=objective, model="synergy",
+                    method=method, solve_seconds=fields.pop("solve_seconds", seconds),
+                    extra=extra, **fields)
+
+
+# --------------------------------------------------------------------------- workloads
+@lru_cache(maxsize=1)
+def _profiles_by_model() -> dict[str, dict[int, object]]:
+    from ..catalog import synergy_profiles
+    out: dict[str, dict[int, object]] = {}
+    for p in synergy_profiles().values():
+        out.setdefault(p.model, {})[p.gpus] = p
+    return out
+
+
+def synergy_workload(n_jobs: int, cluster: Cluster | str = "synergy-128", seed: int = 0,
+                     split: tuple[float, float, float] = (20, 70, 10),
+                     jobs_per_hour: float | None = None, *, multigpu: bool = True,
+                     slot: float = 300.0, name: str | None = None) -> Instance:
+    """Synergy's synthetic workload (``jobs/workload.py``, ``helpers/utils.py``).
+
+    * Class image / language / speech with probabilities ``split`` (percent), then a
+      model uniformly from :data:`JOB_CLASSES`.
+    * GPUs 1, 2, 4, 8 with probability 0.7, 0.1, 0.15, 0.05 (``get_job_gpu_demand``) if
+      ``multigpu``, else 1. The profile measured with that many GPUs is used; 8-GPU jobs
+      use the 4-GPU profile (the largest measured for every model).
+    * Duration ``60 * 10**U(1.5, 3)`` s with probability 0.8, else ``60 * 10**U(3, 4)``
+      (Gavel-style, as Synergy's exponential mode); work = duration / ``iter_time``
+      iterations, per-worker throughput ``1 / (g * iter_time)`` at the proportional share.
+    * Arrivals: Poisson at ``jobs_per_hour`` (first at 0), or all at 0 if ``None``.
+    * Round length ``slot`` = 300 s (Synergy's lease).
+    """
+    from ..catalog import _resolve_cluster
+
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 0:
+        raise InvalidOption("n_jobs", n_jobs, "must be an integer >= 0")
+    if len(split) != 3 or any(s < 0 for s in split) or sum(split) <= 0:
+        raise InvalidOption("split", split, "must be three non-negative percentages")
+    cl = _resolve_cluster(cluster, "synergy-128")
+    gtype = cl.gpu_types[0]
+    per_type = cl.gpus_per_type[gtype]
+    rng_cls, rng_g, rng_d, rng_a = (np.random.default_rng(s)
+                                    for s in np.random.SeedSequence(seed).spawn(4))
+    p = np.asarray(split, float) / sum(split)
+    classes = list(JOB_CLASSES)
+    sizes = np.array([1, 2, 4, 8])
+    probs = np.array([0.7, 0.1, 0.15, 0.05])
+    ok = sizes <= per_type
+    sizes, probs = sizes[ok], probs[ok] / probs[ok].sum()
+    table = _profiles_by_model()
+    if jobs_per_hour is None:
+        arrivals = np.zeros(n_jobs)
+    else:
+        gaps = rng_a.exponential(3600.0 / jobs_per_hour, n_jobs)
+        arrivals = np.concatenate(([0.0], np.cumsum(gaps[:-1]))) if n_jobs else gaps
+    jobs = []
+    for i in range(n_jobs):
+        cls = classes[int(rng_cls.choice(3, p=p))]
+        model = JOB_CLASSES[cls][int(rng_cls.integers(len(JOB_CLASSES[cls])))]
+        g = int(rng_g.choice(sizes, p=probs)) if multigpu else 1
+        prof = table[model][min(g, 4) if g != 1 else 1]
+        long_job = rng_d.random() >= 0.8
+        dur = 60.0 * 10.0 ** (rng_d.uniform(3, 4) if long_job else rng_d.uniform(1.5, 3))
+        jobs.append(Job(id=str(i), arrival=float(arrivals[i]), workers=g,
+                        work=dur / prof.iter_time,
+                        throughput={gtype: 1.0 / (g * prof.iter_time)},
+                        profile=prof.name, sensitivity=prof.sensitivity))
+    return Instance(cl, tuple(jobs), slot=slot,
+                    name=name or f"synergy-{n_jobs}-seed{seed}")

@@ -1,0 +1,307 @@
+r"""Exact Synergy: the two-step Synergy-OPT and the joint multi-resource packing ILP.
+
+Notation (see :mod:`optsched.synergy.model`): admitted jobs :math:`j \in A` with
+:math:`g_j` GPUs; fair configurations :math:`Q_j` of job j (profile points
+:math:`q = (c_q, m_q)` with :math:`T_{jq} \ge T^f_j`, Pareto-pruned); servers :math:`s`
+with :math:`(G_s, C_s, M_s)`; fair share :math:`(f_c, f_m)`.
+
+Two-step Synergy-OPT (Mohan et al., OSDI'22, §4.1; ``opt_algo/synergy_opt.py``)
+------------------------------------------------------------------------------
+**Step 1** (``SolveFirstLP`` with ``ilp=True``): the cluster as one super-machine,
+
+.. math::
+
+    \max \sum_{j, q} T_{jq}\, y_{jq} \quad \text{s.t.}\quad
+    \sum_q y_{jq} = 1\ \forall j,\quad
+    \sum_{j,q} g_j c_q y_{jq} \le \textstyle\sum_s C_s,\quad
+    \sum_{j,q} g_j m_q y_{jq} \le \textstyle\sum_s M_s,\quad
+    \sum_q T_{jq} y_{jq} \ge T^f_j\ \forall j,\quad y \in \{0,1\}.
+
+Configurations below the fair throughput are left out of :math:`Q_j` (for binary
+:math:`y` this is the fairness row; the row is kept as stated). Its optimum is an
+**upper bound** on the joint optimum below (it relaxes per-server capacity).
+
+**Step 2** (placement): Synergy solves a feasibility LP over fractional
+:math:`X_{sj}` and rounds, falling back towards the fair share for jobs it cannot
+place (``RoundRobin``). Here the placement and the fallback are one ILP that keeps as
+much step-1 throughput as possible: job j either keeps its step-1 configuration
+:math:`(c_j, m_j)` (:math:`k_j = 1`, GPUs :math:`u_{js}`) or falls back to the exact fair
+share (:math:`k_j = 0`, GPUs :math:`v_{js}`),
+
+.. math::
+
+    \max \sum_j T^f_j + (T_j - T^f_j) k_j \quad\text{s.t.}\quad
+    \sum_s u_{js} = g_j k_j,\ \sum_s v_{js} = g_j (1 - k_j),\\
+    \sum_j (u_{js} + v_{js}) \le G_s,\
+    \sum_j (c_j u_{js} + f_c v_{js}) \le C_s,\
+    \sum_j (m_j u_{js} + f_m v_{js}) \le M_s\ \forall s,\quad
+    u, v \in \mathbb{Z}_{\ge 0},\ k \in \{0, 1\}.
+
+All-fallback is always feasible, so the two-step method always returns a fair
+allocation of every admitted job. Synergy's own fallback caps each resource at the fair
+share separately, which can leave a job below its fair throughput; the exact fair share
+is used here instead.
+
+Joint multi-resource bin-packing ILP
+------------------------------------
+Configuration and placement together; :math:`w_{jqs}` GPUs of job j on server s in
+configuration q:
+
+.. math::
+
+    \max \sum_{j,q} T_{jq} y_{jq} \quad\text{s.t.}\quad \sum_q y_{jq} = 1,\quad
+    \sum_s w_{jqs} = g_j y_{jq},\\
+    \sum_{j,q} w_{jqs} \le G_s,\ \sum_{j,q} c_q w_{jqs} \le C_s,\
+    \sum_{j,q} m_q w_{jqs} \le M_s\ \forall s,\quad
+    y \in \{0,1\},\ w \in \mathbb{Z}_{\ge 0}.
+
+This is the exact optimum of the round model. The two-step result is a feasible point
+of it (one configuration per job, integral per-server slices, fair), so
+**step 1 >= joint >= two-step (realised)**, and joint >= TUNE >= proportional since
+TUNE's and the proportional allocations are feasible points too. Pareto pruning of
+:math:`Q_j` keeps every optimum (a dominated configuration uses no less of any resource
+for no more throughput).
+
+Both are NP-hard (they contain multi-dimensional knapsack); sizes are
+:math:`|A|\cdot\bar Q` binaries for step 1, :math:`|A|(2S + 1)` variables for step 2 and
+:math:`|A|\bar Q (S + 1)` for the joint ILP, with :math:`\bar Q \le 10` after pruning for
+the catalog profiles.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import InvalidOption
+from ..instance import Instance
+from ..result import Result, Status, relative_gap
+from ..solvers import solve_program
+from ..solvers.program import LinearProgram
+from .model import Placement, SynergyRound, prepare, round_result
+
+__all__ = ["exact", "two_step", "joint", "step1_program", "joint_program"]
+
+FORMULATIONS = ("joint", "two-step")
+_SOLVER_KEYS = ("solver", "time_limit", "mip_gap", "threads", "seed", "verbose", "options")
+
+
+def _pairs(rnd: SynergyRound) -> tuple[np.ndarray, np.ndarray]:
+    """Flattened (job, c, m, T) rows over admitted jobs' candidate configurations."""
+    jobs, rows = [], []
+    for j in rnd.admitted:
+        cand = rnd.candidates(j)
+        jobs.extend([j] * len(cand))
+        rows.append(cand)
+    return np.array(jobs, dtype=np.int64), (np.vstack(rows) if rows else np.zeros((0, 3)))
+
+
+def step1_program(rnd: SynergyRound) -> tuple[LinearProgram, np.ndarray, np.ndarray]:
+    """Synergy-OPT step 1 as a :class:`LinearProgram` (returns it with its pairs)."""
+    pj, cfg = _pairs(rnd)
+    pos = {j: i for i, j in enumerate(rnd.admitted)}
+    row = np.array([pos[j] for j in pj], dtype=np.int64)
+    g = np.array([rnd.gpus(j) for j in pj], dtype=float)
+    lp = LinearProgram(sense="max", name="synergy-opt-step1")
+    y = lp.add_variables("y", len(pj), lb=0, ub=1, cost=cfg[:, 2], integer=True)
+    n = len(rnd.admitted)
+    lp.add_constraints("one_config", rows=row, cols=y.index, vals=1.0, lb=1, ub=1, n_rows=n)
+    lp.add_constraints("cpu", rows=0, cols=y.index, vals=g * cfg[:, 0], ub=rnd.C.sum(),
+                       n_rows=1)
+    lp.add_constraints("memory", rows=0, cols=y.index, vals=g * cfg[:, 1], ub=rnd.M.sum(),
+                       n_rows=1)
+    lp.add_constraints("fair", rows=row, cols=y.index, vals=cfg[:, 2],
+                       lb=np.array([rnd.fair_rel[j] for j in rnd.admitted]) - 1e-9,
+                       n_rows=n)
+    return lp, pj, cfg
+
+
+def _placement_program(rnd: SynergyRound, cfg: np.ndarray) -> LinearProgram:
+    """Step 2: keep-or-fall-back placement; ``cfg[i]`` = (c, m, T) of admitted job i."""
+    A, S = len(rnd.admitted), rnd.n_servers
+    g = np.array([rnd.gpus(j) for j in rnd.admitted], dtype=float)
+    tf = np.array([rnd.fair_rel[j] for j in rnd.admitted])
+    fc, fm = rnd.fair
+    ub = np.minimum(g[:, None], rnd.G[None, :].astype(float))
+    lp = LinearProgram(sense="max", name="synergy-opt-step2")
+    lp.offset = float(tf.sum())
+    k = lp.add_variables("keep", A, lb=0, ub=1, cost=cfg[:, 2] - tf, integer=True)
+    u = lp.add_variables("u", (A, S), lb=0, ub=ub, integer=True)
+    v = lp.add_variables("v", (A, S), lb=0, ub=ub, integer=True)
+    jj = np.repeat(np.arange(A), S)
+    ss = np.tile(np.arange(S), A)
+    lp.add_constraints("keep_gpus", rows=np.concatenate([jj, np.arange(A)]),
+                       cols=np.concatenate([u.index.ravel(), k.index]),
+                       vals=np.concatenate([np.ones(A * S), -g]), lb=0, ub=0, n_rows=A)
+    lp.add_constraints("fallback_gpus", rows=np.concatenate([jj, np.arange(A)]),
+                       cols=np.concatenate([v.index.ravel(), k.index]),
+                       vals=np.concatenate([np.ones(A * S), g]), lb=g, ub=g, n_rows=A)
+    both_rows = np.concatenate([ss, ss])
+    both_cols = np.concatenate([u.index.ravel(), v.index.ravel()])
+    lp.add_constraints("server_gpus", rows=both_rows, cols=both_cols, vals=1.0,
+                       ub=rnd.G.astype(float), n_rows=S)
+    lp.add_constraints("server_cpu", rows=both_rows, cols=both_cols,
+                       vals=np.concatenate([np.repeat(cfg[:, 0], S), np.full(A * S, fc)]),
+                       ub=rnd.C, n_rows=S)
+    lp.add_constraints("server_memory", rows=both_rows, cols=both_cols,
+                       vals=np.concatenate([np.repeat(cfg[:, 1], S), np.full(A * S, fm)]),
+                       ub=rnd.M, n_rows=S)
+    return lp
+
+
+def joint_program(rnd: SynergyRound) -> tuple[LinearProgram, np.ndarray, np.ndarray]:
+    """The joint configuration + placement ILP (returns it with its pairs)."""
+    pj, cfg = _pairs(rnd)
+    P, S = len(pj), rnd.n_servers
+    pos = {j: i for i, j in enumerate(rnd.admitted)}
+    row = np.array([pos[j] for j in pj], dtype=np.int64)
+    g = np.array([rnd.gpus(j) for j in pj], dtype=float)
+    lp = LinearProgram(sense="max", name="synergy-joint")
+    y = lp.add_variables("y", P, lb=0, ub=1, cost=cfg[:, 2], integer=True)
+    w = lp.add_variables("w", (P, S), lb=0,
+                         ub=np.minimum(g[:, None], rnd.G[None, :].astype(float)), integer=True)
+    lp.add_constraints("one_config", rows=row, cols=y.index, vals=1.0, lb=1, ub=1,
+                       n_rows=len(rnd.admitted))
+    pp = np.repeat(np.arange(P), S)
+    ss = np.tile(np.arange(S), P)
+    lp.add_constraints("gang", rows=np.concatenate([pp, np.arange(P)]),
+                       cols=np.concatenate([w.index.ravel(), y.index]),
+                       vals=np.concatenate([np.ones(P * S), -g]), lb=0, ub=0, n_rows=P)
+    lp.add_constraints("server_gpus", rows=ss, cols=w.index.ravel(), vals=1.0,
+                       ub=rnd.G.astype(float), n_rows=S)
+    lp.add_constraints("server_cpu", rows=ss, cols=w.index.ravel(),
+                       vals=np.repeat(cfg[:, 0], S), ub=rnd.C, n_rows=S)
+    lp.add_constraints("server_memory", rows=ss, cols=w.index.ravel(),
+                       vals=np.repeat(cfg[:, 1], S), ub=rnd.M, n_rows=S)
+    return lp, pj, cfg
+
+
+def _solver_opts(options: dict) -> dict:
+    bad = sorted(set(options) - set(_SOLVER_KEYS))
+    if bad:
+        raise InvalidOption(bad[0], options[bad[0]],
+                            f"unknown option for synergy exact; allowed: start, order, "
+                            f"formulation, {', '.join(_SOLVER_KEYS)}")
+    return options
+
+
+def _fail(res: Result, method: str, build: float, **extra) -> Result:
+    return res.replace(model="synergy", method=method, build_seconds=res.build_seconds + build,
+                       extra={**res.extra, **extra})
+
+
+def joint(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
+    """Solve the joint ILP on a prepared round (see module docstring)."""
+    tb = time.perf_counter()
+    lp, pj, cfg = joint_program(rnd)
+    data = lp.freeze()
+    build = time.perf_counter() - tb
+    res = solve_program(data, backend=backend, **_solver_opts(options))
+    if not res.success:
+        return _fail(res, "exact", build, formulation="joint")
+    y = res.values["y"] > 0.5
+    w = np.rint(res.values["w"]).astype(np.int64)
+    places = []
+    for i in np.flatnonzero(y):
+        parts = tuple((int(s), int(w[i, s])) for s in np.flatnonzero(w[i] > 0))
+        places.append(Placement(int(pj[i]), float(cfg[i, 0]), float(cfg[i, 1]),
+                                float(cfg[i, 2]), parts))
+    obj = float(sum(p.rel for p in places))
+    return round_result(rnd, places, "exact", res.solve_seconds, status=res.status,
+                        bound=res.bound, gap=relative_gap(obj, res.bound),
+                        backend=res.backend, solver=res.solver,
+                        build_seconds=res.build_seconds + build, values=res.values,
+                        ratio=1.0 if res.status is Status.OPTIMAL else None,
+                        ratio_note="optimum of the joint configuration + placement ILP",
+                        extra={"formulation": "joint", "ilp_objective": res.objective,
+                               "n_configs": int(len(pj))})
+
+
+def two_step(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
+    """Synergy-OPT: step-1 super-machine ILP, then the keep-or-fall-back placement ILP.
+
+    ``time_limit`` applies to each step separately. ``bound`` is step 1's bound (an
+    upper bound on the joint optimum); the status is ``optimal`` only when the realised
+    throughput reaches it.
+    """
+    opts = _solver_opts(options)
+    tb = time.perf_counter()
+    lp, pj, cfg = step1_program(rnd)
+    data = lp.freeze()
+    build = time.perf_counter() - tb
+    r1 = solve_program(data, backend=backend, **opts)
+    if not r1.success:
+        return _fail(r1, "exact", build, formulation="two-step", step=1)
+    y = r1.values["y"] > 0.5
+    chosen = np.zeros((len(rnd.admitted), 3))
+    chosen_row = {}
+    for i in np.flatnonzero(y):
+        chosen_row[int(pj[i])] = cfg[i]
+    for a, j in enumerate(rnd.admitted):
+        chosen[a] = chosen_row[j]
+    tb = time.perf_counter()
+    data2 = _placement_program(rnd, chosen).freeze()
+    build += time.perf_counter() - tb
+    r2 = solve_program(data2, backend=backend, **opts)
+    if not r2.success:
+        return _fail(r2, "exact", build, formulation="two-step", step=2)
+    keep = r2.values["keep"] > 0.5
+    u = np.rint(r2.values["u"]).astype(np.int64)
+    v = np.rint(r2.values["v"]).astype(np.int64)
+    fc, fm = rnd.fair
+    places, fallback = [], []
+    for a, j in enumerate(rnd.admitted):
+        if keep[a]:
+            c, m, t = chosen[a]
+            x = u[a]
+        else:
+            c, m, t = fc, fm, rnd.fair_rel[j]
+            x = v[a]
+            if not np.allclose(chosen[a][:2], rnd.fair):
+                fallback.append(rnd.instance.jobs[j].id)
+        parts = tuple((int(s), int(x[s])) for s in np.flatnonzero(x > 0))
+        places.append(Placement(j, float(c), float(m), float(t), parts))
+    obj = float(sum(p.rel for p in places))
+    bound = r1.bound if r1.bound is not None else r1.objective
+    if Status.TIME_LIMIT in (r1.status, r2.status):
+        status = Status.TIME_LIMIT
+    elif r1.status is Status.OPTIMAL and bound is not None and obj >= bound - 1e-6:
+        status = Status.OPTIMAL
+    else:
+        status = Status.FEASIBLE
+    return round_result(rnd, places, "exact", r1.solve_seconds + r2.solve_seconds,
+                        status=status, bound=bound, gap=relative_gap(obj, bound),
+                        backend=r1.backend, solver=r1.solver,
+                        build_seconds=r1.build_seconds + r2.build_seconds + build,
+                        values={"y": r1.values["y"], "keep": r2.values["keep"],
+                                "u": r2.values["u"], "v": r2.values["v"]},
+                        ratio=None,
+                        ratio_note="two-step Synergy-OPT: step 1 bounds the joint optimum; "
+                                   "placement may fall back to the fair share",
+                        extra={"formulation": "two-step", "step1_objective": r1.objective,
+                               "step1_bound": r1.bound, "step1_status": r1.status.value,
+                               "step2_status": r2.status.value, "fallback": fallback,
+                               "step1_seconds": r1.seconds, "step2_seconds": r2.seconds})
+
+
+def exact(instance: Instance, backend: str = "highs", *, formulation: str = "joint",
+          start: float | None = None, order=None, **options) -> Result:
+    """Exact Synergy round allocation through the solver layer.
+
+    ``formulation="joint"`` (default) solves the joint multi-resource packing ILP, the
+    optimum of the round model; ``"two-step"`` runs Synergy-OPT (super-machine ILP, then
+    placement). Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``,
+    ``solver``, ``verbose``) pass through to :func:`optsched.solvers.solve_program`.
+    """
+    if formulation not in FORMULATIONS:
+        raise InvalidOption("formulation", formulation, f"must be one of {FORMULATIONS}")
+    t0 = time.perf_counter()
+    rnd = prepare(instance, start=start, order=order)
+    prep = time.perf_counter() - t0
+    if not rnd.admitted:
+        return round_result(rnd, [], "exact", 0.0, status=Status.OPTIMAL, bound=0.0, gap=0.0,
+                            backend=backend, ratio=1.0, ratio_note="no admitted job",
+                            extra={"formulation": formulation})
+    res = (joint if formulation == "joint" else two_step)(rnd, backend, **options)
+    return res.replace(build_seconds=res.build_seconds + prep)

@@ -1,0 +1,348 @@
+"""Synergy: interpolation, heuristics' guarantees, exact ILPs vs brute force and each other."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import optsched
+from optsched import Cluster, Instance, Job, ModelNotApplicable, Node, Sensitivity, Status
+from optsched.catalog import synergy_profiles
+from optsched.schedule import Schedule
+from optsched.synergy import (
+    demo_instance,
+    exact,
+    greedy,
+    prepare,
+    proportional,
+    relative_throughput,
+    servers,
+    synergy_workload,
+    tune,
+)
+from optsched.validate import validate_schedule
+
+PROFILES = synergy_profiles()
+CPU = (1.0, 3.0, 6.0)
+MEM = (31.25, 62.5, 125.0)
+
+
+def cluster(sizes, gtype="v100") -> Cluster:
+    """Servers of ``g`` GPUs with 3 cores and 62.5 GB per GPU (Synergy's ratio)."""
+    return Cluster(tuple(Node(f"s{i}", {gtype: g}, cpus=3.0 * g, memory=62.5 * g)
+                         for i, g in enumerate(sizes)))
+
+
+def job(i, workers, sens, work=1e9, arrival=0.0) -> Job:
+    return Job(str(i), arrival, workers, work, {"v100": 1.0}, sensitivity=sens)
+
+
+def catalog_job(i, name, workers=None, work=1e9) -> Job:
+    p = PROFILES[name]
+    return Job(str(i), 0.0, workers or p.gpus, work, {"v100": 1.0 / p.iter_time},
+               profile=name, sensitivity=p.sensitivity)
+
+
+@st.composite
+def sensitivities(draw):
+    vals = st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0])
+    mat = [[draw(vals) for _ in MEM] for _ in CPU]
+    mat[1][1] = 1.0  # the fair share (3 cores, 62.5 GB) is the reference point
+    bc = draw(st.sampled_from(CPU))
+    bm = draw(st.sampled_from(MEM))
+    return Sensitivity(CPU, MEM, tuple(map(tuple, mat)), bc, bm)
+
+
+@st.composite
+def instances(draw, max_servers=3, max_jobs=6, sizes=(2, 4)):
+    ss = draw(st.lists(st.sampled_from(sizes), min_size=1, max_size=max_servers))
+    cl = cluster(ss)
+    n = draw(st.integers(1, max_jobs))
+    jobs = []
+    for i in range(n):
+        w = draw(st.integers(1, max(ss)))
+        sens = draw(st.one_of(st.none(), sensitivities()))
+        jobs.append(job(i, w, sens))
+    return Instance(cl, tuple(jobs), slot=300.0)
+
+
+def per_server_use(res) -> dict[str, np.ndarray]:
+    """GPUs, cores and GB in use per server (the round's allocations all overlap)."""
+    use: dict[str, np.ndarray] = {}
+    for a in res.schedule.allocations:
+        use.setdefault(a.node, np.zeros(3))
+        use[a.node] += (a.gpus, a.cpus, a.memory)
+    return use
+
+
+def check_fits(instance: Instance, res) -> None:
+    nodes = {n.name: n for n in instance.cluster.nodes}
+    for name, (g, c, m) in per_server_use(res).items():
+        n = nodes[name]
+        assert g <= n.total_gpus and c <= n.cpus + 1e-6 and m <= n.memory + 1e-6
+    # the original instance's validator agrees on capacity (no completion claims)
+    validate_schedule(instance, Schedule(res.schedule.allocations))
+
+
+# --------------------------------------------------------------------------- profiles
+def test_interpolation_on_off_grid():
+    s = PROFILES["res18_1"].sensitivity
+    assert relative_throughput(s, 9, 62.5) == 2.4
+    assert relative_throughput(s, 3, 62.5) == 1.0
+    # bilinear between 3 and 4 cores at 62.5 GB: 1.0 and 1.3
+    assert relative_throughput(s, 3.5, 62.5) == pytest.approx(1.15)
+    # between 20.83 and 62.5 GB at 3 cores: 0.1 and 1.0
+    mid = (20.83 + 62.5) / 2
+    assert relative_throughput(s, 3, mid) == pytest.approx(0.55)
+    # clamped above the grid, zero below it
+    assert relative_throughput(s, 48, 1000) == 2.4
+    assert relative_throughput(s, 0.5, 62.5) == 0.0
+    assert relative_throughput(s, 3, 10) == 0.0
+    # a zero (unprofiled) corner makes the point unprofiled
+    s2 = PROFILES["res18_2"].sensitivity
+    assert relative_throughput(s2, 12, 62.5) == 0.0
+    assert relative_throughput(s2, 10, 62.5) == 0.0
+    assert relative_throughput(s2, 9, 62.5) == 2.4
+    assert relative_throughput(None, 1, 1) == 1.0
+
+
+def test_best_case_snaps_to_grid():
+    inst = Instance(cluster([8]), (catalog_job(0, "gnmt_1"), catalog_job(1, "alexnet_1")))
+    rnd = prepare(inst)
+    assert rnd.best[0] == (1.0, 20.83, 1.0)  # 20 GB declared, 20.83 GB profiled
+    assert rnd.best[1] == (12.0, 125.0, 2.94)
+    assert rnd.fair == (3.0, 62.5)
+
+
+def test_not_applicable():
+    with pytest.raises(ModelNotApplicable, match="per GPU"):
+        prepare(Instance(Cluster((Node("a", {"v100": 8}, 24, 500),
+                                  Node("b", {"v100": 8}, 32, 500))), (job(0, 1, None),)))
+    with pytest.raises(ModelNotApplicable, match="one GPU type"):
+        prepare(Instance(Cluster((Node("a", {"v100": 8}, 24, 500),
+                                  Node("b", {"k80": 8}, 24, 500))), (job(0, 1, None),)))
+    with pytest.raises(ModelNotApplicable, match="cpus > 0"):
+        prepare(Instance(Cluster((Node("a", {"v100": 8}),)), (job(0, 1, None),)))
+    # fair share 25 GB per GPU lies below the 2-GPU profiles' memory grid
+    small = Cluster((Node("a", {"v100": 8}, 24, 200),))
+    with pytest.raises(ModelNotApplicable, match="does not cover"):
+        tune(Instance(small, (catalog_job(0, "res18_2"),)))
+
+
+# --------------------------------------------------------------------------- GREEDY
+def greedy_counterexample() -> Instance:
+    """One server; two AlexNets then six 1-GPU LSTMs, FIFO."""
+    jobs = [catalog_job(0, "alexnet_1"), catalog_job(1, "alexnet_1")]
+    jobs += [catalog_job(i, "lstm_1") for i in range(2, 8)]
+    return Instance(servers(1), tuple(jobs), slot=300.0)
+
+
+def test_greedy_violates_fairness_pinned():
+    inst = greedy_counterexample()
+    g, p, t = greedy(inst), proportional(inst), tune(inst)
+    # the AlexNets take 12 cores each, the whole server's 24: no LSTM gets its 1 core
+    assert g.extra["placed"] == ["0", "1"]
+    assert g.extra["skipped"] == [str(i) for i in range(2, 8)]
+    assert g.extra["below_fair"] == [str(i) for i in range(2, 8)]
+    assert g.objective == pytest.approx(2 * 2.94)
+    assert p.objective == pytest.approx(8.0)
+    # TUNE places all eight and nobody falls below the fair share
+    assert sorted(t.extra["placed"]) == [str(i) for i in range(8)]
+    assert t.extra["below_fair"] == []
+    assert t.objective >= p.objective
+    opt = exact(inst)
+    assert opt.status is Status.OPTIMAL and opt.objective >= t.objective - 1e-9
+
+
+def test_greedy_lets_a_later_job_jump_ahead():
+    # 2 servers x (2 GPUs, 6 cores). Job 0 takes s0's 6 cores with 1 GPU; job 1 (3 GPUs
+    # at 6 cores each) finds 3 free GPUs but cores for only one: skipped. Job 2, which
+    # the proportional admission would not even admit (4 of 4 GPUs taken), goes ahead.
+    hungry = Sensitivity(CPU, MEM, ((0.5, 0.5, 0.5), (1, 1, 1), (2, 2, 2)), 6.0, 62.5)
+    inst = Instance(cluster([2, 2]), (job(0, 1, hungry), job(1, 3, hungry), job(2, 1, None)))
+    g = greedy(inst)
+    assert g.extra["admitted"] == ["0", "1"]
+    assert g.extra["skipped"] == ["1"]
+    assert g.extra["placed"] == ["0", "2"]
+    assert g.extra["below_fair"] == ["1"]
+
+
+# --------------------------------------------------------------------------- properties
+@given(instances())
+def test_heuristics_fit_and_tune_is_fair(inst):
+    res = {f.__name__: f(inst) for f in (proportional, greedy, tune)}
+    for r in res.values():
+        check_fits(inst, r)
+        assert r.objective == pytest.approx(sum(r.extra["relative_throughput"].values()))
+    rnd = prepare(inst)
+    t, p = res["tune"], res["proportional"]
+    # TUNE never fails when the proportional allocation fits (it always does)
+    assert sorted(t.extra["placed"]) == sorted(t.extra["admitted"])
+    assert sorted(p.extra["placed"]) == sorted(p.extra["admitted"])
+    # TUNE never gives a job less than its fair throughput
+    for jid, rel in t.extra["relative_throughput"].items():
+        assert rel >= rnd.fair_rel[inst.job_index[jid]] - 1e-9
+    assert t.extra["below_fair"] == []
+    assert t.objective >= p.objective - 1e-9
+
+
+@settings(max_examples=15)
+@given(instances(max_servers=3, max_jobs=5))
+def test_exact_chain(inst):
+    """step 1 >= joint >= TUNE >= proportional; joint >= two-step (realised) >= proportional."""
+    jt = exact(inst)
+    ts = exact(inst, formulation="two-step")
+    t, p = tune(inst), proportional(inst)
+    assert jt.status is Status.OPTIMAL
+    assert ts.status in (Status.OPTIMAL, Status.FEASIBLE)
+    for r in (jt, ts):
+        check_fits(inst, r)
+        assert sorted(r.extra["placed"]) == sorted(r.extra["admitted"])
+        assert r.extra["below_fair"] == []
+    tol = 1e-6
+    assert ts.extra["step1_objective"] >= jt.objective - tol
+    assert jt.objective >= ts.objective - tol
+    assert jt.objective >= t.objective - tol
+    assert t.objective >= p.objective - tol
+    assert ts.objective >= p.objective - tol
+    assert jt.bound >= jt.objective - tol
+
+
+def brute_force(inst: Instance) -> float:
+    """Best total T over every fair configuration and every split of every gang."""
+    rnd = prepare(inst)
+    S = rnd.n_servers
+    jobs = rnd.admitted
+    cands = [rnd.candidates(j, prune=False) for j in jobs]
+    splits = {}
+    for j in jobs:
+        g = rnd.gpus(j)
+        splits[j] = [x for x in itertools.product(*(range(min(g, G) + 1) for G in rnd.G))
+                     if sum(x) == g]
+    best = -math.inf
+
+    def rec(i, fg, fc, fm, total):
+        nonlocal best
+        if i == len(jobs):
+            best = max(best, total)
+            return
+        j = jobs[i]
+        for c, m, t in cands[i]:
+            for x in splits[j]:
+                x = np.array(x)
+                ng, nc, nm = fg - x, fc - x * c, fm - x * m
+                if (ng >= 0).all() and (nc >= -1e-9).all() and (nm >= -1e-9).all():
+                    rec(i + 1, ng, nc, nm, total + t)
+
+    rec(0, rnd.G.copy(), rnd.C.copy(), rnd.M.copy(), 0.0)
+    assert S >= 1
+    return best
+
+
+@settings(max_examples=15)
+@given(instances(max_servers=2, max_jobs=3, sizes=(2, 3)))
+def test_joint_equals_brute_force(inst):
+    assert exact(inst).objective == pytest.approx(brute_force(inst), abs=1e-6)
+
+
+def test_backends_agree(backend):
+    inst = greedy_counterexample()
+    inst = inst.replace(cluster=servers(2), jobs=inst.jobs + (catalog_job(8, "res18_2"),
+                                                              catalog_job(9, "m5_1")))
+    ref = exact(inst)
+    for formulation in ("joint", "two-step"):
+        r = exact(inst, backend=backend, formulation=formulation)
+        assert r.backend == backend
+        assert r.objective == pytest.approx(ref.objective if formulation == "joint"
+                                            else exact(inst, formulation="two-step").objective,
+                                            abs=1e-6)
+        check_fits(inst, r)
+
+
+# --------------------------------------------------------------------------- schedule
+def test_completion_only_when_the_job_truly_finishes():
+    # res18 alone gets its best case 2.4x: 1 GPU at 1/0.64 it/s -> 3.75 it/s
+    fast = catalog_job(0, "res18_1", work=3.75 * 100)  # 100 s at 2.4x, 240 s at 1x
+    slow = catalog_job(1, "res18_1", work=3.75 * 1000)  # 1000 s at 2.4x
+    inst = Instance(servers(1), (fast, slow), slot=300.0)
+    r = tune(inst)
+    assert r.extra["relative_throughput"] == {"0": 2.4, "1": 2.4}
+    rate = 2.4 / 0.64
+    assert r.schedule.completion == {"0": pytest.approx(3.75 * 100 / rate)}
+    assert r.extra["iterations"]["1"] == pytest.approx(rate * 300)
+    a0 = [a for a in r.schedule.allocations if a.job == "0"]
+    assert a0[0].end == pytest.approx(r.schedule.completion["0"])
+    assert a0[0].cpus == 9 and a0[0].memory == 62.5
+    p = proportional(inst)
+    assert p.schedule.completion == {"0": pytest.approx(240.0)}
+    assert p.metrics.n_completed == 1
+
+
+def test_start_and_order_options():
+    inst = Instance(servers(1), (job(0, 8, None, arrival=0.0), job(1, 8, None, arrival=50.0)))
+    r = tune(inst, start=10.0)
+    assert r.extra["admitted"] == ["0"] and r.extra["start"] == 10.0
+    r = tune(inst, order=["1", "0"])
+    assert r.extra["admitted"] == ["1"]
+    with pytest.raises(optsched.InvalidOption):
+        tune(inst, order=["2"])
+    with pytest.raises(optsched.InvalidOption):
+        exact(inst, formulation="three-step")
+    with pytest.raises(optsched.InvalidOption):
+        exact(inst, bogus=1)
+
+
+def test_registered_and_cli(tmp_path, capsys):
+    from optsched.cli import main
+
+    inst = demo_instance()
+    assert optsched.solve(inst, "synergy", "heuristic").method == "tune"
+    assert optsched.solve(inst, "synergy").status is Status.OPTIMAL
+    path = tmp_path / "inst.json"
+    inst.to_json(path)
+    assert main(["solve", "synergy", str(path), "--method", "greedy", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "synergy" and out["method"] == "greedy"
+    assert main(["solve", "synergy", str(path), "--option", "formulation=two-step",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["extra"]["formulation"] == "two-step"
+
+
+def test_workload_generator():
+    inst = synergy_workload(200, "synergy-128", seed=3, split=(50, 0, 50))
+    assert {j.profile.rsplit("_", 1)[0] for j in inst.jobs} <= {
+        "alexnet", "res18", "res50", "mobilenet", "shufflenet", "m5", "deepspeech"}
+    assert set(inst.workers.tolist()) <= {1, 2, 4, 8}
+    assert all(j.sensitivity is not None for j in inst.jobs)
+    again = synergy_workload(200, "synergy-128", seed=3, split=(50, 0, 50))
+    assert again.to_dict() == inst.to_dict()
+
+
+def test_two_step_can_realise_less_than_tune_pinned():
+    """The super-machine step picks configurations that do not pack per server.
+
+    Step 1 gives the 2-GPU job 12 cores and 250 GB per GPU (T = 4): the 4-GPU server
+    can host one such slice and the 8-GPU server one more, and then the 8-GPU job no
+    longer fits anywhere; step 2 must fall back to the fair share. Realised 2.5 < TUNE's
+    4.0 < joint 5.0 < step 1's 5.5. (Synthetic profiles; not seen with catalog ones.)
+    """
+    cpu, mem = (1.0, 3.0, 6.0, 12.0), (31.25, 62.5, 125.0, 250.0)
+    a = Sensitivity(cpu, mem, ((1.5, 2, 2, 1), (1, 1, 3, 2), (2, 2, 3, 4), (2, 3, 3, 1.5)),
+                    12.0, 125.0)
+    b = Sensitivity(cpu, mem, ((2, 2, 3, 1.5), (1, 1, 3, 1), (3, .5, .5, 1.5), (1.5, .5, 3, 4)),
+                    1.0, 125.0)
+    inst = Instance(cluster([4, 8]), (job(0, 8, a), job(1, 2, b)))
+    ts, t, jt = exact(inst, formulation="two-step"), tune(inst), exact(inst)
+    assert ts.extra["step1_objective"] == pytest.approx(5.5)
+    assert ts.extra["fallback"] == ["1"]
+    assert ts.status is Status.FEASIBLE and ts.bound == pytest.approx(5.5)
+    assert ts.objective == pytest.approx(2.5)
+    assert t.objective == pytest.approx(4.0)
+    assert jt.objective == pytest.approx(5.0) and jt.status is Status.OPTIMAL
