@@ -71,7 +71,8 @@ def main() -> None:
             "ilp_agrees", "online_ratio", "online_s", "sjf_ratio", "sjf_s",
             "sjf_fastest_ratio", "sjf_fastest_s", "jsq_ratio", "jsq_s"]
     write_results("allox" + ("_quick" if args.quick else ""), rows, cols,
-                  title="AlloX: exact matching vs heuristics (total JCT; ratio = heuristic / exact)",
+                  title="AlloX: exact matching vs heuristics "
+                        "(total JCT; ratio = heuristic / exact)",
                   params={"grid": grid, "seeds": seeds, "ilp_max": args.ilp_max},
                   notes="Ratios >= 1 by optimality of the matching. `online` re-solves the "
                         "matching at every release (alpha = 1, no cap); with all jobs queued "

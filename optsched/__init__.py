@@ -4,6 +4,12 @@ Each model is exposed two ways: an exact LP/MILP solved through one solver layer
 (HiGHS directly, Pyomo or CVXPY) and the polynomial-time heuristic from its paper.
 """
 
+from . import (
+    allox,  # noqa: E402  (each model package registers itself)
+    hadar,  # noqa: E402
+    salus,  # noqa: E402
+    synergy,  # noqa: E402
+)
 from .errors import (
     InvalidInput,
     InvalidInstance,
@@ -19,11 +25,6 @@ from .registry import ModelSpec, get_model, models, solve
 from .result import Result, Status
 from .schedule import Allocation, Schedule, load_schedule
 from .validate import validate_schedule
-
-from . import allox  # noqa: E402  (each model package registers itself)
-from . import salus  # noqa: E402
-from . import hadar  # noqa: E402
-from . import synergy  # noqa: E402
 
 __version__ = "0.1.0"
 

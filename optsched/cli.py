@@ -167,9 +167,11 @@ def cmd_catalog(args) -> int:
         tp = prof.throughput.get(1, {})
         vals = "/".join(_fmt(tp.get(t), 3) for t in ("k80", "p100", "v100"))
         print(f"  {name:36s} {vals}")
-    print("\nSynergy CPU/memory-sensitivity profiles:", ", ".join(sorted(catalog.synergy_profiles())))
+    print("\nSynergy CPU/memory-sensitivity profiles:",
+          ", ".join(sorted(catalog.synergy_profiles())))
     print("Salus workloads:", len(catalog.salus_workloads()), "training runs")
-    print("\nModels:", ", ".join(f"{n} ({', '.join(s.methods)})" for n, s in sorted(models().items())))
+    print("\nModels:", ", ".join(f"{n} ({', '.join(s.methods)})"
+                                 for n, s in sorted(models().items())))
     return 0
 
 

@@ -304,7 +304,8 @@ class Node:
         for k, v in gm.items():
             if k not in clean:
                 raise InvalidInstance(f"{path}.gpu_memory.{k}", v,
-                                      f"GPU type {k!r} is not among this node's gpus {sorted(clean)}")
+                                      f"GPU type {k!r} is not among this node's gpus "
+                                      f"{sorted(clean)}")
             cleaned[k] = _num(f"{path}.gpu_memory.{k}", v, strict=True)
         object.__setattr__(self, "gpu_memory", _frozen(cleaned))
 
@@ -540,7 +541,9 @@ class Instance:
         self._check("")
 
     def _check(self, root: str) -> None:
-        p = (lambda s: f"{root}.{s}" if root else s)
+        def p(s: str) -> str:
+            return f"{root}.{s}" if root else s
+
         if not isinstance(self.cluster, Cluster):
             raise InvalidInstance(p("cluster"), self.cluster, "must be a Cluster")
         if not isinstance(self.jobs, (tuple, list)):
@@ -558,7 +561,8 @@ class Instance:
             if not isinstance(j, Job):
                 raise InvalidInstance(jp, j, "must be a Job")
             if j.id in seen:
-                raise InvalidInstance(f"{jp}.id", j.id, f"duplicate job id (also jobs[{seen[j.id]}])")
+                raise InvalidInstance(f"{jp}.id", j.id,
+                                      f"duplicate job id (also jobs[{seen[j.id]}])")
             seen[j.id] = i
             for k in j.throughput:
                 if k not in types:
@@ -698,10 +702,12 @@ def instance_json_schema() -> dict[str, Any]:
         "properties": {
             "name": {"type": "string", "minLength": 1},
             "slot": {**pos, "description": "slot (round) length in seconds", "default": 360},
-            "horizon": {**pos, "description": "optional horizon in seconds; every arrival precedes it"},
+            "horizon": {**pos, "description": "optional horizon in seconds; every arrival "
+                                               "precedes it"},
             "cluster": {
                 "type": "object", "required": ["nodes"], "additionalProperties": False,
-                "properties": {"nodes": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/node"}}},
+                "properties": {"nodes": {"type": "array", "minItems": 1,
+                                         "items": {"$ref": "#/$defs/node"}}},
             },
             "jobs": {"type": "array", "items": {"$ref": "#/$defs/job"},
                      "description": "job ids unique; throughput types must exist in the cluster; "
@@ -712,7 +718,8 @@ def instance_json_schema() -> dict[str, Any]:
                 "type": "object", "required": ["name", "gpus"], "additionalProperties": False,
                 "properties": {
                     "name": {"type": "string", "minLength": 1},
-                    "gpus": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0},
+                    "gpus": {"type": "object",
+                             "additionalProperties": {"type": "integer", "minimum": 0},
                              "description": "GPU count per GPU type"},
                     "cpus": {**nonneg, "description": "CPU cores"},
                     "memory": {**nonneg, "description": "DRAM in GB"},
@@ -730,7 +737,8 @@ def instance_json_schema() -> dict[str, Any]:
                     "work": {**pos, "description": "iterations to train"},
                     "throughput": {"type": "object", "minProperties": 1,
                                    "additionalProperties": nonneg,
-                                   "description": "iterations/s per worker per GPU type; not all zero"},
+                                   "description": "iterations/s per worker per GPU type; "
+                                                  "not all zero"},
                     "weight": {**pos, "default": 1},
                     "user": {"type": "string", "minLength": 1},
                     "profile": {"type": "string", "minLength": 1},

@@ -98,7 +98,9 @@ def compute_metrics(instance: Instance, schedule: Schedule) -> Metrics:
     iso = isolated_runtime(instance)
     ftf = np.array([jct[jid] / iso[idx[jid]] for jid in jct]) if jct else np.zeros(0)
     slow = np.array([jct[jid] / jobs[jid].min_duration() for jid in jct]) if jct else np.zeros(0)
-    stat = (lambda f, a: float(f(a)) if a.size else None)
+    def stat(f, a: np.ndarray) -> float | None:
+        return float(f(a)) if a.size else None
+
     return Metrics(
         n_jobs=instance.n_jobs, n_completed=len(comp), mean_jct=stat(np.mean, v),
         p50_jct=stat(np.median, v), p99_jct=stat(lambda a: np.percentile(a, 99), v),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Status", "Result", "relative_gap"]
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Outcome of a solve. Never raised: always reported on :class:`Result`.
 
     * ``optimal``: proven optimal (a MILP within the requested ``mip_gap``);
@@ -35,9 +35,6 @@ class Status(str, Enum):
     UNBOUNDED = "unbounded"
     SOLVER_MISSING = "solver_missing"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def has_solution(self) -> bool:

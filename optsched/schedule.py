@@ -149,7 +149,8 @@ def _alloc_from_dict(d: Any, path: str) -> Allocation:
     kw: dict[str, Any] = {}
     for k, v in d.items():
         if k not in _ALLOC_FIELDS:
-            raise InvalidSchedule(f"{path}.{k}", v, f"unknown field; allowed {sorted(_ALLOC_FIELDS)}")
+            raise InvalidSchedule(f"{path}.{k}", v,
+                                  f"unknown field; allowed {sorted(_ALLOC_FIELDS)}")
         typ = _ALLOC_FIELDS[k]
         if typ is str and not isinstance(v, str):
             raise InvalidSchedule(f"{path}.{k}", v, "must be a string")
