@@ -315,7 +315,7 @@ def serial_schedule(view: SalusView, plan: LanePlan) -> Schedule:
         while any(queues):
             heads = [q[0] for q in queues if q]
             f = min(1.0, 1.0 / float(sum(view.u[i] for i in heads)))
-            dt = min(left[i] * view.d[i, g] / f for i in heads)
+            dt = float(min(left[i] * view.d[i, g] / f for i in heads))
             for i in heads:
                 allocs.append(Allocation(view.ids[i], t, t + dt, view.node[g],
                                          view.gpu_type[g], 1, share=float(view.u[i] * f)))
@@ -323,7 +323,7 @@ def serial_schedule(view: SalusView, plan: LanePlan) -> Schedule:
             t += dt
             for q in queues:
                 if q and left[q[0]] <= 1e-9 * max(1.0, view.n[q[0]]):
-                    comp[view.ids[q[0]]] = t
+                    comp[view.ids[q[0]]] = float(t)
                     q.pop(0)
     return Schedule(tuple(merge_intervals(allocs)), comp, sharing=True)
 
