@@ -275,30 +275,33 @@ def prepare(instance: Instance, *, start: float | None = None,
             admitted.append(j)
             free -= instance.jobs[j].workers
     fair_rel, best, configs = {}, {}, {}
+    per_profile: dict[int, tuple[float, tuple[float, float, float], np.ndarray]] = {}
     for j in eligible:
         job = instance.jobs[j]
         if job.rate(gtype) <= 0:
             raise ModelNotApplicable(f"jobs[{j}].throughput", dict(job.throughput),
                                      f"job cannot run on the cluster's GPU type {gtype!r}")
         s = job.sensitivity
-        tf = relative_throughput(s, *fair)
-        if tf <= 0:
-            raise ModelNotApplicable(
-                f"jobs[{j}].sensitivity", job.profile or job.id,
-                f"the profile does not cover the proportional share {fair[0]:g} cores, "
-                f"{fair[1]:g} GB per GPU (throughput 0 there)")
-        fair_rel[j] = tf
-        bc, bm = best_case(s, fair)
-        bt = relative_throughput(s, bc, bm)
-        best[j] = (bc, bm, bt) if bt >= tf - TOL else (fair[0], fair[1], tf)
-        rows = [(fair[0], fair[1], tf), best[j]]
-        if s is not None:
-            mat = s.matrix
-            for a, c in enumerate(s.cpu_grid):
-                for b, m in enumerate(s.memory_grid):
-                    if mat[a, b] > 0:
-                        rows.append((c, m, float(mat[a, b])))
-        configs[j] = np.array(rows, dtype=float)
+        key = id(s)
+        if key not in per_profile:  # jobs of one catalog profile share its Sensitivity
+            tf = relative_throughput(s, *fair)
+            if tf <= 0:
+                raise ModelNotApplicable(
+                    f"jobs[{j}].sensitivity", job.profile or job.id,
+                    f"the profile does not cover the proportional share {fair[0]:g} cores, "
+                    f"{fair[1]:g} GB per GPU (throughput 0 there)")
+            bc, bm = best_case(s, fair)
+            bt = relative_throughput(s, bc, bm)
+            b = (bc, bm, bt) if bt >= tf - TOL else (fair[0], fair[1], tf)
+            rows = np.array([(fair[0], fair[1], tf), b], dtype=float)
+            if s is not None:
+                mat = s.matrix
+                a, k = np.nonzero(mat > 0)
+                grid = np.column_stack([np.asarray(s.cpu_grid)[a],
+                                        np.asarray(s.memory_grid)[k], mat[a, k]])
+                rows = np.vstack([rows, grid])
+            per_profile[key] = (tf, b, rows)
+        fair_rel[j], best[j], configs[j] = per_profile[key]
     return SynergyRound(instance=instance, gpu_type=gtype, nodes=nodes, G=G, C=C, M=M,
                         fair=fair, start=float(start), order=eligible, admitted=admitted,
                         fair_rel=fair_rel, best=best, configs=configs)
