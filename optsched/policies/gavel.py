@@ -108,7 +108,8 @@ def _mmf(agnostic: bool) -> Solver:
     def solve(view: ClusterView, o: dict) -> glp.LPAllocation:
         return glp.max_min_fairness(view.throughput_matrix, view.workers, view.gpus_per_type,
                                     view.weights if o.get("weighted", True) else None,
-                                    agnostic=agnostic, pareto=o.get("pareto", True),
+                                    agnostic=agnostic, pareto=o.get("pareto", "greedy"),
+                                    aggregate=o.get("aggregate", True),
                                     backend=o["backend"], **o["solve_options"])
     return solve
 
@@ -175,8 +176,11 @@ class GavelPolicy:
         Solver-layer backend (``"highs"``, ``"pyomo"``, ``"cvxpy"``).
     reset_interval : float
         Minimum seconds between resets of the rounds-received counters.
-    pareto : bool
-        Max-min only: second LP making the allocation Pareto-efficient (default True).
+    pareto : False, "greedy" or "lp"
+        Max-min only: make the allocation Pareto-efficient (default ``"greedy"``, see
+        :func:`gavel_lp.max_min_fairness`).
+    aggregate : bool
+        Max-min only: solve over classes of identical jobs (exact; default True).
     weighted : bool
         Max-min only: use job weights ``w_m`` (default True).
     prices : dict, slo_factor : float

@@ -22,9 +22,11 @@ Policies (§4), each one LP (or a short sequence) built with
   :math:`\max z` s.t. :math:`z \le \sum_k a_{mk} X_{mk}` (Gavel code
   ``MaxMinFairnessPolicyWithPerf``: normalised by the equal-share throughput and multiplied
   by the scale factor). ``agnostic=True`` sets :math:`T = 1` on every usable type
-  (``MaxMinFairnessPolicy``). ``pareto=True`` adds a second LP that keeps every job at
-  :math:`\ge z^*` and maximises :math:`\sum_{mk} a_{mk}X_{mk}` (a vertex solver may
-  otherwise leave GPUs idle that an interior-point solver like Gavel's ECOS would spread).
+  (``MaxMinFairnessPolicy``). A vertex solver may leave GPUs idle that an interior-point
+  solver like Gavel's ECOS would spread, so ``pareto="greedy"`` hands idle capacity to
+  jobs with spare time (keeps :math:`z^*`) and ``pareto="lp"`` solves a second LP that
+  keeps every job at :math:`\ge z^*` and maximises :math:`\sum_{mk} a_{mk}X_{mk}`.
+  Identical jobs are aggregated into classes (exact, see :func:`max_min_fairness`).
 * :func:`min_total_duration` (makespan): ONE LP, :math:`\max \tau` s.t.
   :math:`\mathrm{thr}_m(X) \ge r_m \tau` with :math:`r_m` the *remaining* iterations; the
   makespan of the allocation is :math:`1/\tau^*`. (Gavel's code bisects on the makespan
@@ -72,7 +74,7 @@ from ..solvers.program import LinearProgram, VarBlock
 __all__ = [
     "LPAllocation", "allocation_program", "equal_share", "isolated_share", "max_min_fairness",
     "min_total_duration", "finish_time_fairness", "max_sum_throughput", "min_cost_slo",
-    "AWS_PRICES",
+    "AWS_PRICES", "job_classes", "fill_idle",
 ]
 
 #: On-demand $/GPU-hour used by default for :func:`min_cost_slo`: AWS p3.2xlarge
@@ -177,10 +179,58 @@ def isolated_share(T, workers, capacity) -> np.ndarray:
     return np.where(s > 1, x / np.maximum(s, 1e-300), x)
 
 
+def job_classes(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group jobs with identical rows of ``columns`` (e.g. T, W, w).
+
+    Returns ``(first, inverse, counts)``: a representative row per class, each job's
+    class, and the class sizes.
+    """
+    key = np.column_stack([np.asarray(c, dtype=float).reshape(len(columns[0]), -1)
+                           for c in columns])
+    _, first, inverse, counts = np.unique(key, axis=0, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    return first, inverse.reshape(-1), counts
+
+
+def fill_idle(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
+              A: np.ndarray) -> np.ndarray:
+    """Greedy Pareto improvement: hand capacity left idle by X to jobs with spare time.
+
+    Entries are visited in decreasing ``A[m, k]`` (normalised throughput per unit of
+    X); each takes ``min(1 - sum_k X_mk, idle_k / W_m)``. No job loses anything, so the
+    max-min value is kept; afterwards no usable type has idle GPUs while a job that can
+    run on it has spare time.
+    """
+    X = X.copy()
+    idle = c - (W[:, None] * X).sum(axis=0)
+    spare = 1.0 - X.sum(axis=1)
+    ms, ks = np.nonzero((T > 0) & (spare[:, None] > 1e-9) & (idle[None, :] > 1e-9))
+    for e in np.argsort(-A[ms, ks], kind="stable"):
+        m, k = ms[e], ks[e]
+        add = min(spare[m], idle[k] / W[m])
+        if add > 1e-12:
+            X[m, k] += add
+            spare[m] -= add
+            idle[k] -= add * W[m]
+    return X
+
+
 def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = False,
-                     pareto: bool = False, backend: str = "highs",
-                     **solve_options: Any) -> LPAllocation:
-    """Max-min fairness / LAS (Gavel §4.1); see module docstring. Objective: ``z*``."""
+                     pareto: bool | str = False, aggregate: bool = True,
+                     backend: str = "highs", **solve_options: Any) -> LPAllocation:
+    """Max-min fairness / LAS (Gavel §4.1); see module docstring. Objective: ``z*``.
+
+    ``aggregate=True`` solves the LP over *classes* of identical jobs (same throughput
+    row, workers and weight), one variable row per class, the capacity rows weighted
+    by class sizes. This is exact: the LP is symmetric under permuting identical jobs
+    and convex, so averaging any optimum over those permutations gives an optimum in
+    which identical jobs get identical rows. (Gavel's traces draw jobs from 26 job
+    types x 4 scale factors, so hundreds of active jobs collapse to a few dozen rows.)
+
+    ``pareto``: ``False``; ``"greedy"`` (:func:`fill_idle`, keeps z*); ``True``/``"lp"``
+    (second LP maximising the sum of normalised throughputs subject to every job
+    keeping z*).
+    """
     T, W, c = _arrays(T, workers, capacity)
     n, K = T.shape
     if n == 0:
@@ -189,42 +239,64 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
     Te = (T > 0).astype(float) if agnostic else T
     thr_eq = (Te * equal_share(Te, c)).sum(axis=1)
     A = Te * (W / (w * np.maximum(thr_eq, 1e-300)))[:, None]
-    lp, X = allocation_program(Te, W, c, sense="max", name="gavel_max_min")
+    if aggregate:
+        first, inv, counts = job_classes(Te, W, w)
+    else:
+        first, inv, counts = np.arange(n), np.arange(n), np.ones(n)
+    Tc, Wc, Ac = Te[first], W[first], A[first]
+    # class rows: capacity uses counts x W (the class's GPUs)
+    lp, X = allocation_program(Tc, Wc * counts, c, sense="max", name="gavel_max_min")
     z = lp.add_variables("z", 1, lb=-np.inf, ub=np.inf, cost=1.0)
-    _add_rate_rows(lp, X, -A, "epigraph", z_col=int(z.index[0]), z_coef=1.0, ub=0.0)
+    _add_rate_rows(lp, X, -Ac, "epigraph", z_col=int(z.index[0]), z_coef=1.0, ub=0.0)
     res, vals = _solve(lp, backend, solve_options)
     if not res.success:
         return _fail(n, K, res)
     zstar = float(vals["z"][0])
-    Xs = vals["X"]
+    Xc = vals["X"]
     seconds = res.seconds
     solves = 1
-    if pareto and zstar > 0:
-        lp2, X2 = allocation_program(Te, W, c, sense="max", name="gavel_max_min_pareto")
-        lp2.set_cost(X2, A)
-        _add_rate_rows(lp2, X2, A, "keep_min", lb=zstar * (1 - 1e-7))
+    if pareto in (True, "lp") and zstar > 0:
+        lp2, X2 = allocation_program(Tc, Wc * counts, c, sense="max",
+                                     name="gavel_max_min_pareto")
+        lp2.set_cost(X2, Ac * counts[:, None])
+        _add_rate_rows(lp2, X2, Ac, "keep_min", lb=zstar * (1 - 1e-7))
         res2, vals2 = _solve(lp2, backend, solve_options)
         seconds += res2.seconds
         solves += 1
         if res2.success:
-            Xs = vals2["X"]
+            Xc = vals2["X"]
+    Xs = _clip(Xc, Tc)[inv]
+    if pareto == "greedy":
+        Xs = fill_idle(Xs, Te, W, c, A)
+    elif pareto not in (False, True, "lp"):
+        raise InvalidOption("pareto", pareto, "must be False, 'greedy', True or 'lp'")
     return LPAllocation(_clip(Xs, T), zstar, res.status, res, lp_solves=solves, seconds=seconds,
-                        info={"normalised": A})
+                        info={"normalised": A, "classes": int(len(first))})
 
 
 def _max_common_rate(T, W, c, need, backend, opts, name) -> tuple[float | None, np.ndarray,
                                                                 Result]:
-    """``max lambda`` s.t. ``W_m sum_k T_mk X_mk >= lambda * need_m`` (rows scaled)."""
+    """``max lambda`` s.t. ``W_m sum_k T_mk X_mk >= lambda * need_m``.
+
+    Scaling: lambda is measured in units of ``lam_iso``, the value reached by the
+    isolated allocation (feasible, so the scaled optimum is >= 1). Without it, rows of
+    jobs whose needs differ by orders of magnitude put the binding rows' coefficients
+    below the solver's feasibility tolerance.
+    """
     n, K = T.shape
     R = (W[:, None] * T) / need[:, None]  # 1/s per unit of X
-    scale = float(R.max()) if R.size and R.max() > 0 else 1.0
+    lam_iso = float(np.min((R * isolated_share(T, W, c)).sum(axis=1)))
+    scale = lam_iso if lam_iso > 0 else 1.0
     lp, X = allocation_program(T, W, c, sense="max", name=name)
     lam = lp.add_variables("lam", 1, lb=0.0, ub=np.inf, cost=1.0)
     _add_rate_rows(lp, X, R / scale, "rate", z_col=int(lam.index[0]), z_coef=-1.0, lb=0.0)
     res, vals = _solve(lp, backend, opts)
     if not res.success:
         return None, np.zeros((n, K)), res
-    return float(vals["lam"][0]) * scale, vals["X"], res
+    Xs = _clip(vals["X"], T)
+    # report the lambda the returned X actually achieves (robust to solver tolerances)
+    got = float(np.min((R * Xs).sum(axis=1)))
+    return got, Xs, res
 
 
 def min_total_duration(T, workers, capacity, remaining, *, backend: str = "highs",

@@ -1,0 +1,315 @@
+"""Gavel LPs vs independent formulations (scipy.optimize.linprog), hand optima, backends,
+and the round mechanism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from optsched import Cluster, Instance, Job, Node
+from optsched.policies import gavel_lp as glp
+from optsched.policies import get_policy
+from optsched.policies.gavel import RoundMechanism
+from optsched.sim import simulate
+
+
+# --------------------------------------------------------------------------- reference
+def base_constraints(T, W, c):
+    """Dense A_ub, b_ub, bounds of Gavel's constraints over x = vec(X) (row-major)."""
+    n, K = T.shape
+    A, b = [], []
+    for m in range(n):
+        row = np.zeros(n * K)
+        row[m * K:(m + 1) * K] = 1
+        A.append(row)
+        b.append(1.0)
+    for k in range(K):
+        row = np.zeros(n * K)
+        row[k::K] = W
+        A.append(row)
+        b.append(c[k])
+    bounds = [(0, 1 if T[m, k] > 0 else 0) for m in range(n) for k in range(K)]
+    return np.array(A), np.array(b), bounds
+
+
+def ref_max_min(T, W, c, w=None, agnostic=False):
+    n, K = T.shape
+    Te = (T > 0).astype(float) if agnostic else T
+    w = np.ones(n) if w is None else w
+    xeq = np.minimum(1, 1)  # recomputed below, independent of the module
+    xeq = np.tile(c / n, (n, 1)) * (Te > 0)
+    s = xeq.sum(1, keepdims=True)
+    xeq = np.where(s > 1, xeq / s, xeq)
+    a = Te * (W / (w * (Te * xeq).sum(1)))[:, None]
+    A, b, bounds = base_constraints(T, W, c)
+    A = np.hstack([A, np.zeros((A.shape[0], 1))])
+    rows = []
+    for m in range(n):
+        r = np.zeros(n * K + 1)
+        r[m * K:(m + 1) * K] = -a[m]
+        r[-1] = 1
+        rows.append(r)
+    A = np.vstack([A, rows])
+    b = np.concatenate([b, np.zeros(n)])
+    cost = np.zeros(n * K + 1)
+    cost[-1] = -1
+    res = linprog(cost, A_ub=A, b_ub=b, bounds=bounds + [(None, None)], method="highs")
+    assert res.status == 0
+    return -res.fun
+
+
+def feasible_rates(T, W, c, need):
+    """Is there X with W_m sum_k T_mk X_mk >= need_m for all m? (linprog feasibility)"""
+    n, K = T.shape
+    A, b, bounds = base_constraints(T, W, c)
+    rows = []
+    for m in range(n):
+        r = np.zeros(n * K)
+        r[m * K:(m + 1) * K] = -W[m] * T[m]
+        rows.append(r)
+    res = linprog(np.zeros(n * K), A_ub=np.vstack([A, rows]),
+                  b_ub=np.concatenate([b, -np.asarray(need)]), bounds=bounds, method="highs")
+    return res.status == 0
+
+
+def bisect_makespan(T, W, c, r, tol=1e-9):
+    lo, hi = 0.0, 1.0
+    while not feasible_rates(T, W, c, r / hi):
+        hi *= 2
+    while hi - lo > tol * hi:
+        mid = 0.5 * (lo + hi)
+        if mid > 0 and feasible_rates(T, W, c, r / mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@st.composite
+def problems(draw):
+    n = draw(st.integers(1, 6))
+    K = draw(st.integers(1, 3))
+    T = np.array([[draw(st.sampled_from([0.0, 0.5, 1.0, 2.5, 7.0])) for _ in range(K)]
+                  for _ in range(n)])
+    for m in range(n):
+        if T[m].max() == 0:
+            T[m, draw(st.integers(0, K - 1))] = 1.0
+    W = np.array([draw(st.sampled_from([1, 1, 2, 4])) for _ in range(n)], dtype=float)
+    c = np.array([draw(st.integers(1, 8)) for _ in range(K)], dtype=float)
+    r = np.array([draw(st.sampled_from([10.0, 1e3, 5e5, 2e7])) for _ in range(n)])
+    return T, W, c, r
+
+
+def check_feasible(X, T, W, c):
+    assert np.all(X >= -1e-9) and np.all(X[T == 0] == 0)
+    assert np.all(X.sum(1) <= 1 + 1e-7)
+    assert np.all((W[:, None] * X).sum(0) <= c + 1e-6)
+
+
+# --------------------------------------------------------------------------- LPs
+@given(problems(), st.booleans())
+def test_max_min_matches_linprog(p, agnostic):
+    T, W, c, _ = p
+    sol = glp.max_min_fairness(T, W, c, agnostic=agnostic)
+    assert sol.ok
+    assert sol.objective == pytest.approx(ref_max_min(T, W, c, agnostic=agnostic), rel=1e-6,
+                                          abs=1e-9)
+    check_feasible(sol.X, T, W, c)
+
+
+@given(problems())
+def test_pareto_stage_keeps_min_and_does_not_lower_any_job(p):
+    T, W, c, _ = p
+    a = glp.max_min_fairness(T, W, c)
+    b = glp.max_min_fairness(T, W, c, pareto=True)
+    A = a.info["normalised"]
+    assert (A * b.X).sum(1).min() >= a.objective * (1 - 1e-6) - 1e-9
+    assert (A * b.X).sum() >= (A * a.X).sum() - 1e-6
+    check_feasible(b.X, T, W, c)
+
+
+@given(problems())
+def test_makespan_single_lp_equals_bisection(p):
+    T, W, c, r = p
+    sol = glp.min_total_duration(T, W, c, r)
+    assert sol.ok
+    assert sol.objective == pytest.approx(bisect_makespan(T, W, c, r), rel=1e-6)
+    check_feasible(sol.X, T, W, c)
+    thr = W * (T * sol.X).sum(1)
+    assert np.max(r / thr) == pytest.approx(sol.objective, rel=1e-6)
+
+
+@given(problems())
+def test_finish_time_fairness_bisection_is_tight(p):
+    T, W, c, r = p
+    elapsed = np.linspace(0, 500, T.shape[0])
+    sol = glp.finish_time_fairness(T, W, c, r, elapsed, rel_tol=1e-6)
+    check_feasible(sol.X, T, W, c)
+    thr_iso = W * (T * glp.isolated_share(T, W, c)).sum(1)
+    d = r / thr_iso
+    thr = W * (T * sol.X).sum(1)
+    rho = np.max((elapsed + r / thr) / d)
+    assert rho == pytest.approx(sol.objective, rel=1e-9)
+    # no allocation achieves a clearly smaller rho (independent feasibility check)
+    lower = rho * (1 - 1e-3)
+    if np.all(lower * d > elapsed):
+        assert not feasible_rates(T, W, c, r / (lower * d - elapsed))
+
+
+@given(problems())
+def test_max_sum_throughput_matches_linprog(p):
+    T, W, c, _ = p
+    sol = glp.max_sum_throughput(T, W, c)
+    A, b, bounds = base_constraints(T, W, c)
+    res = linprog(-(W[:, None] * T).ravel(), A_ub=A, b_ub=b, bounds=bounds, method="highs")
+    assert sol.objective == pytest.approx(-res.fun, rel=1e-7, abs=1e-9)
+
+
+def dinkelbach(T, W, c, p, b):
+    """Independent linear-fractional optimum by Dinkelbach's method with linprog."""
+    n, K = T.shape
+    A, bb, bounds = base_constraints(T, W, c)
+    rows = []
+    for m in range(n):
+        if b[m] > 0:
+            r = np.zeros(n * K)
+            r[m * K:(m + 1) * K] = -W[m] * T[m]
+            rows.append((r, -b[m]))
+    if rows:
+        A = np.vstack([A] + [r for r, _ in rows])
+        bb = np.concatenate([bb, [v for _, v in rows]])
+    num = (W[:, None] * T).ravel()
+    den = (W[:, None] * p[None, :]).ravel()
+    x = np.zeros(n * K)
+    m0 = int(np.argmax(T.max(1) / p[T.argmax(1)]))
+    x[m0 * K + int(np.argmax(T[m0] / p))] = 1e-3
+    if rows:  # start from a feasible point
+        res = linprog(np.zeros(n * K), A_ub=A, b_ub=bb, bounds=bounds, method="highs")
+        x = res.x
+    lam = num @ x / (den @ x)
+    for _ in range(100):
+        res = linprog(-(num - lam * den), A_ub=A, b_ub=bb, bounds=bounds, method="highs")
+        if -res.fun <= 1e-12:
+            break
+        lam = num @ res.x / (den @ res.x)
+    return lam
+
+
+@given(problems(), st.booleans())
+def test_min_cost_charnes_cooper_matches_dinkelbach(p, with_slo):
+    T, W, c, _ = p
+    prices = np.array([3.06, 1.46, 0.9])[:T.shape[1]]
+    b = None
+    if with_slo:
+        b = 0.2 * W * T.max(1) * np.arange(1, T.shape[0] + 1) / T.shape[0]
+        lam, _, _ = glp._max_common_rate(T, W, c, b, "highs", {}, "chk")
+        if lam < 1:
+            b = b * lam * 0.5
+    sol = glp.min_cost_slo(T, W, c, prices, b)
+    assert sol.ok
+    check_feasible(sol.X, T, W, c)
+    num = (W[:, None] * T * sol.X).sum()
+    den = (W[:, None] * prices[None, :] * sol.X).sum()
+    assert num / den == pytest.approx(sol.objective, rel=1e-6)
+    ref = dinkelbach(T, W, c, prices, np.zeros(T.shape[0]) if b is None else b)
+    assert sol.objective == pytest.approx(ref, rel=1e-5)
+    if b is not None:
+        assert np.all(W * (T * sol.X).sum(1) >= b * (1 - 1e-6) - 1e-9)
+
+
+def test_hand_optima():
+    # two 1-GPU jobs share one GPU equally
+    sol = glp.max_min_fairness(np.array([[1.0], [1.0]]), [1, 1], [1])
+    np.testing.assert_allclose(sol.X, [[0.5], [0.5]], atol=1e-9)
+    # Gavel-style: job 0 is 4x faster on type b, job 1 equal on both; one GPU each.
+    T = np.array([[1.0, 4.0], [1.0, 1.0]])
+    sol = glp.max_min_fairness(T, [1, 1], [1, 1], pareto=True)
+    np.testing.assert_allclose(sol.X, [[0, 1], [1, 0]], atol=1e-7)
+    # makespan: one job, 100 iterations, 2 workers at 5 it/s -> 10 s
+    sol = glp.min_total_duration(np.array([[5.0]]), [2], [2], [100.0])
+    assert sol.objective == pytest.approx(10.0)
+    # weights: weight-2 job gets half the normalised share of the other
+    sol = glp.max_min_fairness(np.array([[1.0], [1.0]]), [1, 1], [1], weights=[1, 2],
+                               pareto=True)
+    assert sol.X[0, 0] / sol.X[1, 0] == pytest.approx(0.5)
+    # cost: the cheapest throughput per dollar wins without SLOs
+    sol = glp.min_cost_slo(np.array([[1.0, 3.0]]), [1], [1, 1], [1.0, 2.0])
+    np.testing.assert_allclose(sol.X, [[0, 1]], atol=1e-9)
+    assert sol.objective == pytest.approx(1.5)
+
+
+def test_backends_agree_on_max_min_and_makespan(backend):
+    T = np.array([[4.0, 2.0, 1.0], [3.0, 3.0, 1.0], [1.0, 1.0, 1.0], [0.0, 2.0, 1.5]])
+    W, c, r = np.array([1, 2, 1, 1]), np.array([1, 2, 2]), np.array([100.0, 200, 50, 70])
+    ref = glp.max_min_fairness(T, W, c)
+    got = glp.max_min_fairness(T, W, c, backend=backend)
+    assert got.objective == pytest.approx(ref.objective, rel=1e-6)
+    ref = glp.min_total_duration(T, W, c, r)
+    got = glp.min_total_duration(T, W, c, r, backend=backend)
+    assert got.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+# --------------------------------------------------------------------------- rounds
+def _view_for(T, W, cluster):
+    from optsched.sim.policy import ClusterView
+    n = len(W)
+    return ClusterView(
+        time=0.0, slot=1.0, cluster=cluster, ids=tuple(f"j{m}" for m in range(n)),
+        index=np.arange(n), throughput_matrix=np.asarray(T, float),
+        workers=np.asarray(W), arrivals=np.zeros(n), weights=np.ones(n),
+        attained=np.zeros(n), executed=np.zeros(n), time_on_types=np.zeros(np.shape(T)),
+        rounds_received=np.zeros(n, int), preemptions=np.zeros(n, int), previous=(),
+        needs_work=False, rng=np.random.default_rng(0))
+
+
+def test_round_mechanism_tracks_time_fractions():
+    cl = Cluster((Node("n0", {"a": 1}),))
+    X = np.array([[0.5], [0.25], [0.25]])
+    rm = RoundMechanism(reset_interval=1e18)
+    got = np.zeros(3)
+    view = _view_for([[1.0]] * 3, [1, 1, 1], cl)
+    for _ in range(400):
+        ps = rm.allocate(view, X)
+        assert sum(p.gpus for p in ps) <= 1
+        for p in ps:
+            got[int(p.job_id[1:])] += 1
+    np.testing.assert_allclose(got / 400, X[:, 0], atol=0.01)
+
+
+def test_round_mechanism_skips_gangs_that_do_not_fit_and_consolidates():
+    cl = Cluster((Node("n0", {"a": 4}), Node("n1", {"a": 4})))
+    X = np.array([[1.0], [1.0], [1.0]])
+    rm = RoundMechanism()
+    ps = rm.allocate(_view_for([[1.0]] * 3, [4, 8, 2], cl), X)
+    placed = {p.job_id for p in ps}
+    assert "j1" not in placed or placed == {"j1"}
+    assert sum(p.gpus for p in ps) <= 8
+    for j in placed:
+        nodes = {p.node for p in ps if p.job_id == j}
+        assert len(nodes) == 1 or j == "j1"
+
+
+def test_gavel_policies_run_in_simulator_and_lp_resolved_only_on_changes():
+    cl = Cluster((Node("v", {"v100": 2}), Node("k", {"k80": 2})))
+    jobs = tuple(Job(f"j{i}", arrival=100.0 * i, workers=1 + (i % 2), work=2e4,
+                     throughput={"v100": 10.0, "k80": 2.0 + i}) for i in range(5))
+    inst = Instance(cl, jobs, slot=60.0)
+    for name in ("max_min_fairness", "max_min_fairness_agnostic", "min_total_duration",
+                 "finish_time_fairness", "max_sum_throughput", "min_cost_slo", "fifo"):
+        pol = get_policy(name)
+        res = simulate(inst, pol)
+        assert res.metrics.n_completed == 5, name
+        if name != "fifo":
+            # one allocation per distinct job set (5 arrivals + completions at most)
+            assert res.extra["allocation_solves"] <= 10
+
+
+def test_fifo_is_non_preemptive():
+    cl = Cluster((Node("n", {"a": 1}),))
+    jobs = (Job("x", 0.0, 1, 1000.0, {"a": 1.0}), Job("y", 10.0, 1, 10.0, {"a": 1.0}))
+    res = simulate(Instance(cl, jobs, slot=60.0), get_policy("fifo"))
+    assert res.extra["total_preemptions"] == 0
+    assert res.schedule.completion["x"] == pytest.approx(1000.0)
