@@ -11,7 +11,9 @@ r"""Salus (Yu & Chowdhury, MLSys'20): GPU lanes, memory safety and the paralleli
 * :mod:`optsched.salus.lanes`: the safety condition, the lane manager state
   (:class:`GpuLanes`), the concurrency model and the schedules the validator checks;
 * :mod:`optsched.salus.workloads`: jobs from Salus' data, with the P/T split and the
-  compute-share assumptions stated.
+  compute-share assumptions stated;
+* :func:`simulate_lanes` (:mod:`optsched.salus.sim`): lanes over time, with arrivals,
+  FIFO / SRTF / FAIR inside a lane and memory checked at every event.
 
 Jobs carry ``memory = GpuMemory(P, T)`` in MB and optionally ``compute_share`` u; GPUs
 carry ``Node.gpu_memory`` in GB. The objective reported by ``solve(..., model="salus")``
@@ -25,11 +27,13 @@ from ..registry import ModelSpec, register
 from .exact import OBJECTIVES, exact
 from .heuristics import ff_gpu_bound, ffd, lane_manager, lpt
 from .lanes import GpuLanes, Lane, SalusView, is_safe, lane_need, salus_view
+from .sim import simulate_lanes
 from .workloads import footprints, inference_job, inference_models, training_job
 
 __all__ = ["exact", "lane_manager", "ffd", "lpt", "ff_gpu_bound", "OBJECTIVES", "GpuLanes",
            "Lane", "SalusView", "is_safe", "lane_need", "salus_view", "footprints",
-           "training_job", "inference_job", "inference_models", "demo_instance", "SPEC"]
+           "training_job", "inference_job", "inference_models", "simulate_lanes",
+           "demo_instance", "SPEC"]
 
 DEMO_WORKLOADS = ("resnet50_25_1min", "googlenet_50_1min", "alexnet_100_1min",
                   "vgg11_25_1min", "inception3_25_1min", "overfeat_25_1min")
