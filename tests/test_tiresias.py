@@ -1,0 +1,178 @@
+"""Tiresias: Gittins index vs brute force, 2D-LAS queue semantics, promotion, placement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from optsched import Cluster, Instance, Job, Node
+from optsched.policies import get_policy
+from optsched.policies.tiresias import (
+    GittinsIndex,
+    Tiresias,
+    gittins_index,
+    gittins_index_fixed,
+)
+from optsched.sim import simulate
+from optsched.sim.policy import ClusterView, Placement
+
+
+def brute_gittins(samples, a, deltas):
+    s = np.asarray(samples, float)
+    alive = s[s > a]
+    if alive.size == 0:
+        return 0.0
+    best = 0.0
+    for D in deltas:
+        P = np.mean(alive - a <= D)
+        E = np.mean(np.minimum(alive - a, D))
+        best = max(best, P / E)
+    return best
+
+
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=12),
+       st.sampled_from([0.0, 0.5, 3.0, 10.0, 25.0, 59.0]))
+def test_gittins_exact_supremum_vs_brute_force(samples, a):
+    s = np.sort(np.array(samples, float))
+    exact = gittins_index(s, a)
+    # candidates D = s_i - a and a dense grid: the exact value is the max and >= the grid
+    cand = s[s > a] - a
+    grid = np.linspace(1e-3, s.max() + 5, 4001)
+    assert exact == pytest.approx(brute_gittins(s, a, cand), rel=1e-12)
+    assert exact >= brute_gittins(s, a, grid) * (1 - 1e-12)
+    assert exact == pytest.approx(brute_gittins(s, a, np.concatenate([cand, grid])),
+                                  rel=1e-12)
+
+
+def test_gittins_fixed_delta_and_code_quirk():
+    s = np.array([10.0, 20.0, 40.0, 80.0])
+    a, D = 15.0, 30.0
+    alive = s[s > a]
+    P = np.mean(alive - a <= D)
+    E = np.mean(np.minimum(alive - a, D))
+    assert gittins_index_fixed(s, a, D) == pytest.approx(P / E)
+    # the public simulator's E sums s_i (not s_i - a): E_code = E + a P
+    assert gittins_index_fixed(s, a, D, code_quirk=True) == pytest.approx(P / (E + a * P))
+    assert gittins_index(s, 100.0) == 0.0
+    g = GittinsIndex(s, delta=D)
+    assert g(a) == pytest.approx(P / E)
+
+
+def test_catalog_samples_give_decreasing_then_varying_index():
+    g = GittinsIndex()
+    vals = [g(a) for a in (0.0, 100.0, 1000.0, 1e4, 1e5)]
+    assert all(v > 0 for v in vals)
+
+
+# --------------------------------------------------------------------------- queues
+def view_of(attained, arrivals, workers, cluster, executed=None, prev=(), time=1000.0):
+    n = len(attained)
+    executed = np.asarray(attained, float) / np.asarray(workers) if executed is None \
+        else np.asarray(executed, float)
+    return ClusterView(
+        time=time, slot=60.0, cluster=cluster, ids=tuple(f"j{m}" for m in range(n)),
+        index=np.arange(n), throughput_matrix=np.ones((n, len(cluster.gpu_types))),
+        workers=np.asarray(workers), arrivals=np.asarray(arrivals, float),
+        weights=np.ones(n), attained=np.asarray(attained, float), executed=executed,
+        time_on_types=np.zeros((n, 1)), rounds_received=np.zeros(n, int),
+        preemptions=np.zeros(n, int), previous=tuple(prev), needs_work=False,
+        rng=np.random.default_rng(0), throughput_maps=tuple({"a": 1.0} for _ in range(n)))
+
+
+CL = Cluster((Node("n0", {"a": 4}), Node("n1", {"a": 4})))
+
+
+def test_one_queue_no_threshold_is_fifo_order():
+    # one queue: everyone is in queue 0, so 2D-LAS orders by arrival (FIFO within a queue)
+    pol = Tiresias("las", thresholds=())
+    v = view_of([500.0, 0.0, 90.0], [0.0, 5.0, 2.0], [1, 1, 1], CL)
+    assert list(pol.ranking(v)) == [0, 2, 1]
+    # continuous LAS (thresholds=None): least attained service first, by definition
+    las = Tiresias("las", thresholds=None)
+    assert list(las.ranking(v)) == [1, 2, 0]
+
+
+def test_queues_demote_by_gpu_time_and_1d_uses_time():
+    pol = Tiresias("las", thresholds=(100.0,))
+    # j0: 2 GPUs x 60 s = 120 GPU-s -> queue 1; j1: 1 GPU x 90 s -> queue 0
+    v = view_of([120.0, 90.0], [0.0, 1.0], [2, 1], CL)
+    assert list(pol.queues(v)) == [1, 0]
+    assert list(pol.ranking(v)) == [1, 0]
+    one_d = Tiresias("las", dims=1, thresholds=(100.0,))
+    assert list(one_d.queues(v)) == [0, 0]
+
+
+def test_gang_skipping_lets_smaller_jobs_run():
+    pol = Tiresias("las", thresholds=None)
+    v = view_of([0.0, 10.0, 20.0], [0.0, 1.0, 2.0], [6, 8, 2], CL)
+    placed = {p.job_id for p in pol.allocate(v)}
+    assert placed == {"j0", "j2"}  # the 8-GPU job does not fit after j0 and is skipped
+
+
+def test_consolidated_placement_refuses_fragmented_gangs():
+    cl = Cluster((Node("n0", {"a": 4}), Node("n1", {"a": 4}), Node("n2", {"a": 4})))
+    prev = [Placement("j0", "n0", "a", 2), Placement("j1", "n1", "a", 2)]
+    v = view_of([0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [2, 2, 4], cl, prev=prev)
+    spread = Tiresias("las", thresholds=None, placement="spread").allocate(v)
+    assert {p.node for p in spread if p.job_id == "j2"} == {"n2"}
+    # j0..j2 keep 2 GPUs on each node; the 4-GPU j3 only fits fragmented (2 nodes)
+    prev3 = prev + [Placement("j2", "n2", "a", 2)]
+    v2 = view_of([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], [2, 2, 2, 4], cl, prev=prev3)
+    cons = Tiresias("las", thresholds=None, placement="consolidated").allocate(v2)
+    assert "j3" not in {p.job_id for p in cons}
+    sp = Tiresias("las", thresholds=None, placement="spread").allocate(v2)
+    assert sum(p.gpus for p in sp if p.job_id == "j3") == 4
+    assert len({p.node for p in sp if p.job_id == "j3"}) == 2
+
+
+def _one_gpu_inst(jobs):
+    return Instance(Cluster((Node("n0", {"a": 1}),)), tuple(jobs), slot=10.0)
+
+
+def test_las_preempts_and_fifo_does_not():
+    jobs = [Job("long", 0.0, 1, 1000.0, {"a": 1.0}), Job("short", 100.0, 1, 10.0, {"a": 1.0})]
+    inst = _one_gpu_inst(jobs)
+    las = simulate(inst, get_policy("tiresias_las", thresholds=(50.0,)))
+    assert las.schedule.completion["short"] == pytest.approx(110.0)
+    assert las.extra["total_preemptions"] >= 1
+    fifo = simulate(inst, get_policy("fifo_yarn"))
+    assert fifo.schedule.completion["short"] == pytest.approx(1010.0)
+    assert fifo.extra["total_preemptions"] == 0
+
+
+def test_srtf_needs_work_and_runs_shortest_first():
+    pol = get_policy("srtf")
+    assert pol.needs_work
+    jobs = [Job("a", 0.0, 1, 500.0, {"a": 1.0}), Job("b", 0.0, 1, 50.0, {"a": 1.0})]
+    res = simulate(_one_gpu_inst(jobs), pol)
+    assert res.schedule.completion["b"] == pytest.approx(50.0)
+
+
+def test_promotion_knob_lifts_starving_jobs():
+    jobs = [Job("old", 0.0, 1, 400.0, {"a": 1.0})] + [
+        Job(f"n{i}", 60.0 + 30.0 * i, 1, 30.0, {"a": 1.0}) for i in range(20)]
+    inst = _one_gpu_inst(jobs)
+    off = simulate(inst, Tiresias("las", thresholds=(50.0,)))
+    on = simulate(inst, Tiresias("las", thresholds=(50.0,), promote_knob=1.0))
+    assert on.extra["promotions"] >= 1 and off.extra["promotions"] == 0
+    assert on.schedule.completion["old"] < off.schedule.completion["old"]
+
+
+def test_gittins_policy_prefers_likely_short_jobs():
+    samples = np.array([10.0] * 9 + [1000.0])
+    pol = Tiresias("gittins", thresholds=(), gittins_samples=samples)
+    # attained 5 (likely to finish within 5 more) beats attained 20 (survivor: long)
+    v = view_of([20.0, 5.0], [0.0, 1.0], [1, 1], CL)
+    assert list(pol.ranking(v))[0] == 1
+
+
+def test_tiresias_trace_runs_2d_las_and_gittins():
+    from optsched.catalog import read_tiresias_trace
+
+    inst = read_tiresias_trace()
+    for name in ("tiresias_las", "tiresias_gittins", "tiresias_gittins_fixed", "las_1d",
+                 "srtf", "fifo_yarn"):
+        r = simulate(inst, get_policy(name))
+        assert r.metrics.n_completed == inst.n_jobs, name
