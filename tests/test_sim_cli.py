@@ -1,0 +1,65 @@
+"""``optsched simulate`` / ``optsched plot`` sub-commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import pytest
+
+from optsched.sim.cli import add_plot_parser, add_simulate_parser
+
+
+def run(argv):
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    add_simulate_parser(sub)
+    add_plot_parser(sub)
+    args = p.parse_args(argv)
+    return args.func(args)
+
+
+def test_simulate_generated_and_plot(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert run(["simulate", "--policy", "tiresias_las", "--generate", "12", "--cluster",
+                "tiresias-n32g4", "--seed", "2", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["metrics"]["n_completed"] == 12 and data["extra"]["policy"] == "tiresias_las"
+    pytest.importorskip("matplotlib")
+    assert run(["plot", str(out), "--out", str(tmp_path / "png")]) == 0
+    for f in ("jct_cdf.png", "utilization.png", "gantt.png"):
+        assert (tmp_path / "png" / f).stat().st_size > 1000
+
+
+def test_simulate_trace_with_cluster_file_and_options(tmp_path):
+    from optsched.catalog import cluster_preset, read_tiresias_trace
+    inst = read_tiresias_trace()
+    inst_file = tmp_path / "i.json"
+    inst.to_json(inst_file)
+    cl = tmp_path / "c.json"
+    cl.write_text(json.dumps(cluster_preset("tiresias-n32g4").to_dict()))
+    assert run(["simulate", "--policy", "tiresias_gittins", "--instance", str(inst_file),
+                "--cluster", str(cl), "--option", "gittins_delta=3250"]) == 0
+
+
+def test_bad_input_raises_invalid_input(tmp_path):
+    from optsched.errors import InvalidInput
+    with pytest.raises(InvalidInput):
+        run(["simulate", "--policy", "nope", "--generate", "3"])
+    with pytest.raises(InvalidInput):
+        run(["simulate", "--policy", "fifo", "--trace", str(tmp_path / "missing.trace")])
+    with pytest.raises(InvalidInput):
+        run(["simulate", "--policy", "fifo", "--generate", "3", "--option", "bogus=1"])
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(InvalidInput):
+        run(["plot", str(bad), "--out", str(tmp_path)])
+
+
+def test_plot_without_matplotlib_exits_2(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "r.json"
+    run(["simulate", "--policy", "fifo", "--generate", "3", "--out", str(out)])
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert run(["plot", str(out), "--out", str(tmp_path / "p")]) == 2
+    assert "plot" in capsys.readouterr().err
