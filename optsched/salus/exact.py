@@ -227,12 +227,14 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
         i, g, l = trip[k]
         plan[g][l].append(i)
     obj = plan_objective(view, plan, objective)
-    ratio = 1.0 if res.status is Status.OPTIMAL else None
+    # ratio 1 only when the lane limit is not a restriction (lanes=None is exact)
+    ratio = 1.0 if res.status is Status.OPTIMAL and lanes is None else None
     return result_of_plan(
         instance, view, plan, objective, realize, status=res.status, objective=obj,
         bound=res.bound, gap=res.gap, backend=res.backend, solver=res.solver,
         build_seconds=res.build_seconds + build, solve_seconds=res.solve_seconds,
         values=res.values, ratio=ratio,
-        ratio_note=("optimal for the fluid lane model with at most "
-                    f"{int(L.max())} lanes per GPU" if ratio else ""),
+        ratio_note=("optimal for the fluid lane model" if ratio else
+                    f"optimal only for at most {int(L.max())} lanes per GPU"
+                    if res.status is Status.OPTIMAL else ""),
         extra={"milp_objective": res.objective, "lanes": L.tolist()}, **common)
