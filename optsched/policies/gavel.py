@@ -21,7 +21,8 @@ it into per-round placements with Gavel's round mechanism (§5, Alg. 1):
 Registered names (:data:`~optsched.policies.base.POLICIES`): ``max_min_fairness``
 (heterogeneity-aware LAS), ``max_min_fairness_agnostic`` (T = 1), ``min_total_duration``
 (makespan), ``finish_time_fairness``, ``max_sum_throughput``, ``min_cost_slo``,
-``min_cost`` (no SLOs), ``fifo`` (Gavel's greedy FIFO, fastest free type, non-preemptive).
+``min_cost`` (no SLOs), ``fifo`` (Gavel's FIFO, fastest free type) and ``fifo_agnostic``
+(random type).
 """
 
 from __future__ import annotations
@@ -241,13 +242,17 @@ class GavelPolicy:
 
 
 class GavelFIFO:
-    """Gavel's FIFO (``fifo.py``): non-preemptive, arrival order, greedy.
+    """Gavel's FIFO (``scheduler/policies/fifo.py``), strict arrival order.
 
-    A running job keeps its GPU type. A waiting job, in arrival order, gets the fastest
-    type (``mode="perf"``; ``"base"``: a random usable type, Gavel's heterogeneity-agnostic
-    FIFO) with at least ``workers`` free GPUs; if none, it waits and later jobs may start.
-    The 0/1 allocation X goes through the same round mechanism (so placement and lease
-    extension are shared with the LP policies).
+    Jobs are taken from the queue in arrival order; each gets a GPU type with at least
+    ``workers`` free GPUs - the fastest such type (``mode="perf"``, Gavel's
+    ``FIFOPolicyWithPerf``) or a random one (``mode="base"``, heterogeneity-agnostic).
+    The first job that fits no type stops the pass (head-of-line blocking: "no job
+    jumps ahead in the queue"). In ``perf`` mode the assignment is recomputed from
+    scratch at every decision, as Gavel resets it on every call (so earlier jobs may
+    move to a faster type that frees up); in ``base`` mode assignments are kept until
+    the job finishes. The 0/1 allocation goes through the same round mechanism as the
+    LP policies (placement, lease extension).
     """
 
     event_driven = False
@@ -269,10 +274,12 @@ class GavelFIFO:
         T = state.throughput_matrix
         W = state.workers
         ids = state.ids
+        if self.mode == "perf":
+            self._type = {}
         live = set(ids)
         self._type = {j: k for j, k in self._type.items() if j in live}
         free = state.gpus_per_type.astype(np.int64).copy()
-        pos = {j: m for m, j in enumerate(ids)}
+        pos = state.position
         for j, k in self._type.items():
             free[k] -= W[pos[j]]
         X = np.zeros(T.shape)
@@ -283,7 +290,7 @@ class GavelFIFO:
                 continue
             usable = np.flatnonzero((T[m] > 0) & (free >= W[m]))
             if usable.size == 0:
-                continue
+                break  # head-of-line blocking
             if self.mode == "perf":
                 k = int(usable[np.argmax(T[m, usable])])
             else:

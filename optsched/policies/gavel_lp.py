@@ -279,17 +279,22 @@ def _max_common_rate(T, W, c, need, backend, opts, name) -> tuple[float | None, 
     """``max lambda`` s.t. ``W_m sum_k T_mk X_mk >= lambda * need_m``.
 
     Scaling: lambda is measured in units of ``lam_iso``, the value reached by the
-    isolated allocation (feasible, so the scaled optimum is >= 1). Without it, rows of
-    jobs whose needs differ by orders of magnitude put the binding rows' coefficients
-    below the solver's feasibility tolerance.
+    isolated allocation (feasible, so the scaled optimum is >= 1), and each row is divided
+    by its largest coefficient. Without it, jobs whose needs differ by orders of
+    magnitude put the binding rows' coefficients below the solver's feasibility
+    tolerance.
     """
     n, K = T.shape
     R = (W[:, None] * T) / need[:, None]  # 1/s per unit of X
     lam_iso = float(np.min((R * isolated_share(T, W, c)).sum(axis=1)))
     scale = lam_iso if lam_iso > 0 else 1.0
+    # row m divided by its largest coefficient: X coefficients in [0, 1], lambda's
+    # coefficient -scale / max_k R_mk (binding rows, the slowest jobs, are near -1)
+    rmax = R.max(axis=1)
     lp, X = allocation_program(T, W, c, sense="max", name=name)
     lam = lp.add_variables("lam", 1, lb=0.0, ub=np.inf, cost=1.0)
-    _add_rate_rows(lp, X, R / scale, "rate", z_col=int(lam.index[0]), z_coef=-1.0, lb=0.0)
+    _add_rate_rows(lp, X, R / rmax[:, None], "rate", z_col=int(lam.index[0]),
+                   z_coef=-scale / rmax, lb=0.0)
     res, vals = _solve(lp, backend, opts)
     if not res.success:
         return None, np.zeros((n, K)), res
