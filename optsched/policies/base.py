@@ -39,13 +39,13 @@ def register_policy(name: str, factory: Callable[..., Policy]) -> None:
     POLICIES[name] = factory
 
 
-def get_policy(name: str, **options: Any) -> Policy:
-    """Build the policy registered as ``name`` with ``options``."""
-    if name not in POLICIES:
-        close = difflib.get_close_matches(str(name), list(POLICIES), n=3)
+def get_policy(policy: str, /, **options: Any) -> Policy:
+    """Build the policy registered as ``policy`` with ``options`` (``name=`` relabels it)."""
+    if policy not in POLICIES:
+        close = difflib.get_close_matches(str(policy), list(POLICIES), n=3)
         hint = f"; did you mean {close}?" if close else ""
-        raise UnknownName("policy", name, f"unknown policy; known: {sorted(POLICIES)}{hint}")
-    return POLICIES[name](**options)
+        raise UnknownName("policy", policy, f"unknown policy; known: {sorted(POLICIES)}{hint}")
+    return POLICIES[policy](**options)
 
 
 def place_gang(view: ClusterView, free: np.ndarray, job_id: str, workers: int, k: int,

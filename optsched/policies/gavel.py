@@ -303,5 +303,5 @@ class GavelFIFO:
 
 for _kind in SOLVERS:
     register_policy(_kind, (lambda kind: (lambda **o: GavelPolicy(kind, **o)))(_kind))
-register_policy("fifo", lambda **o: GavelFIFO("perf", **o))
-register_policy("fifo_agnostic", lambda **o: GavelFIFO("base", **o))
+register_policy("fifo", lambda **o: GavelFIFO(**{"mode": "perf", **o}))
+register_policy("fifo_agnostic", lambda **o: GavelFIFO(**{"mode": "base", **o}))
