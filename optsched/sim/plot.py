@@ -56,6 +56,8 @@ def utilization_curve(allocations: list[Mapping], total_gpus: int) -> tuple[np.n
     d = np.concatenate([g, -g])
     order = np.argsort(t, kind="stable")
     t, level = t[order], np.cumsum(d[order])
+    last = np.r_[t[1:] > t[:-1] + 1e-9, True]  # the level after all events at one instant
+    t, level = t[last], level[last]
     return t, level / max(total_gpus, 1)
 
 
