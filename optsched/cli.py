@@ -217,13 +217,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("schema", help="print the instance JSON Schema").set_defaults(func=cmd_schema)
     sub.add_parser("catalog", help="list workload profiles and cluster presets").set_defaults(
         func=cmd_catalog)
-    try:
-        from .sim.cli import add_plot_parser, add_simulate_parser
-    except ImportError:  # the simulator is optional in a partial checkout
-        pass
-    else:
-        add_simulate_parser(sub)
-        add_plot_parser(sub)
+    from .sim.cli import add_plot_parser, add_simulate_parser
+
+    add_simulate_parser(sub)
+    add_plot_parser(sub)
     return p
 
 
