@@ -176,7 +176,10 @@ def cmd_catalog(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="optsched", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="optsched",
+        description="Formal models for scheduling deep-learning training jobs on GPU clusters: "
+                    "exact LP/MILP next to the papers' heuristics.")
     p.add_argument("--version", action="version", version=f"optsched {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
