@@ -69,8 +69,11 @@ from ..sim.policy import ClusterView, Placement
 from .base import PLACEMENT_MODES, place_gang, register_policy
 
 __all__ = ["gittins_index", "gittins_index_fixed", "GittinsIndex", "Tiresias",
-           "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS", "DEFAULT_THRESHOLDS"]
+           "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS", "DEFAULT_THRESHOLDS", "PROMOTE_KNOB"]
 
+#: Default starvation knob (the code's ``dlas-gpu``: promotion disabled); pass
+#: ``promote_knob=`` (e.g. 1, 2, 4, 8 as in ``dlas-gpu-{1,2,4,8}``) to enable it.
+PROMOTE_KNOB: float | None = None
 CODE_THRESHOLDS = (3250.0, 7200.0)
 ADAPTDL_THRESHOLDS = (3600.0 * 16,)
 DEFAULT_THRESHOLDS = CODE_THRESHOLDS
@@ -154,7 +157,7 @@ class Tiresias:
 
     def __init__(self, order: str = "las", *, dims: int = 2,
                  thresholds: Sequence[float] | None = DEFAULT_THRESHOLDS,
-                 promote_knob: float | None = None, placement: str = "spread",
+                 promote_knob: float | None = PROMOTE_KNOB, placement: str = "spread",
                  preemptive: bool = True, gittins_samples=None,
                  gittins_delta: float | None = None, gittins_code_quirk: bool = False,
                  name: str | None = None):
