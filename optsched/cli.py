@@ -224,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_simulate_parser(sub)
     add_plot_parser(sub)
+    from .sweep import add_sweep_parser
+
+    add_sweep_parser(sub)
     return p
 
 

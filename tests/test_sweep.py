@@ -1,0 +1,182 @@
+"""optsched.sweep: grid, resumability, parallel == serial, Dask == local, tables, CLI."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from optsched.cli import main
+from optsched.errors import InvalidOption, UnknownName
+from optsched.sweep import (
+    TIMING,
+    SweepConfig,
+    cell_key,
+    cells_of,
+    load_config,
+    load_table,
+    plot_sweep,
+    run_sweep,
+)
+
+CONFIG = {
+    "name": "t",
+    "models": ["allox", "synergy"],
+    "methods": {"allox": ["exact", "sjf"], "synergy": ["exact", "tune"]},
+    "sizes": [5, 8],
+    "seeds": [0, 1],
+}
+
+
+def strip(rows):
+    """Rows without wall-clock columns (the only ones allowed to differ between runs)."""
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    out = tmp_path_factory.mktemp("serial")
+    rows, computed = run_sweep(SweepConfig.from_dict(CONFIG), out, workers=1, progress=False)
+    return out, rows, computed
+
+
+def test_grid_and_keys():
+    cfg = SweepConfig.from_dict(CONFIG)
+    cells = cells_of(cfg)
+    assert len(cells) == 2 * 2 * 2 * 2
+    keys = {c.key for c in cells}
+    assert len(keys) == len(cells)                       # distinct parameters, distinct keys
+    p = cells[0].params()
+    assert cell_key(p) == cell_key(json.loads(json.dumps(p)))  # stable through JSON
+    assert cell_key({**p, "seed": 99}) != cell_key(p)
+
+
+def test_serial_rows(serial):
+    out, rows, computed = serial
+    assert computed == 16 and len(rows) == 16
+    assert [(r["model"], r["method"], r["size"], r["seed"]) for r in rows] == [
+        (c.model, c.method, c.size, c.seed) for c in cells_of(SweepConfig.from_dict(CONFIG))]
+    assert all(r["status"] in ("optimal", "feasible") for r in rows)
+    # exact is never worse than the heuristic on the same instance
+    by = {(r["model"], r["method"], r["size"], r["seed"]): r["objective"] for r in rows}
+    for size in (5, 8):
+        for seed in (0, 1):
+            assert by["allox", "exact", size, seed] <= by["allox", "sjf", size, seed] + 1e-6
+            assert by["synergy", "exact", size, seed] >= by["synergy", "tune", size, seed] - 1e-6
+    assert len((out / "cells.jsonl").read_text().splitlines()) == 16
+
+
+def test_resume_computes_nothing(serial, tmp_path):
+    out, rows, _ = serial
+    again, computed = run_sweep(SweepConfig.from_dict(CONFIG), out, workers=1, progress=False)
+    assert computed == 0
+    assert again == rows                                   # reused verbatim, timings too
+    assert len((out / "cells.jsonl").read_text().splitlines()) == 16
+    # a grown grid computes only the new cells
+    grown = SweepConfig.from_dict({**CONFIG, "seeds": [0, 1, 2]})
+    more, computed = run_sweep(grown, out, workers=1, progress=False)
+    assert computed == 8 and len(more) == 24
+
+
+def test_interrupted_line_is_recomputed(serial, tmp_path):
+    out, rows, _ = serial
+    lines = (out / "cells.jsonl").read_text().splitlines()[:16]
+    (tmp_path / "cells.jsonl").write_text("\n".join(lines[:5]) + "\n" + lines[5][:20])
+    again, computed = run_sweep(SweepConfig.from_dict(CONFIG), tmp_path, progress=False)
+    assert computed == 11
+    assert strip(again) == strip(rows)
+
+
+def test_parallel_equals_serial(serial, tmp_path):
+    _, rows, _ = serial
+    par, computed = run_sweep(SweepConfig.from_dict(CONFIG), tmp_path, workers=2,
+                              progress=False)
+    assert computed == 16
+    assert strip(par) == strip(rows)
+
+
+def test_dask_equals_local(serial, tmp_path):
+    if importlib.util.find_spec("distributed") is None:
+        pytest.skip("dask.distributed is not installed (extra 'dask')")
+    from distributed import Client, LocalCluster
+
+    _, rows, _ = serial
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        got, computed = run_sweep(SweepConfig.from_dict(CONFIG), tmp_path, engine="dask",
+                                  client=client, progress=False)
+    assert computed == 16
+    assert strip(got) == strip(rows)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_table_round_trip(serial, tmp_path, fmt):
+    out, rows, _ = serial
+    run_sweep(SweepConfig.from_dict(CONFIG), out, fmt=fmt, progress=False)
+    back = load_table(out / f"results.{fmt}")
+    for a, b in zip(back, rows):
+        for k, v in b.items():
+            assert a[k] == v or (a[k] in (None, "") and v in (None, "")), (k, a[k], v)
+
+
+def test_parquet_needs_pyarrow(serial, tmp_path):
+    if importlib.util.find_spec("pyarrow") is not None:
+        out, rows, _ = serial
+        run_sweep(SweepConfig.from_dict(CONFIG), out, fmt="parquet", progress=False)
+        assert strip(load_table(out / "results.parquet")) == strip(rows)
+        return
+    with pytest.raises(InvalidOption, match="pyarrow"):
+        run_sweep(SweepConfig.from_dict(CONFIG), tmp_path, fmt="parquet", progress=False)
+    assert not (tmp_path / "cells.jsonl").exists()        # refused before computing
+
+
+def test_not_applicable_cells_are_recorded(tmp_path):
+    # AlloX's exact matching refuses staggered arrivals: recorded, not raised, not retried
+    cfg = SweepConfig.from_dict({
+        "name": "na", "models": ["allox"], "methods": ["exact", "online"], "sizes": [6],
+        "seeds": [0], "instance": {"generator": "philly", "cluster": "gavel-physical",
+                                   "max_workers": 1, "jobs_per_hour": 2.0}})
+    rows, _ = run_sweep(cfg, tmp_path, progress=False)
+    assert rows[0]["status"] == "not_applicable" and "arriv" in rows[0]["message"]
+    assert rows[1]["status"] == "feasible"
+    _, computed = run_sweep(cfg, tmp_path, progress=False)
+    assert computed == 0
+
+
+@pytest.mark.parametrize("bad, exc", [
+    ({**CONFIG, "models": ["allx"]}, UnknownName),
+    ({**CONFIG, "methods": ["exact", "nope"]}, UnknownName),
+    ({**CONFIG, "methods": {"allox": ["exact"]}}, InvalidOption),
+    ({**CONFIG, "sizes": [0]}, InvalidOption),
+    ({**CONFIG, "seeds": "x"}, InvalidOption),
+    ({**CONFIG, "grid": 1}, InvalidOption),
+    ({**CONFIG, "instance": {"generator": "nowhere"}}, InvalidOption),
+])
+def test_bad_config(bad, exc):
+    with pytest.raises(exc):
+        SweepConfig.from_dict(bad)
+
+
+def test_toml_config_and_cli(tmp_path, capsys):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text('name = "cli"\nmodels = ["allox"]\nmethods = ["exact", "sjf"]\n'
+                   'sizes = [4]\nseeds = [0, 1]\n')
+    assert load_config(cfg).sizes == (4,)
+    out = tmp_path / "o"
+    assert main(["sweep", str(cfg), "--out", str(out), "--format", "jsonl",
+                 "--no-progress"]) == 0
+    assert "4 computed" in capsys.readouterr().out
+    assert len(load_table(out / "results.jsonl")) == 4
+    assert main(["sweep", str(cfg), "--out", str(out), "--format", "jsonl"]) == 0
+    assert "0 computed, 4 reused" in capsys.readouterr().out
+    assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
+
+
+def test_plot_sweep(serial, tmp_path):
+    pytest.importorskip("matplotlib", reason="plotting needs the 'plot' extra")
+    _, rows, _ = serial
+    png = plot_sweep(rows, "objective", tmp_path / "obj.png")
+    assert png.stat().st_size > 1000
+    with pytest.raises(InvalidOption):
+        plot_sweep(rows, "no_such_column", tmp_path / "x.png")
