@@ -1,0 +1,75 @@
+"""HadarE (Sultana et al., arXiv 2503.10918): Hadar with job forking across nodes.
+
+* :func:`exact`: the time-indexed MILP of the forking model (per-node, per-type copies,
+  additive progress, consolidation cost) with Hadar's utility, makespan or total-JCT
+  objective, through the solver layer; ``relax=True`` (variant ``exact-lp``) gives the
+  LP relaxation's bound;
+* heuristic :func:`online`: Hadar's primal-dual pricing (imported from
+  :mod:`optsched.hadar`) for admission and main placement, then every idle GPU offered to
+  a copy of an admitted unfinished job (best marginal progress per price first);
+  ``hadar-replay``: the same round loop without forking (the Hadar baseline);
+* :func:`simulate_hadare`: both with the simulator's semantics (exact completion
+  instants);
+* :func:`utilization_violations`: the maximal-utilization property checked on a schedule.
+
+Objective: total utility :math:`\\sum_j f_j(C_j - a_j)` over completed jobs, maximised
+(Hadar's). Only the paper's abstract is public: :mod:`optsched.hadare.model` states the
+model and where it is our own reading.
+"""
+
+from __future__ import annotations
+
+from ..instance import Instance
+from ..registry import ModelSpec, register
+from .exact import build_program, exact, lp_bound
+from .model import (
+    OBJECTIVES,
+    completion_values,
+    consolidation_seconds,
+    max_copies_of,
+    utilization_violations,
+)
+from .online import hadar_replay, online, run_rounds
+from .policy import simulate_hadare
+
+__all__ = ["exact", "lp_bound", "build_program", "online", "hadar_replay", "run_rounds",
+           "simulate_hadare", "utilization_violations", "consolidation_seconds",
+           "max_copies_of", "completion_values", "OBJECTIVES", "demo_instance",
+           "aws_like_cluster", "SPEC"]
+
+
+def aws_like_cluster(v100: int = 1, p100: int = 1, k80: int = 1, gpus_per_node: int = 4):
+    """A small heterogeneous cluster shaped like the paper's AWS testbed (our reading of
+    the abstract: nodes of one GPU type each, V100 / P100 / K80): ``v100`` nodes of
+    ``gpus_per_node`` V100 (p3.8xlarge-like), likewise P100 and K80 (p2.xlarge-like)."""
+    from ..instance import Cluster, Node
+
+    nodes = []
+    for t, count in (("v100", v100), ("p100", p100), ("k80", k80)):
+        nodes += [Node(f"{t}-{i}", {t: gpus_per_node}) for i in range(count)]
+    return Cluster(tuple(nodes))
+
+
+def demo_instance(n_jobs: int = 6, seed: int = 0) -> Instance:
+    """Gavel-profile jobs (1-4 workers) arriving over about an hour on one node of 4 GPUs
+    of each of V100/P100/K80, 30-minute slots, OASiS-style sigmoid utilities, 12 slots."""
+    from ..catalog import generate_philly
+    from ..hadar import assign_utilities
+
+    inst = generate_philly(n_jobs, cluster=aws_like_cluster(), seed=seed, max_workers=4,
+                           jobs_per_hour=4.0, slot=1800.0)
+    inst = inst.replace(name=f"hadare-demo-{n_jobs}", horizon=12 * 1800.0)
+    return assign_utilities(inst, "sigmoid", seed=seed)
+
+
+SPEC = register(ModelSpec(
+    name="hadare",
+    summary="HadarE (arXiv 2503.10918): Hadar with job forking across nodes",
+    sense="max",
+    objective="total utility",
+    exact=exact,
+    heuristics={"online": online, "hadar-replay": hadar_replay},
+    default_heuristic="online",
+    demo_instance=demo_instance,
+    exact_variants={"exact-lp": {"relax": True}},
+))

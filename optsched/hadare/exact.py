@@ -1,0 +1,275 @@
+r"""Exact offline HadarE: the time-indexed MILP of the forking model and its LP relaxation.
+
+All arrivals known. Slots :math:`t \in [a_j, T)` of job :math:`j`; buckets :math:`b =
+(h, k)` (node, GPU type) with :math:`c_b > 0` and :math:`\tau_{jk} > 0`; :math:`\kappa`
+the consolidation cost (seconds); see :mod:`optsched.hadare.model` for the model and
+where it is our reading of the paper.
+
+Variables
+
+* :math:`x_{jtb} \in \{0, .., \min(W_j, c_b)\}`: GPUs of the copy of :math:`j` on bucket
+  :math:`b` in slot :math:`t`;
+* :math:`o_{jtb} \in \{0,1\}`: :math:`j` has a copy on :math:`b` in slot :math:`t`;
+* :math:`u_{jt} \in \{0,1\}`: :math:`t` is the completion slot (work done by its end);
+  :math:`v_{jt} = \sum_{t' \ge t} u_{jt'}` ("not yet complete").
+
+.. math::
+
+    o_{jtb} \le x_{jtb} \le \min(W_j, c_b)\, o_{jtb}
+        \qquad\text{(a copy holds } 1..W_j \text{ GPUs)}
+
+    \sum_{b \in h} o_{jtb} \le v_{jt} \quad \forall h
+        \qquad\text{(one copy of one type per node, only before completion)}
+
+    \sum_b o_{jtb} \le F_j \qquad\text{(at most } F_j \text{ copies; rows only when binding)}
+
+    v_{jt} = u_{jt} + v_{j,t+1}, \quad v_{jT} = 0
+
+    \sum_{t, b} \frac{\tau_{j k(b)} \Delta}{E_j} x_{jtb} \ge v_{j a_j}
+        \qquad\text{(additive progress of the copies reaches } E_j)
+
+    \sum_j x_{jtb} \le c_b \qquad\text{(capacity)}
+
+Objectives (``objective``):
+
+* ``"utility"`` (Hadar's): :math:`\max \sum_{j,t} f_j((t+1)\Delta + \kappa -
+  \text{arrival}_j)\, u_{jt}`; unfinished jobs count 0;
+* ``"makespan"``: every job must complete (:math:`v_{j a_j} = 1`),
+  :math:`\min M` with :math:`M \ge \sum_t ((t+1)\Delta + \kappa)\, u_{jt}`; the reported
+  objective is :math:`M - \min_j \text{arrival}_j` (the metrics' makespan);
+* ``"jct"``: every job must complete, :math:`\min \sum_{j,t} w_j ((t+1)\Delta + \kappa -
+  \text{arrival}_j)\, u_{jt}` (total weighted JCT).
+
+Unlike Hadar's gang, a copy holds one type, so progress is linear in :math:`x` and no
+slowest-type linearisation is needed. ``relax=True`` drops all integrality: for
+``"utility"`` the LP value is an upper bound on the optimum, for the min objectives a
+lower bound (``Result.bound``, no schedule). Any schedule of the round loop of
+:mod:`optsched.hadare.online` with ``completion="slot"`` is feasible here (a copy that
+stops inside its completion slot is dominated by holding the slot), so the MILP optimum
+is at least the heuristic's utility.
+
+Size: :math:`N = \sum_j (T - a_j)` job-slots; :math:`2 N B_j + 3N` columns (with
+:math:`B_j` usable buckets) and about :math:`2NB_j + NH + 2N` rows. Vectorised build.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidOption
+from ..hadar.model import build_model
+from ..instance import Instance
+from ..registry import finalize
+from ..result import Result, Status
+from ..schedule import Allocation, Schedule, merge_intervals
+from ..solvers import solve_program
+from ..solvers.program import LinearProgram
+from .model import OBJECTIVES, completion_values, consolidation_seconds, max_copies_of
+
+__all__ = ["exact", "lp_bound", "build_program"]
+
+
+def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
+                  F: np.ndarray | None = None, objective: str = "utility",
+                  relax: bool = False) -> tuple[LinearProgram, dict[str, Any]]:
+    """The MILP (or its LP relaxation) as a :class:`LinearProgram` plus index arrays."""
+    if objective not in OBJECTIVES:
+        raise InvalidOption("objective", objective, f"must be one of {OBJECTIVES}")
+    d = float(instance.slot)
+    cl = instance.cluster
+    H = len(cl.nodes)
+    cap = cl.capacity
+    hh, kk = np.nonzero(cap > 0)
+    bcap = cap[hh, kk].astype(np.int64)
+    n = instance.n_jobs
+    if F is None:
+        F = np.full(n, H, dtype=np.int64)
+    rates = instance.throughput_matrix
+    W = instance.workers.astype(np.int64)
+    E = instance.work
+    a = np.ceil(instance.arrivals / d - 1e-9).astype(np.int64) if n else np.zeros(0, int)
+    cnt = np.maximum(0, T - a)
+    N = int(cnt.sum())
+    jt_j = np.repeat(np.arange(n), cnt)
+    start = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else np.zeros(0, int)
+    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    xi, xb = np.nonzero(rates[jt_j][:, kk] > 0)
+    nx = xi.size
+    xj = jt_j[xi]
+    integer = not relax
+    sense = "max" if objective == "utility" else "min"
+    lp = LinearProgram(sense=sense, name=f"hadare-{objective}" + ("-lp" if relax else ""))
+    x = lp.add_variables("x", nx, lb=0, ub=np.minimum(W[xj], bcap[xb]), integer=integer)
+    o = lp.add_variables("o", nx, lb=0, ub=1, integer=integer)
+    values = completion_values(instance, T, kappa)
+    ucost = values[jt_j, jt_t] if objective == "utility" else 0.0
+    if objective == "jct":
+        w = np.array([j.weight for j in instance.jobs])
+        ucost = w[jt_j] * ((jt_t + 1) * d + kappa - instance.arrivals[jt_j])
+    u = lp.add_variables("u", N, lb=0, ub=1, cost=ucost, integer=integer)
+    has = cnt > 0
+    first = start[has]
+    vlb = np.zeros(N)
+    if objective != "utility":
+        vlb[first] = 1.0  # every job completes
+    v = lp.add_variables("v", N, lb=vlb, ub=1)
+    # copy size 1..min(W, c) when open
+    r = np.arange(nx)
+    lp.add_constraints("copy_max", rows=np.concatenate([r, r]),
+                       cols=np.concatenate([x.index, o.index]),
+                       vals=np.concatenate([np.ones(nx), -np.minimum(W[xj], bcap[xb])]),
+                       ub=0, n_rows=nx)
+    lp.add_constraints("copy_min", rows=np.concatenate([r, r]),
+                       cols=np.concatenate([x.index, o.index]),
+                       vals=np.concatenate([np.ones(nx), -np.ones(nx)]), lb=0, n_rows=nx)
+    # one copy of one type per node, only before completion
+    key = xi * H + hh[xb]
+    ukeys, row = np.unique(key, return_inverse=True)
+    ujt = ukeys // H
+    nr = ukeys.size
+    lp.add_constraints("one_per_node", rows=np.concatenate([row, np.arange(nr)]),
+                       cols=np.concatenate([o.index, v.index[ujt]]),
+                       vals=np.concatenate([np.ones(nx), -np.ones(nr)]), ub=0, n_rows=nr)
+    # at most F_j copies, where it can bind
+    nodes_usable = np.array([int(np.unique(hh[rates[j, kk] > 0]).size) for j in range(n)],
+                            dtype=np.int64) if n else np.zeros(0, int)
+    bind = F[jt_j] < nodes_usable[jt_j]
+    if bind.any():
+        sel = bind[xi]
+        rows_jt = np.flatnonzero(bind)
+        remap = np.full(N, -1, dtype=np.int64)
+        remap[rows_jt] = np.arange(rows_jt.size)
+        lp.add_constraints("max_copies", rows=remap[xi[sel]], cols=o.index[sel], vals=1.0,
+                           ub=F[jt_j[rows_jt]].astype(float), n_rows=rows_jt.size)
+    # v_t = u_t + v_{t+1}
+    has_next = np.ones(N, dtype=bool)
+    if n:
+        has_next[(start + cnt - 1)[has]] = False
+    nxt = np.arange(N) + 1
+    lp.add_constraints("completion",
+                       rows=np.concatenate([np.arange(N), np.arange(N),
+                                            np.flatnonzero(has_next)]),
+                       cols=np.concatenate([v.index, u.index, v.index[nxt[has_next]]]),
+                       vals=np.concatenate([np.ones(N), -np.ones(N),
+                                            -np.ones(int(has_next.sum()))]),
+                       lb=0, ub=0, n_rows=N)
+    # additive work, normalised by E_j
+    frac = rates[xj, kk[xb]] * d / E[xj]
+    jobs_with = np.flatnonzero(has)
+    wrow = np.full(n, -1, dtype=np.int64)
+    wrow[jobs_with] = np.arange(jobs_with.size)
+    lp.add_constraints("work", rows=np.concatenate([wrow[xj], np.arange(jobs_with.size)]),
+                       cols=np.concatenate([x.index, v.index[first]]),
+                       vals=np.concatenate([frac, -np.ones(first.size)]), lb=0,
+                       n_rows=jobs_with.size)
+    B = bcap.size
+    lp.add_constraints("capacity", rows=jt_t[xi] * B + xb, cols=x.index, vals=1.0,
+                       ub=np.tile(bcap.astype(float), T), n_rows=T * B)
+    if objective == "makespan":
+        M = lp.add_variables("M", 1, lb=0, cost=1.0)
+        lp.add_constraints("makespan",
+                           rows=np.concatenate([jt_j, np.flatnonzero(has)]),
+                           cols=np.concatenate([u.index, np.full(jobs_with.size, M.index[0])]),
+                           vals=np.concatenate([(jt_t + 1) * d + kappa,
+                                                -np.ones(jobs_with.size)]),
+                           ub=0, n_rows=n)
+    index = {"jt_j": jt_j, "jt_t": jt_t, "xi": xi, "xb": xb, "bucket_node": hh,
+             "bucket_type": kk, "cnt": cnt}
+    return lp, index
+
+
+def _schedule(instance: Instance, values: dict[str, np.ndarray], index: dict,
+              kappa: float) -> Schedule:
+    nodes = instance.cluster.nodes
+    types = instance.cluster.gpu_types
+    d = float(instance.slot)
+    jt_j, jt_t = index["jt_j"], index["jt_t"]
+    u = np.rint(values["u"]).astype(bool)
+    comp_slot = {int(jt_j[i]): int(jt_t[i]) for i in np.flatnonzero(u)}
+    xv = np.rint(values["x"]).astype(np.int64)
+    allocs = []
+    for i in np.flatnonzero(xv > 0):
+        jti, b = index["xi"][i], index["xb"][i]
+        j, t = int(jt_j[jti]), int(jt_t[jti])
+        if j not in comp_slot or t > comp_slot[j]:
+            continue
+        h = int(index["bucket_node"][b])
+        allocs.append(Allocation(instance.jobs[j].id, t * d, (t + 1) * d, nodes[h].name,
+                                 types[index["bucket_type"][b]], int(xv[i]), copy=h))
+    comp = {instance.jobs[j].id: (t + 1) * d + kappa for j, t in comp_slot.items()}
+    return Schedule(tuple(merge_intervals(allocs)), comp, forking=True, consolidation=kappa)
+
+
+def _objective(instance: Instance, sched: Schedule, objective: str) -> float:
+    jobs = {j.id: j for j in instance.jobs}
+    comp = sched.completion
+    if objective == "utility":
+        return float(sum(jobs[k].value(c - jobs[k].arrival) for k, c in comp.items()))
+    if objective == "jct":
+        return float(sum(jobs[k].weight * (c - jobs[k].arrival) for k, c in comp.items()))
+    return float(max(comp.values()) - min(j.arrival for j in instance.jobs)) if comp else 0.0
+
+
+def exact(instance: Instance, backend: str = "highs", *, slots: int | None = None,
+          objective: str = "utility", consolidation: Any = None,
+          consolidation_slots: Any = None, max_copies: Any = None, relax: bool = False,
+          **options: Any) -> Result:
+    """Optimal HadarE schedule of the slot model (MILP) or its LP bound (``relax=True``).
+
+    ``objective``: ``"utility"`` (default, maximised, Hadar's), ``"makespan"`` or
+    ``"jct"`` (total weighted JCT), both minimised with every job completing.
+    ``slots`` as Hadar (:func:`optsched.hadar.model.build_model`). Solver options
+    (``time_limit``, ``mip_gap``, ``threads``, ``solver``, ``seed``, ``verbose``) go to
+    :func:`optsched.solvers.solve_program`.
+    """
+    tb = time.perf_counter()
+    kappa = consolidation_seconds(instance, consolidation, consolidation_slots)
+    F = max_copies_of(instance, max_copies)
+    T = build_model(instance, slots).T
+    common = {"model": "hadare", "method": "exact-lp" if relax else "exact"}
+    extra: dict[str, Any] = {"slots": T, "objective": objective, "consolidation": kappa,
+                             "sense": "max" if objective == "utility" else "min"}
+    if objective in ("makespan", "jct"):
+        a = np.ceil(instance.arrivals / instance.slot - 1e-9)
+        late = [j.id for j, aj in zip(instance.jobs, a) if aj >= T]
+        if late:
+            return Result(status=Status.INFEASIBLE, message=f"jobs {late[:5]} arrive after "
+                          f"the last of {T} slots, so not every job can complete",
+                          extra=extra, **common)
+    lp, index = build_program(instance, T, kappa=kappa, F=F, objective=objective, relax=relax)
+    data = lp.freeze()
+    build = time.perf_counter() - tb
+    res = solve_program(data, backend=backend, **options)
+    extra.update({"columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
+                  "model_build_seconds": build})
+    common.update({"backend": res.backend, "solver": res.solver,
+                   "build_seconds": build + res.build_seconds,
+                   "solve_seconds": res.solve_seconds})
+    shift = 0.0
+    if objective == "makespan" and instance.n_jobs:
+        shift = -min(j.arrival for j in instance.jobs)
+    if relax:
+        bound = res.bound + shift if res.status.has_solution and res.bound is not None else None
+        return Result(status=res.status, objective=None, bound=bound, duals=res.duals,
+                      values=res.values, message=res.message,
+                      ratio_note="LP relaxation: a bound on the optimum of the slot model",
+                      extra={**extra, "lp_objective": res.objective}, **common)
+    if not res.success:
+        return res.replace(extra={**res.extra, **extra}, **common)
+    sched = _schedule(instance, res.values, index, kappa)
+    obj = _objective(instance, sched, objective)
+    bound = res.bound + shift if res.bound is not None else None
+    return finalize(instance, sched, status=res.status, objective=obj, bound=bound,
+                    gap=res.gap, values=res.values,
+                    ratio=1.0 if res.status is Status.OPTIMAL else None,
+                    ratio_note="exact optimum of the HadarE slot model (MILP)",
+                    message=res.message, extra={**extra, "milp_objective": res.objective},
+                    **common)
+
+
+def lp_bound(instance: Instance, backend: str = "highs", **options: Any) -> Result:
+    """The LP relaxation's optimum as ``bound``."""
+    return exact(instance, backend=backend, relax=True, **options)
