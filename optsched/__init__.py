@@ -7,6 +7,7 @@ Each model is exposed two ways: an exact LP/MILP solved through one solver layer
 from . import (
     allox,  # noqa: E402  (each model package registers itself)
     hadar,  # noqa: E402
+    hadare,  # noqa: E402
     salus,  # noqa: E402
     synergy,  # noqa: E402
 )
@@ -29,8 +30,8 @@ from .validate import validate_schedule
 __version__ = "0.1.0"
 
 __all__ = [
-    "allox", "hadar", "salus", "synergy", "Allocation", "Cluster", "GpuMemory", "Instance",
-    "InvalidInput", "InvalidInstance",
+    "allox", "hadar", "hadare", "salus", "synergy", "Allocation", "Cluster", "GpuMemory",
+    "Instance", "InvalidInput", "InvalidInstance",
     "InvalidOption", "InvalidSchedule", "Job", "Metrics", "ModelNotApplicable", "ModelSpec",
     "Node", "OptschedError", "Result", "Schedule", "Sensitivity", "Status", "UnknownName",
     "Utility", "compute_metrics", "get_model", "load_instance", "load_schedule", "models",
