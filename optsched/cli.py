@@ -224,8 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_simulate_parser(sub)
     add_plot_parser(sub)
+    from .reproduce import add_reproduce_parser
     from .sweep import add_sweep_parser
 
+    add_reproduce_parser(sub)
     add_sweep_parser(sub)
     return p
 

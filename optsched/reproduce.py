@@ -1,0 +1,637 @@
+r"""``optsched reproduce``: each seed paper's headline claim, re-measured with optsched.
+
+Every row calls the models' public APIs on the shared profiles and traces of
+:mod:`optsched.catalog` and reports the paper's factor next to the measured one, with
+the instance, the seed and the seconds it took. A row whose model has not landed says
+``not yet available`` and why; a row that does not reproduce says so and explains.
+
+======================  ==========================================  =============
+row                     claim                                       paper
+======================  ==========================================  =============
+``hadar_vs_gavel``      Hadar vs Gavel, total time duration         1.20x
+``hadare_vs_hadar``     HadarE vs Hadar, cluster resource use        1.45x
+``synergy_tune``        Synergy-TUNE vs GPU-proportional, mean JCT  up to 3.4x
+``tiresias_vs_fifo``    Tiresias vs FIFO (YARN-CS), mean JCT        up to 5.5x
+``allox_talk``          AlloX 4-job example vs SJF                  2.5x / 4x
+``salus_inference``     Salus: inference jobs packed on one GPU     42 jobs
+``gavel_hetero``        Gavel heterogeneity-aware vs -agnostic      up to 3.5x
+======================  ==========================================  =============
+
+``quick=True`` shrinks every experiment (first jobs of a trace, fewer loads) so that
+the whole run takes a few minutes on two cores; it is part of the test suite. The full
+run is what ``benchmarks/reproduce.py`` commits to ``benchmarks/results/``.
+
+Outputs (:func:`write_report`): ``OUT/REPRODUCTION.md``, ``OUT/REPRODUCTION.json`` and
+the plots in ``OUT/img/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidOption
+from .instance import Cluster, Instance, Job, Node
+from .schedule import Allocation, Schedule
+
+__all__ = ["CLAIMS", "Claim", "NotYetAvailable", "run_reproduction", "write_report",
+           "talk_instance", "talk_schedule", "plot_gantts", "plot_jct_cdfs",
+           "plot_utilization", "add_reproduce_parser", "cmd_reproduce"]
+
+SEED = 0
+
+
+class NotYetAvailable(Exception):
+    """A row's model or policy has not landed in this version; the message says why."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One headline claim: its key, wording, the paper's factor and how to measure it.
+
+    ``run(quick, img_dir)`` returns the measured fields: ``measured`` (a float or
+    ``None``), ``measured_text``, ``instance``, ``seed``, ``verdict`` (optional),
+    ``notes`` and ``plots`` (paths).
+    """
+
+    key: str
+    claim: str
+    paper: str
+    paper_factor: float | None
+    source: str
+    run: Callable[[bool, Path], dict[str, Any]]
+    up_to: bool = False
+
+
+@dataclass
+class Row:
+    key: str
+    claim: str
+    paper: str
+    paper_factor: float | None
+    measured: float | None = None
+    measured_text: str = ""
+    instance: str = ""
+    seed: int | None = None
+    seconds: float = 0.0
+    verdict: str = ""
+    notes: str = ""
+    plots: list[str] = field(default_factory=list)
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+# --------------------------------------------------------------------------- plotting
+def _plt():
+    from .sim.plot import _mpl  # the plotting helpers' lazy matplotlib import
+    return _mpl()
+
+
+def plot_gantts(instance: Instance, schedules: Mapping[str, Schedule], path: str | Path,
+                *, title: str = "") -> Path:
+    """Side-by-side Gantt charts (one row per node/GPU type, time in seconds) of several
+    schedules of the same instance, with each panel's mean JCT and makespan."""
+    from .metrics import compute_metrics
+
+    plt = _plt()
+    rows = [(n.name, t) for n in instance.cluster.nodes for t in n.gpus]
+    idx = {r: i for i, r in enumerate(rows)}
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    jcol = {j.id: colors[i % len(colors)] for i, j in enumerate(instance.jobs)}
+    fig, axes = plt.subplots(1, len(schedules), figsize=(4.2 * len(schedules), 0.5 * len(rows)
+                                                          + 1.6), squeeze=False, sharey=True)
+    horizon = max(a.end for s in schedules.values() for a in s.allocations)
+    for ax, (label, sched) in zip(axes[0], schedules.items()):
+        m = compute_metrics(instance, sched)
+        for a in sched.allocations:
+            y = idx[a.node, a.gpu_type]
+            ax.barh(y, a.end - a.start, left=a.start, height=0.6, color=jcol[a.job],
+                    edgecolor="black", lw=0.5)
+            ax.text((a.start + a.end) / 2, y, a.job, ha="center", va="center", fontsize=8)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([f"{n} ({t})" for n, t in rows], fontsize=8)
+        ax.set_xlim(0, horizon * 1.03)
+        ax.invert_yaxis()
+        ax.set_xlabel("time (s)")
+        ax.set_title(f"{label}\nmean JCT {m.mean_jct:.4g} s, makespan {m.makespan:.4g} s",
+                     fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_jct_cdfs(curves: Mapping[str, Sequence[float]], path: str | Path, *,
+                  title: str = "", unit: float = 3600.0, unit_name: str = "h") -> Path:
+    """JCT CDFs of several runs on one axes (JCTs in seconds, shown in ``unit_name``)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    lo, hi = math.inf, 0.0
+    for label, jct in curves.items():
+        x = np.sort(np.asarray(jct, float)) / unit
+        if x.size == 0:
+            continue
+        lo, hi = min(lo, x.min()), max(hi, x.max())
+        ax.step(x, np.arange(1, x.size + 1) / x.size, where="post",
+                label=f"{label} (mean {x.mean():.3g} {unit_name})")
+    if hi > 0 and lo > 0 and hi / lo > 100:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"job completion time ({unit_name})")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_utilization(curves: Mapping[str, Schedule], total_gpus: int, path: str | Path, *,
+                     title: str = "") -> Path:
+    """GPU utilisation over time of several schedules (``optsched.sim.plot``'s curve)."""
+    from .sim.plot import utilization_curve
+
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for label, sched in curves.items():
+        t, u = utilization_curve([a.to_dict() for a in sched.allocations], total_gpus)
+        ax.step(t / 3600.0, u, where="post", lw=0.9, label=label)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel(f"GPU utilisation ({total_gpus} GPUs)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _can_plot() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- AlloX
+TALK_TIMES = {"J1": (10, 20), "J2": (15, 25), "J3": (20, 100), "J4": (20, 90)}
+
+
+def talk_instance() -> Instance:
+    """The AlloX talk's example: 2 machines of type X, 2 of type Y, four jobs with
+    processing times (X, Y) = J1 (10, 20), J2 (15, 25), J3 (20, 100), J4 (20, 90) s."""
+    cluster = Cluster(tuple(Node(f"{t}{i}", {t: 1}) for t in ("x", "y") for i in (1, 2)))
+    jobs = tuple(Job(name, 0.0, 1, 100.0, {"x": 100 / px, "y": 100 / py})
+                 for name, (px, py) in TALK_TIMES.items())
+    return Instance(cluster, jobs, name="allox-talk-4")
+
+
+def talk_schedule() -> Schedule:
+    """The talk's optimal schedule: J3, J4 on X; J1, J2 on Y (total JCT 85 s, makespan 25 s)."""
+    return Schedule((Allocation("J3", 0.0, 20.0, "x1", "x", 1),
+                     Allocation("J4", 0.0, 20.0, "x2", "x", 1),
+                     Allocation("J1", 0.0, 20.0, "y1", "y", 1),
+                     Allocation("J2", 0.0, 25.0, "y2", "y", 1)),
+                    completion={"J1": 20.0, "J2": 25.0, "J3": 20.0, "J4": 20.0})
+
+
+def _allox_talk(quick: bool, img: Path) -> dict[str, Any]:
+    from . import allox
+    from .metrics import compute_metrics
+    from .validate import validate_schedule
+
+    inst = talk_instance()
+    opt = allox.exact(inst)
+    sjf = allox.sjf(inst)
+    talk = talk_schedule()
+    validate_schedule(inst, talk)
+    tm = compute_metrics(inst, talk)
+    if abs(tm.mean_jct - opt.metrics.mean_jct) > 1e-9:
+        raise AssertionError("the talk's schedule is no longer optimal for total JCT")
+    jct_ratio = sjf.metrics.mean_jct / opt.metrics.mean_jct
+    mk_opt = sjf.metrics.makespan / opt.metrics.makespan
+    mk_talk = sjf.metrics.makespan / tm.makespan
+    plots = []
+    if _can_plot():
+        plots.append(plot_gantts(inst, {"exact (matching)": opt.schedule,
+                                        "exact (talk's tie)": talk,
+                                        "SJF on every free machine": sjf.schedule},
+                                 img / "reproduce_allox_talk_gantt.png",
+                                 title="AlloX talk example: optimal schedules vs SJF"))
+    return {
+        "measured": jct_ratio,
+        "measured_text": f"{jct_ratio:.2f}x mean JCT ({sjf.metrics.mean_jct:g} vs "
+                         f"{opt.metrics.mean_jct:g} s); makespan {mk_talk:.2f}x vs the talk's "
+                         f"optimum ({sjf.metrics.makespan:g} vs {tm.makespan:g} s), "
+                         f"{mk_opt:.2f}x vs the optimum the matching returns "
+                         f"({opt.metrics.makespan:g} s)",
+        "instance": inst.name, "seed": None, "verdict": "reproduced",
+        "notes": "Exact = the Bruno-Coffman-Sethi matching (optimal for total JCT). Total "
+                 "JCT has ties here: the talk's schedule (J3, J4 on X; J1, J2 on Y; "
+                 f"makespan {tm.makespan:g} s) and the matching's (J1 then J3 on x1, J4 on x2, "
+                 f"J2 on y1; makespan {opt.metrics.makespan:g} s) both have total JCT "
+                 f"{opt.objective:g} s; the talk's schedule is validated and measured "
+                 "independently above. The objective does not look at makespan, so the 4x "
+                 "makespan factor holds against the talk's optimum and is "
+                 f"{mk_opt:.2f}x against the one the matching happens to return. SJF = each "
+                 "free machine takes the job shortest on it (the talk's baseline); "
+                 "`sjf_fastest` (jobs wait for type X) gets "
+                 f"{allox.sjf_fastest(inst).metrics.mean_jct / opt.metrics.mean_jct:.2f}x.",
+        "plots": plots,
+    }
+
+
+# --------------------------------------------------------------------------- Salus
+def _salus_inference(quick: bool, img: Path) -> dict[str, Any]:
+    from . import salus
+
+    models = sorted(salus.inference_models())
+    cluster = Cluster((Node("server", {"v100": 1}, cpus=32, memory=128,
+                            gpu_memory={"v100": 16.0}),))
+    jobs = tuple(salus.inference_job(m, f"{m}-{c}") for m in models for c in range(3))
+    inst = Instance(cluster, jobs, name=f"salus-inference-{len(models)}x3-1xV100-16GB")
+    ex = salus.exact(inst, objective="admitted", time_limit=60)
+    lm = salus.lane_manager(inst, objective="admitted")
+    admitted = int(round(ex.objective))
+    plots = []
+    if _can_plot():
+        plt = _plt()
+        fig, ax = plt.subplots(figsize=(5, 3))
+        labels = ["paper (14 models x 3)", "exact (one lane)", "Salus lane manager",
+                  "no sharing"]
+        vals = [42, admitted, int(round(lm.objective)), 1]
+        ax.bar(labels, vals, color=["grey", "C0", "C1", "C3"])
+        for i, v in enumerate(vals):
+            ax.text(i, v, str(v), ha="center", va="bottom")
+        ax.set_ylabel("inference jobs on one GPU")
+        ax.set_title("Salus: inference jobs packed on one 16 GB V100", fontsize=10)
+        ax.tick_params(axis="x", labelsize=7)
+        fig.tight_layout()
+        p = img / "reproduce_salus_inference.png"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(p, dpi=120)
+        plt.close(fig)
+        plots.append(p)
+    full = admitted == len(jobs)
+    return {
+        "measured": float(admitted),
+        "measured_text": f"{admitted} of {len(jobs)} jobs on one GPU ({admitted}x over one "
+                         f"job per GPU); Salus' lane manager {lm.objective:g}",
+        "instance": inst.name, "seed": None,
+        "verdict": "reproduced (39 of 42: data for 13 of the 14 models)" if full
+                   else "not reproduced",
+        "notes": f"Salus' data has memory footprints for {len(models)} of its 14 inference "
+                 f"models, so the experiment packs {len(models)} x 3 = {len(jobs)} jobs; every "
+                 "one fits on a 16 GB GPU with the exact packing (proved optimal in one lane) "
+                 "and with the lane manager. Footprints: P/3 persistent and one sample's "
+                 "activations (optsched.salus.workloads states the derivation).",
+        "plots": plots,
+    }
+
+
+# --------------------------------------------------------------------------- Gavel
+def _gavel_hetero(quick: bool, img: Path) -> dict[str, Any]:
+    from .catalog import read_gavel_trace
+    from .policies import get_policy
+    from .sim import simulate
+
+    inst = read_gavel_trace()
+    n = 60 if quick else 400
+    inst = inst.replace(jobs=inst.jobs[:n], name=f"{inst.name}-first{n}")
+    res = {p: simulate(inst, get_policy(p), seed=SEED, progress=False)
+           for p in ("max_min_fairness", "max_min_fairness_agnostic")}
+    aware, agn = res["max_min_fairness"].metrics, res["max_min_fairness_agnostic"].metrics
+    ratio = agn.mean_jct / aware.mean_jct
+    plots = []
+    if _can_plot():
+        plots.append(plot_jct_cdfs(
+            {"heterogeneity-aware LAS": list(aware.jct.values()),
+             "heterogeneity-agnostic LAS": list(agn.jct.values())},
+            img / "reproduce_gavel_jct_cdf.png", title=f"Gavel max-min fairness, {inst.name}"))
+        plots.append(plot_utilization(
+            {"heterogeneity-aware LAS": res["max_min_fairness"].schedule,
+             "heterogeneity-agnostic LAS": res["max_min_fairness_agnostic"].schedule},
+            inst.cluster.total_gpus, img / "reproduce_gavel_utilization.png",
+            title=f"Gavel max-min fairness, {inst.name}"))
+    return {
+        "measured": ratio,
+        "measured_text": f"{ratio:.2f}x mean JCT (agnostic {agn.mean_jct / 3600:.3g} h vs "
+                         f"aware {aware.mean_jct / 3600:.3g} h)",
+        "instance": f"{inst.name} on gavel-108 (36 V100 + 36 P100 + 36 K80), 6-min rounds",
+        "seed": SEED,
+        "notes": "Policies max_min_fairness vs max_min_fairness_agnostic (Gavel's LAS) in "
+                 "the round-based simulator. Gavel's 3.5x is measured at high steady-state "
+                 "load on a continuous-arrival trace (jobs/h swept, a window of job ids); "
+                 "here the first jobs of its static 2,000-job trace are used, at a lighter "
+                 "load where both policies queue less, so the gap is smaller.",
+        "plots": plots,
+    }
+
+
+# --------------------------------------------------------------------------- Tiresias
+def _tiresias_vs_fifo(quick: bool, img: Path) -> dict[str, Any]:
+    from .catalog import cluster_preset, generate_philly, read_tiresias_trace
+    from .policies import get_policy
+    from .sim import simulate
+
+    if quick:
+        small = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(2)))
+        traces = [("tiresias-60 on 2x4 P100", read_tiresias_trace(cluster=small))]
+    else:
+        n32 = cluster_preset("tiresias-n32g4")
+        small = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(2)))
+        traces = [("tiresias-60 on 2x4 P100", read_tiresias_trace(cluster=small))]
+        traces += [(f"philly-480 on n32g4 at {jph:g} jobs/h",
+                    generate_philly(480, cluster=n32, seed=SEED, jobs_per_hour=jph))
+                   for jph in (6.0, 12.0)]
+    best = None
+    lines = []
+    for label, inst in traces:
+        runs = {p: simulate(inst, get_policy(p), seed=SEED, progress=False)
+                for p in ("fifo_yarn", "tiresias_las", "tiresias_gittins")}
+        fifo = runs["fifo_yarn"].metrics.mean_jct
+        for p in ("tiresias_las", "tiresias_gittins"):
+            r = fifo / runs[p].metrics.mean_jct
+            lines.append(f"{label}: {p} {r:.2f}x")
+            if best is None or r > best[0]:
+                best = (r, label, p, runs)
+    ratio, label, pol, runs = best
+    plots = []
+    if _can_plot():
+        plots.append(plot_jct_cdfs({k: list(v.metrics.jct.values()) for k, v in runs.items()},
+                                   img / "reproduce_tiresias_jct_cdf.png",
+                                   title=f"Tiresias vs FIFO, {label}"))
+    return {
+        "measured": ratio,
+        "measured_text": f"{ratio:.2f}x mean JCT ({pol}, {label})",
+        "instance": "; ".join(t[0] for t in traces), "seed": SEED,
+        "notes": "FIFO = fifo_yarn (arrival order, gangs, no preemption, as YARN-CS). "
+                 "All ratios: " + "; ".join(lines) + ". Tiresias' 5.5x is on its 60-job "
+                 "testbed trace on 60 GPUs under contention and on a production-scale "
+                 "trace; the 60-job trace's jobs are short, so on this cluster little "
+                 "queueing forms, and the Philly-derived generator has a lighter tail than "
+                 "Tiresias' production GPU-time distribution: LAS gains most when long jobs "
+                 "block short ones.",
+        "plots": plots,
+    }
+
+
+# --------------------------------------------------------------------------- Synergy
+def _synergy_tune(quick: bool, img: Path) -> dict[str, Any]:
+    from .synergy import simulate_synergy, synergy_workload
+
+    if quick:
+        settings = [((50, 0, 50), 9.0)]
+        n = 100
+    else:
+        settings = [((20, 70, 10), 9.0), ((50, 0, 50), 9.0), ((20, 70, 10), 16.0),
+                    ((50, 0, 50), 16.0)]
+        n = 600
+    best = None
+    lines = []
+    for split, load in settings:
+        inst = synergy_workload(n, "synergy-128", seed=SEED, split=split, jobs_per_hour=load,
+                                multigpu=False)
+        prop = simulate_synergy(inst, "proportional", "fifo")
+        tune = simulate_synergy(inst, "tune", "fifo")
+        r = prop.metrics.mean_jct / tune.metrics.mean_jct
+        label = f"{n} jobs, split {'/'.join(map(str, split))}, {load:g} jobs/h"
+        lines.append(f"{label}: {r:.2f}x")
+        if best is None or r > best[0]:
+            best = (r, label, prop, tune)
+    ratio, label, prop, tune = best
+    plots = []
+    if _can_plot():
+        plots.append(plot_jct_cdfs({"GPU-proportional": list(prop.metrics.jct.values()),
+                                    "Synergy-TUNE": list(tune.metrics.jct.values())},
+                                   img / "reproduce_synergy_jct_cdf.png",
+                                   title=f"Synergy on synergy-128 (FIFO), {label}"))
+    return {
+        "measured": ratio,
+        "measured_text": f"{ratio:.2f}x mean JCT ({label})",
+        "instance": "synergy_workload on synergy-128 (16 servers x 8 V100, 24 cores, 500 GB), "
+                    "single-GPU jobs, 300 s rounds, FIFO",
+        "seed": SEED,
+        "notes": "All settings: " + "; ".join(lines) + ". Synergy's 3.4x is on its own "
+                 "trace at loads where the proportional share leaves CPU-hungry jobs "
+                 "queued for long; the gain grows with load and with the share of "
+                 "CPU-sensitive (image, speech) jobs.",
+        "plots": plots,
+    }
+
+
+# --------------------------------------------------------------------------- Hadar
+def _hadar_vs_gavel(quick: bool, img: Path) -> dict[str, Any]:
+    from .policies import POLICIES
+
+    if "hadar" not in POLICIES:
+        raise NotYetAvailable(
+            "the Hadar model (optsched.hadar) is the slotted OASiS primal-dual algorithm, "
+            "which maximises utility with admission control and may leave jobs out (on its "
+            "demo instance it admits 4 of 8), so its total time is not comparable with "
+            "Gavel's, which completes every job. The comparison needs Hadar as a policy of "
+            "the shared round-based simulator (optsched.policies has no 'hadar' yet).")
+    return _hadar_sim("hadar", ("max_min_fairness", "min_total_duration"), quick, img)
+
+
+def _hadare_vs_hadar(quick: bool, img: Path) -> dict[str, Any]:
+    from .policies import POLICIES
+
+    if "hadare" not in POLICIES or "hadar" not in POLICIES:
+        raise NotYetAvailable(
+            "HadarE (job forking across nodes) is being written (optsched.hadare); the "
+            "comparison needs both 'hadar' and 'hadare' as simulator policies, and neither "
+            "is registered in optsched.policies yet.")
+    return _hadar_sim("hadare", ("hadar",), quick, img, metric="cru")
+
+
+def _hadar_sim(policy: str, baselines: Sequence[str], quick: bool, img: Path,
+               metric: str = "makespan") -> dict[str, Any]:
+    """Total time (makespan) or CRU of ``policy`` against ``baselines`` in the simulator."""
+    from .catalog import read_gavel_trace
+    from .policies import get_policy
+    from .sim import simulate
+
+    inst = read_gavel_trace()
+    n = 60 if quick else 400
+    inst = inst.replace(jobs=inst.jobs[:n], name=f"{inst.name}-first{n}")
+    res = {p: simulate(inst, get_policy(p), seed=SEED, progress=False)
+           for p in (policy, *baselines)}
+    m = {p: getattr(r.metrics, metric) for p, r in res.items()}
+    if metric == "makespan":
+        ratios = {b: m[b] / m[policy] for b in baselines}
+    else:
+        ratios = {b: m[policy] / m[b] for b in baselines}
+    best = max(ratios, key=ratios.get)
+    return {"measured": ratios[best],
+            "measured_text": f"{ratios[best]:.2f}x {metric} vs {best}",
+            "instance": inst.name, "seed": SEED,
+            "notes": "All: " + "; ".join(f"vs {b} {r:.2f}x" for b, r in ratios.items()),
+            "plots": []}
+
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim("hadar_vs_gavel", "Hadar vs Gavel: total time duration", "1.20x", 1.20,
+          "Sultana et al., IPDPS'24", _hadar_vs_gavel),
+    Claim("hadare_vs_hadar", "HadarE vs Hadar: cluster resource utilisation (CRU)", "1.45x",
+          1.45, "Sultana et al., HadarE", _hadare_vs_hadar),
+    Claim("synergy_tune", "Synergy-TUNE vs GPU-proportional: mean JCT", "up to 3.4x", 3.4,
+          "Mohan et al., OSDI'22", _synergy_tune, up_to=True),
+    Claim("tiresias_vs_fifo", "Tiresias (2D-LAS / 2D-Gittins) vs FIFO: mean JCT",
+          "up to 5.5x", 5.5, "Gu et al., NSDI'19", _tiresias_vs_fifo, up_to=True),
+    Claim("allox_talk", "AlloX 4-job example vs SJF: mean JCT (and makespan)",
+          "2.5x (4x makespan)", 2.5, "Le et al., EuroSys'20 (talk)", _allox_talk),
+    Claim("salus_inference", "Salus: inference jobs packed on one GPU", "42 jobs (42x)", 42.0,
+          "Yu & Chowdhury, MLSys'20", _salus_inference),
+    Claim("gavel_hetero", "Gavel heterogeneity-aware vs -agnostic LAS: mean JCT",
+          "up to 3.5x", 3.5, "Narayanan et al., OSDI'20", _gavel_hetero, up_to=True),
+)
+
+
+def _verdict(claim: Claim, measured: float) -> str:
+    target = claim.paper_factor
+    if target is None:
+        return "measured"
+    if abs(measured - target) <= 0.1 * target or (claim.up_to and measured >= 0.9 * target):
+        return "reproduced"
+    if measured > 1.02:
+        return "same direction, smaller factor" if measured < target else "larger factor"
+    return "not reproduced"
+
+
+def run_reproduction(out: str | Path, *, quick: bool = False,
+                     only: Sequence[str] | None = None,
+                     log: Callable[[str], None] | None = print) -> list[Row]:
+    """Run the claims (all, or the keys in ``only``), write the report into ``out``."""
+    known = [c.key for c in CLAIMS]
+    for k in only or ():
+        if k not in known:
+            raise InvalidOption("only", k, f"known rows: {', '.join(known)}")
+    out = Path(out)
+    img = out / "img"
+    rows = []
+    for c in CLAIMS:
+        if only and c.key not in only:
+            continue
+        row = Row(c.key, c.claim, c.paper, c.paper_factor, source=c.source)
+        t = time.perf_counter()
+        try:
+            got = c.run(quick, img)
+        except NotYetAvailable as exc:
+            row.verdict = "not yet available"
+            row.notes = str(exc)
+        except Exception as exc:
+            row.verdict = "error"
+            row.notes = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
+        else:
+            row.measured = None if got.get("measured") is None else float(got["measured"])
+            row.measured_text = got.get("measured_text", "")
+            row.instance = got.get("instance", "")
+            row.seed = got.get("seed")
+            row.notes = got.get("notes", "")
+            row.plots = [Path(p).relative_to(out).as_posix() for p in got.get("plots", [])]
+            row.verdict = got.get("verdict") or (
+                _verdict(c, row.measured) if row.measured is not None else "no number")
+        row.seconds = time.perf_counter() - t
+        rows.append(row)
+        if log:
+            log(f"{c.key:18s} {row.verdict:32s} {row.measured_text or row.notes[:80]} "
+                f"({row.seconds:.1f} s)")
+    write_report(rows, out, quick=quick)
+    return rows
+
+
+def write_report(rows: Sequence[Row], out: str | Path, *, quick: bool) -> Path:
+    """``OUT/REPRODUCTION.md`` (table, notes, plots) and ``OUT/REPRODUCTION.json``."""
+    import os
+    import platform
+    import sys
+
+    from . import __version__
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"optsched": __version__, "python": sys.version.split()[0],
+            "platform": platform.platform(), "cpu_count": os.cpu_count(),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+            "mode": "quick" if quick else "full", "seed": SEED}
+    (out / "REPRODUCTION.json").write_text(json.dumps(
+        {"meta": meta, "rows": [r.to_dict() for r in rows]}, indent=1, default=str) + "\n")
+
+    def cell(s: Any) -> str:
+        return "-" if s is None or s == "" else str(s).replace("|", "\\|").replace("\n", " ")
+
+    md = ["# Reproduction of the seed papers' headline claims", "",
+          f"`optsched reproduce{' --quick' if quick else ''}` (optsched {__version__}, "
+          f"Python {meta['python']}, {meta['cpu_count']} cores, {meta['platform']}; "
+          f"{meta['date']}). Mode: **{meta['mode']}**"
+          + (" (shrunken experiments; run without `--quick` for the full ones)" if quick
+             else "") + ".", "",
+          "| claim | paper | measured | verdict | instance | seed | seconds |",
+          "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        measured = r.measured_text or ("-" if r.measured is None else f"{r.measured:.3g}")
+        md.append(f"| {cell(r.claim)} ({cell(r.source)}) | {cell(r.paper)} | {cell(measured)} "
+                  f"| {cell(r.verdict)} | {cell(r.instance)} | {cell(r.seed)} "
+                  f"| {r.seconds:.1f} |")
+    md += ["", "## Notes per row", ""]
+    for r in rows:
+        md += [f"### {r.claim}", "", f"Paper: {r.paper} ({r.source}). Verdict: **{r.verdict}**.",
+               ""]
+        if r.measured_text:
+            md += [f"Measured: {r.measured_text}.", ""]
+        if r.notes:
+            md += [r.notes.strip(), ""]
+        for p in r.plots:
+            md += [f"![{r.key}]({p})", ""]
+    path = out / "REPRODUCTION.md"
+    path.write_text("\n".join(md))
+    return path
+
+
+# --------------------------------------------------------------------------- CLI
+def add_reproduce_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``optsched reproduce`` on the main CLI's sub-parsers."""
+    p = subparsers.add_parser(
+        "reproduce", help="re-measure every seed paper's headline claim (REPRODUCTION.md)",
+        description="Run each seed paper's headline experiment and write REPRODUCTION.md "
+                    f"with the paper's and the measured factors. Rows: "
+                    f"{', '.join(c.key for c in CLAIMS)}.")
+    p.add_argument("--quick", action="store_true",
+                   help="shrunken experiments (a few minutes on two cores)")
+    p.add_argument("--out", type=Path, default=Path("reproduction"),
+                   help="output directory (default: ./reproduction)")
+    p.add_argument("--only", action="append", metavar="ROW",
+                   help="run only this row; repeatable")
+    p.set_defaults(func=cmd_reproduce)
+    return p
+
+
+def cmd_reproduce(args) -> int:
+    rows = run_reproduction(args.out, quick=args.quick, only=args.only)
+    print(args.out / "REPRODUCTION.md")
+    return 1 if any(r.verdict == "error" for r in rows) else 0
