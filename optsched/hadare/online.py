@@ -182,7 +182,7 @@ def run_rounds(model: HadarModel, plans: dict[int, JobPlan], prices: Prices, *,
             if r <= 0:
                 continue
             run.max_copies_used = max(run.max_copies_used, len(ps))
-            fin = t_start + rem[j] / r
+            fin = float(t_start + rem[j] / r)
             if fin <= t_end + _EPS * max(1.0, t_end):
                 stop = min(fin, t_end)
                 rem[j] = 0.0
