@@ -48,7 +48,17 @@ which :func:`exact` does when it builds the schedule. ``placement="nodes"`` stat
 :math:`y_{jthk}` model literally (same optimum, more columns).
 
 ``relax=True`` solves the LP relaxation (all integrality dropped): an upper bound on the
-optimum, returned as ``bound`` with ``objective=None`` and no schedule.
+optimum, returned as ``bound`` with ``objective=None`` and no schedule. By default
+(``lp_form="projected"``) it solves the relaxation projected onto per-type GPUs
+:math:`Y_{jtk}` and :math:`v_{jt}` (:func:`build_projected_lp`), which has the same
+optimum: from a relaxed point, :math:`(Y, v)` is feasible for the projection, because
+the cumulative speed rows and :math:`\sum_k Y = W\sum_k z` give, by Abel summation
+over the job's rates in increasing order, credited progress
+:math:`\sum_k c_k z_k \le \sum_k c_k Y_k / W_j` (:math:`c_k` non-decreasing);
+conversely :math:`z_{jtk} = Y_{jtk}/W_j`, :math:`u_{jt} = v_{jt} - v_{j,t+1}` satisfies
+every relaxed row. ``lp_form="compact"`` solves the unprojected relaxation. On the
+``highs`` backend the LP uses the interior-point solver (with crossover) unless
+``options`` are given.
 
 Size: :math:`N = \sum_j (T - a_j)` job-slots; :math:`N(2K' + 2)` columns with
 :math:`K'` usable types (types placement) and about :math:`N(K'+3)` rows. The build is
@@ -81,7 +91,8 @@ def build_program(model: HadarModel, placement: str = "types", relax: bool = Fal
     T, n = model.T, model.n_jobs
     K = len(model.types)
     a = np.minimum(model.a, T)
-    cnt = T - a
+    # a job that cannot finish alone by slot T (a_j + n_j^min > T) gets no variables
+    cnt = np.where(model.a + model.nmin <= T, T - a, 0)
     N = int(cnt.sum())
     jt_j = np.repeat(np.arange(n), cnt)
     start = np.concatenate(([0], np.cumsum(cnt)[:-1])) if n else np.zeros(0, np.int64)
@@ -112,24 +123,25 @@ def build_program(model: HadarModel, placement: str = "types", relax: bool = Fal
     lp.add_constraints("gang", rows=np.concatenate([yi, zi]),
                        cols=np.concatenate([yv.index, zv.index]),
                        vals=np.concatenate([np.ones(ny), -Wjt[zi]]), lb=0, ub=0, n_rows=N)
-    # speed rule, rows per (job-slot, type k') with k' usable: index by zi/zk
+    # speed rule (cumulative form), rows per (job-slot, type k') with k' usable:
+    #   sum_{b: tau_{k(b)} <= tau_k'} y_b <= W_j sum_{k: tau_k <= tau_k'} z_k
     row_of = np.full((N, K), -1, dtype=np.int64)
     row_of[zi, zk] = np.arange(nz)
-    y_rows = row_of[yi, col_type[yr]]
-    capk = model.type_capacity
-    # z_{jt,k} enters row (jt,k') when tau_k <= tau_k'
-    pr_i, pr_a, pr_b = [], [], []
+    ri, ci, vi = [], [], []
+    jy = jt_j[yi]
+    jz = jt_j[zi]
     for kp in range(K):
-        for k in range(K):
-            sel = (zk == k) & (rates[jt_j[zi], kp] > 0) & \
-                (rates[jt_j[zi], k] <= rates[jt_j[zi], kp])
-            if sel.any():
-                pr_i.append(row_of[zi[sel], kp])
-                pr_a.append(zv.index[sel])
-                pr_b.append(-np.minimum(Wjt[zi[sel]], capk[kp]))
-    lp.add_constraints("speed", rows=np.concatenate([y_rows, *pr_i]),
-                       cols=np.concatenate([yv.index, *pr_a]),
-                       vals=np.concatenate([np.ones(ny), *pr_b]), ub=0, n_rows=nz)
+        # y columns of types no faster than k' (for this job), into row (jt, k')
+        sel = (rates[jy, kp] > 0) & (rates[jy, col_type[yr]] <= rates[jy, kp])
+        ri.append(row_of[yi[sel], kp])
+        ci.append(yv.index[sel])
+        vi.append(np.ones(int(sel.sum())))
+        sel = (rates[jz, kp] > 0) & (rates[jz, zk] <= rates[jz, kp])
+        ri.append(row_of[zi[sel], kp])
+        ci.append(zv.index[sel])
+        vi.append(-Wjt[zi[sel]])
+    lp.add_constraints("speed", rows=np.concatenate(ri), cols=np.concatenate(ci),
+                       vals=np.concatenate(vi), ub=0, n_rows=nz)
     # run only before completion
     lp.add_constraints("alive", rows=np.concatenate([zi, np.arange(N)]),
                        cols=np.concatenate([zv.index, vv.index]),
@@ -157,6 +169,57 @@ def build_program(model: HadarModel, placement: str = "types", relax: bool = Fal
     index = {"jt_j": jt_j, "jt_t": jt_t, "yi": yi, "yr": yr, "zi": zi, "zk": zk,
              "col_type": col_type, "placement": placement}
     return lp, index
+
+
+def build_projected_lp(model: HadarModel):
+    r"""The LP relaxation projected onto :math:`(Y, v)` (see :func:`exact`): per
+    job-slot, GPUs per type :math:`Y_{jtk} \in [0, \min(W_j, C_k)]` and
+    :math:`v_{jt} \in [0,1]` non-increasing in :math:`t`.
+
+    .. math::
+
+        \max \sum_{j,t} (f_j(t) - f_j(t-1))\, v_{jt} \ \text{s.t.}\
+        \sum_k Y_{jtk} \le W_j v_{jt},\ v_{j,t+1} \le v_{jt},\
+        \sum_{t,k} \min(1/W_j, \tau_{jk}\Delta/E_j) Y_{jtk} \ge v_{ja_j},\
+        \sum_j Y_{jtk} \le C_k
+
+    with :math:`f_j(a_j - 1) = 0`.
+    """
+    T, n = model.T, model.n_jobs
+    K = len(model.types)
+    a = np.minimum(model.a, T)
+    cnt = np.where(model.a + model.nmin <= T, T - a, 0)
+    N = int(cnt.sum())
+    jt_j = np.repeat(np.arange(n), cnt)
+    start = np.concatenate(([0], np.cumsum(cnt)[:-1])) if n else np.zeros(0, np.int64)
+    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    rates = model.rates
+    yi, yk = np.nonzero(rates[jt_j] > 0)
+    W = model.W[jt_j].astype(float)
+    f = model.values[jt_j, jt_t]
+    first = np.zeros(N, dtype=bool)
+    first[start[cnt > 0]] = True
+    fprev = np.where(first, 0.0, np.concatenate(([0.0], f[:-1])))
+    lp = LinearProgram(sense="max", name="hadar-lp")
+    capk = model.type_capacity
+    yv = lp.add_variables("Y", yi.size, lb=0, ub=np.minimum(W[yi], capk[yk]))
+    vv = lp.add_variables("v", N, lb=0, ub=1, cost=f - fprev)
+    lp.add_constraints("gang", rows=np.concatenate([yi, np.arange(N)]),
+                       cols=np.concatenate([yv.index, vv.index]),
+                       vals=np.concatenate([np.ones(yi.size), -W]), ub=0, n_rows=N)
+    nxt = np.flatnonzero(~first)  # v_t - v_{t-1} <= 0 for t > a_j
+    lp.add_constraints("monotone", rows=np.concatenate([np.arange(nxt.size)] * 2),
+                       cols=np.concatenate([vv.index[nxt], vv.index[nxt - 1]]),
+                       vals=np.concatenate([np.ones(nxt.size), -np.ones(nxt.size)]), ub=0,
+                       n_rows=nxt.size)
+    coef = np.minimum(1.0 / W[yi], rates[jt_j[yi], yk] * model.delta / model.E[jt_j[yi]])
+    jobs_with = np.flatnonzero(cnt > 0)
+    lp.add_constraints("work", rows=np.concatenate([jt_j[yi], jobs_with]),
+                       cols=np.concatenate([yv.index, vv.index[start[cnt > 0]]]),
+                       vals=np.concatenate([coef, -np.ones(jobs_with.size)]), lb=0, n_rows=n)
+    lp.add_constraints("capacity", rows=jt_t[yi] * K + yk, cols=yv.index, vals=1.0,
+                       ub=np.tile(capk.astype(float), T), n_rows=T * K)
+    return lp
 
 
 def _schedule(model: HadarModel, values: dict[str, np.ndarray], index: dict) -> Schedule:
@@ -202,15 +265,24 @@ def _schedule(model: HadarModel, values: dict[str, np.ndarray], index: dict) -> 
 
 
 def exact(instance: Instance, backend: str = "highs", *, slots: int | None = None,
-          placement: str = "types", relax: bool = False, **options: Any) -> Result:
+          placement: str = "types", relax: bool = False, lp_form: str = "projected",
+          **options: Any) -> Result:
     """Optimal total utility (MILP) or its LP bound (``relax=True``); see the module
     docstring. Solver options (``time_limit``, ``mip_gap``, ``threads``, ``solver``,
     ``seed``, ``verbose``) go to :func:`optsched.solvers.solve_program`."""
+    if lp_form not in ("projected", "compact"):
+        raise InvalidOption("lp_form", lp_form, "must be 'projected' or 'compact'")
     tb = time.perf_counter()
     model = build_model(instance, slots)
-    lp, index = build_program(model, placement, relax)
+    if relax and lp_form == "projected":
+        lp, index = build_projected_lp(model), {}
+    else:
+        lp, index = build_program(model, placement, relax)
     data = lp.freeze()
     build = time.perf_counter() - tb
+    if relax and backend == "highs" and "options" not in options:
+        # interior point (with crossover) is several times faster than simplex here
+        options = {**options, "options": {"solver": "ipm"}}
     res = solve_program(data, backend=backend, **options)
     extra = {"slots": model.T, "placement": placement, "columns": data.n_cols,
              "rows": data.n_rows, "nonzeros": int(data.A.nnz), "model_build_seconds": build}
