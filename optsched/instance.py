@@ -172,6 +172,23 @@ class Utility:
 
 
 # --------------------------------------------------------------------------- sensitivity
+_GRID_TOL = 1e-9
+
+
+def _bracket(grid: tuple[float, ...], x: float) -> tuple[int, int, float] | None:
+    """Indices (lo, hi) and weight of ``x`` on ``grid``; ``None`` below the grid."""
+    if x < grid[0] - _GRID_TOL:
+        return None
+    if x >= grid[-1] - _GRID_TOL:
+        n = len(grid) - 1
+        return n, n, 0.0
+    hi = int(np.searchsorted(grid, x - _GRID_TOL, side="left"))
+    if abs(grid[hi] - x) <= _GRID_TOL:
+        return hi, hi, 0.0
+    lo = hi - 1
+    return lo, hi, (x - grid[lo]) / (grid[hi] - grid[lo])
+
+
 @dataclass(frozen=True)
 class Sensitivity:
     """Synergy-style CPU x memory sensitivity of a job (Mohan et al., OSDI'22, §3).
@@ -216,6 +233,28 @@ class Sensitivity:
     @property
     def matrix(self) -> np.ndarray:
         return np.array(self.throughput, dtype=float)
+
+    def relative(self, cpu: float, memory: float) -> float:
+        r"""Throughput per GPU relative to the proportional share at ``cpu`` cores and
+        ``memory`` GB *per GPU*.
+
+        Bilinear interpolation between grid points; above the top of a grid the last row
+        or column applies (more CPU or DRAM than profiled buys nothing more); below the
+        first grid point, or next to an unprofiled (zero) corner, the throughput is 0
+        (the job cannot run there).
+        """
+        bc = _bracket(self.cpu_grid, float(cpu))
+        bm = _bracket(self.memory_grid, float(memory))
+        if bc is None or bm is None:
+            return 0.0
+        (c0, c1, wc), (m0, m1, wm) = bc, bm
+        t = self.throughput
+        corners = (t[c0][m0], t[c0][m1], t[c1][m0], t[c1][m1])
+        if any(v == 0 for v in corners):
+            return 0.0
+        top = (1 - wm) * corners[0] + wm * corners[1]
+        bot = (1 - wm) * corners[2] + wm * corners[3]
+        return float((1 - wc) * top + wc * bot)
 
     def to_dict(self) -> dict[str, Any]:
         return {"cpu_grid": list(self.cpu_grid), "memory_grid": list(self.memory_grid),

@@ -15,7 +15,11 @@ Progress semantics (checked by :mod:`optsched.validate`):
 * without forking the gang must be exactly the job's ``workers`` wide;
 * with forking (HadarE) each copy sits on one node with 1..workers GPUs and the copies'
   progress adds up; the job then completes ``consolidation`` seconds after its work is
-  done.
+  done;
+* with ``resource_sensitive`` (Synergy) a job that has a
+  :class:`~optsched.instance.Sensitivity` runs at its throughput times
+  ``sensitivity.relative(cpus / gpus, memory / gpus)`` of the allocation (the smallest
+  over the gang's allocations): CPU cores and DRAM per GPU change its speed.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class Schedule:
     sharing: bool = False
     forking: bool = False
     consolidation: float = 0.0
+    resource_sensitive: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allocations", tuple(self.allocations))
@@ -105,6 +110,8 @@ class Schedule:
             d["forking"] = True
         if self.consolidation:
             d["consolidation"] = self.consolidation
+        if self.resource_sensitive:
+            d["resource_sensitive"] = True
         return d
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -121,7 +128,8 @@ class Schedule:
             data = data["schedule"]
             if not isinstance(data, Mapping):
                 raise InvalidSchedule("schedule", data, "must be an object")
-        extra = set(data) - {"allocations", "completion", "sharing", "forking", "consolidation"}
+        extra = set(data) - {"allocations", "completion", "sharing", "forking", "consolidation",
+                             "resource_sensitive"}
         if extra:
             k = sorted(extra)[0]
             raise InvalidSchedule(k, data[k], "unknown field")
@@ -140,7 +148,8 @@ class Schedule:
             raise InvalidSchedule("consolidation", cons, "must be a number >= 0")
         return cls(tuple(allocs), {k: float(v) for k, v in comp.items()},
                    sharing=bool(data.get("sharing", False)),
-                   forking=bool(data.get("forking", False)), consolidation=float(cons))
+                   forking=bool(data.get("forking", False)), consolidation=float(cons),
+                   resource_sensitive=bool(data.get("resource_sensitive", False)))
 
 
 def _alloc_from_dict(d: Any, path: str) -> Allocation:

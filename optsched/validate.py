@@ -13,7 +13,9 @@ naming the first violated rule and the allocation it concerns:
    ``workers``; with forking each copy holds 1..workers GPUs on one node and no two
    copies of a job share a node at once. Progress at ``share`` s of a GPU is
    ``min(1, s / u)`` times the gang's rate, u the job's ``compute_share``
-   (1 when unset: s alone);
+   (1 when unset: s alone); in a ``resource_sensitive`` schedule the rate is further
+   multiplied by the job's CPU/DRAM sensitivity at the allocation's per-GPU cores and
+   memory (:meth:`optsched.instance.Sensitivity.relative`);
 4. work: each job declared complete did at least its ``work`` iterations by
    ``completion - consolidation``, and holds nothing after its completion.
 
@@ -158,6 +160,10 @@ def job_progress(instance: Instance, schedule: Schedule,
             share = min(allocs[i].share for i in act)
             if job.compute_share is not None:
                 share = min(1.0, share / job.compute_share)
+            if schedule.resource_sensitive and job.sensitivity is not None:
+                rate *= min(job.sensitivity.relative(allocs[i].cpus / allocs[i].gpus,
+                                                     allocs[i].memory / allocs[i].gpus)
+                            for i in act)
             node_set = {allocs[i].node for i in act}
             if schedule.forking:
                 if len(node_set) != 1 or g > job.workers:

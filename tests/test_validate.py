@@ -115,3 +115,28 @@ def test_schedule_json_round_trip(inst):
     with pytest.raises(InvalidSchedule, match="allocations\\[0\\].gpus"):
         Schedule.from_dict({"allocations": [{"job": "a", "start": 0, "end": 1, "node": "n0",
                                              "gpu_type": "v100", "gpus": "two"}]})
+
+
+def test_resource_sensitive_progress_uses_cpu_and_memory_per_gpu():
+    from optsched import Sensitivity
+
+    sens = Sensitivity(cpu_grid=(1, 3, 6), memory_grid=(20, 60),
+                       throughput=((0.5, 0.5), (0.8, 1.0), (0.8, 2.0)), best_cpu=6,
+                       best_memory=60)
+    cluster = Cluster((Node("s", {"v100": 2}, cpus=12, memory=120),))
+    inst = Instance(cluster, (Job("a", 0, 2, 100, {"v100": 5}, sensitivity=sens),))
+    # 2 GPUs with 6 cores and 60 GB each: 2 x 5 x 2.0 = 20 it/s -> 5 s
+    fast = (Allocation("a", 0, 5, "s", "v100", 2, cpus=12, memory=120),)
+    s = Schedule(fast, {"a": 5}, resource_sensitive=True)
+    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    # the same allocation without the flag runs at the proportional rate: not done
+    with pytest.raises(InvalidSchedule, match="iterations"):
+        validate_schedule(inst, Schedule(fast, {"a": 5}))
+    # 4.5 cores per GPU interpolates between 0.8/1.0 and 0.8/2.0 at 60 GB: 1.5
+    mid = (Allocation("a", 0, 10, "s", "v100", 2, cpus=9, memory=120),)
+    done = validate_schedule(inst, Schedule(mid, {}, resource_sensitive=True)).done["a"]
+    assert done == pytest.approx(2 * 5 * 1.5 * 10)
+    assert sens.relative(0.5, 60) == 0.0          # below the profiled grid
+    assert sens.relative(100, 1000) == 2.0        # above it: the last point
+    again = Schedule.from_dict(__import__("json").loads(s.to_json()))
+    assert again.resource_sensitive

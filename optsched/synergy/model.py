@@ -95,39 +95,13 @@ JOB_CLASSES = {
 
 
 # --------------------------------------------------------------------------- profiles
-def _bracket(grid: np.ndarray, x: float) -> tuple[int, int, float] | None:
-    """Indices (lo, hi) and weight of ``x`` on ``grid``; ``None`` below the grid."""
-    if x < grid[0] - TOL:
-        return None
-    if x >= grid[-1] - TOL:
-        n = len(grid) - 1
-        return n, n, 0.0
-    hi = int(np.searchsorted(grid, x - TOL, side="left"))
-    if abs(grid[hi] - x) <= TOL:
-        return hi, hi, 0.0
-    lo = hi - 1
-    return lo, hi, (x - grid[lo]) / (grid[hi] - grid[lo])
-
-
 def relative_throughput(sens: Sensitivity | None, cpu: float, memory: float) -> float:
     """:math:`T(c, m)` per GPU relative to the proportional share (module docstring).
 
-    ``sens=None`` (an insensitive job) gives 1.0 everywhere.
+    ``sens=None`` (an insensitive job) gives 1.0 everywhere; otherwise
+    :meth:`optsched.instance.Sensitivity.relative`.
     """
-    if sens is None:
-        return 1.0
-    bc = _bracket(np.asarray(sens.cpu_grid), float(cpu))
-    bm = _bracket(np.asarray(sens.memory_grid), float(memory))
-    if bc is None or bm is None:
-        return 0.0
-    M = sens.matrix
-    (c0, c1, wc), (m0, m1, wm) = bc, bm
-    corners = M[np.ix_([c0, c1], [m0, m1])]
-    if np.any(corners == 0):
-        return 0.0
-    top = (1 - wm) * corners[0, 0] + wm * corners[0, 1]
-    bot = (1 - wm) * corners[1, 0] + wm * corners[1, 1]
-    return float((1 - wc) * top + wc * bot)
+    return 1.0 if sens is None else sens.relative(cpu, memory)
 
 
 def _snap_up(grid: Sequence[float], x: float) -> float:
