@@ -219,6 +219,8 @@ def _fill(model: HadarModel, s: int, eligible: list[int], copies: dict[int, dict
     nE, B = E.size, bn.size
     tau = model.rates[E][:, bt]  # nE x B
     p = np.full(B, 1.0) if price is None else np.asarray(price, dtype=float)
+    # a price that over- or underflowed (degenerate U/L) ranks last, never NaN
+    p = np.where(np.isnan(p), np.inf, np.maximum(p, np.finfo(float).tiny))
     Wv = model.W[E]
     cb = np.full((nE, H), -1, dtype=np.int64)
     cg = np.zeros((nE, H), dtype=np.int64)
@@ -244,6 +246,8 @@ def _fill(model: HadarModel, s: int, eligible: list[int], copies: dict[int, dict
         cand = ok & (mp >= top - 1e-12 * max(1.0, abs(top)))
         sec = np.where(cand, tau / p[None, :], -np.inf)
         e, b = np.unravel_index(int(np.argmax(sec)), sec.shape)
+        if not ok[e, b]:  # pragma: no cover - guarded by the cand mask
+            e, b = np.argwhere(ok)[0]
         h = int(bn[b])
         room = int(Wv[e] - cg[e, h]) if cb[e, h] >= 0 else int(Wv[e])
         g = min(int(idle[b]), room)
