@@ -20,6 +20,7 @@ from optsched.hadare import (
     lp_bound,
     online,
     simulate_hadare,
+    simulate_pair,
     utilization_violations,
 )
 from optsched.schedule import Allocation, Schedule
@@ -149,7 +150,9 @@ def test_hadare_dominates_hadar_on_single_type_nodes(inst):
     completion <= Hadar's and makespan, mean JCT and utility are at least as good."""
     import optsched.hadar
 
-    e, h = simulate_hadare(inst), simulate_hadare(inst, forking=False)
+    e, h = simulate_pair(inst)
+    e1 = simulate_hadare(inst)
+    assert e1.metrics.completion == e.metrics.completion
     assert e.extra["admitted"] == h.extra["admitted"]
     ce, ch = e.metrics.completion, h.metrics.completion
     assert set(ce) == set(ch) == set(e.extra["admitted"])
@@ -274,6 +277,8 @@ def test_options_are_checked():
         exact(inst, objective="fairness")
     with pytest.raises(InvalidOption):
         hadar_replay(inst, forking=True)
+    with pytest.raises(InvalidOption):
+        online(inst, hadar_run="not a run")
 
 
 def test_solve_cli_and_demo(tmp_path, capsys):

@@ -30,10 +30,10 @@ from .model import (
     utilization_violations,
 )
 from .online import hadar_replay, online, run_rounds
-from .policy import simulate_hadare
+from .policy import simulate_hadare, simulate_pair
 
 __all__ = ["exact", "lp_bound", "build_program", "online", "hadar_replay", "run_rounds",
-           "simulate_hadare", "utilization_violations", "consolidation_seconds",
+           "simulate_hadare", "simulate_pair", "utilization_violations", "consolidation_seconds",
            "max_copies_of", "completion_values", "OBJECTIVES", "demo_instance",
            "aws_like_cluster", "SPEC"]
 

@@ -73,7 +73,7 @@ import numpy as np
 
 from ..errors import InvalidOption
 from ..hadar.model import HadarModel, build_model
-from ..hadar.online import DEFAULT_QUANTA, JobPlan, Prices, run_online
+from ..hadar.online import DEFAULT_QUANTA, JobPlan, OnlineRun, Prices, run_online
 from ..instance import Instance
 from ..registry import finalize
 from ..result import Result, Status
@@ -278,7 +278,8 @@ _KNOWN = ("slots, quanta, U, L, consolidation, consolidation_slots, max_copies, 
 def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAULT_QUANTA,
            U: Any = None, L: float | None = None, consolidation: Any = None,
            consolidation_slots: Any = None, max_copies: Any = None, forking: bool = True,
-           completion: str = "slot", **options: Any) -> Result:
+           completion: str = "slot", hadar_run: OnlineRun | None = None,
+           **options: Any) -> Result:
     """HadarE online (see the module docstring): total utility of the completed jobs.
 
     Options: ``slots`` (T), ``quanta``, ``U``, ``L`` (Hadar's pricing, see
@@ -291,15 +292,24 @@ def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAUL
     ``extra``: ``admitted`` ids, ``hadar_P`` (utility of Hadar's own plans),
     ``fill_gpu_rounds`` (GPU-rounds given to forked copies), ``released_gpu_rounds``,
     ``max_copies_used``, ``rounds``, ``done_at`` (instant each job's work was done).
+    ``hadar_run``: a :func:`optsched.hadar.online.run_online` result of this instance to
+    reuse (its model and prices; ``slots``, ``quanta``, ``U``, ``L`` are then ignored), so
+    HadarE and the Hadar replay can share one admission pass.
     """
     _check(options, "hadare online", _KNOWN)
     if not isinstance(forking, bool):
         raise InvalidOption("forking", forking, "must be True or False")
     kappa = consolidation_seconds(instance, consolidation, consolidation_slots)
     F = max_copies_of(instance, max_copies)
-    model = build_model(instance, slots)
     t0 = time.perf_counter()
-    hr = run_online(model, quanta=quanta, U=U, L=L)
+    if hadar_run is None:
+        model = build_model(instance, slots)
+        hr = run_online(model, quanta=quanta, U=U, L=L)
+    else:
+        if not isinstance(hadar_run, OnlineRun) or hadar_run.model.instance is not instance:
+            raise InvalidOption("hadar_run", type(hadar_run).__name__,
+                                "must be run_online(build_model(instance)) of this instance")
+        model, hr = hadar_run.model, hadar_run
     rr = run_rounds(model, hr.plans, hr.prices, forking=forking, F=F, kappa=kappa,
                     completion=completion)
     seconds = time.perf_counter() - t0
