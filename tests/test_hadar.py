@@ -191,10 +191,12 @@ def test_dual_subroutine_is_optimal_for_its_priced_problem(prob):
     truth = _brute_priced(m, 0, price, residual)
     exact_q = int(m.E[0])  # integral rates, slot 1, integral work: quantum = 1 iteration
     for q, rounding in ((exact_q, "safe"), (exact_q, "optimistic")):
-        got = dual_subroutine(m, 0, price, residual, q, rounding).payoff
+        got = dual_subroutine(m, 0, price, residual, q, rounding, positive_only=False).payoff
         assert got == pytest.approx(truth, abs=1e-9) or (math.isinf(got) and math.isinf(truth))
-    safe = dual_subroutine(m, 0, price, residual, 7, "safe").payoff
-    opt = dual_subroutine(m, 0, price, residual, 7, "optimistic").payoff
+        pos = dual_subroutine(m, 0, price, residual, q, rounding).payoff
+        assert pos == pytest.approx(truth, abs=1e-9) if truth > 0 else pos <= 0
+    safe = dual_subroutine(m, 0, price, residual, 7, "safe", positive_only=False).payoff
+    opt = dual_subroutine(m, 0, price, residual, 7, "optimistic", positive_only=False).payoff
     assert safe <= truth + 1e-9 <= opt + 2e-9 or (math.isinf(truth) and truth < 0
                                                   and math.isinf(safe))
     plan = dual_subroutine(m, 0, price, residual, exact_q, "safe")
@@ -304,3 +306,24 @@ def test_projected_lp_equals_compact_relaxation(seed):
     assert a.bound == pytest.approx(b.bound, rel=1e-7)
     assert a.extra["columns"] < b.extra["columns"]
     assert a.bound >= exact(inst).objective * (1 - 1e-7)
+
+
+def test_policy_in_simulator():
+    from optsched.hadar.policy import HadarPolicy, rolling_price_params
+    from optsched.sim import simulate
+
+    inst = _small_instance(seed=3, n=8, T=6).replace(horizon=None)
+    pol = HadarPolicy(inst, quanta=60)
+    res = simulate(inst, pol, progress=False)
+    assert res.metrics.n_completed == inst.n_jobs  # simulate() validated the schedule
+    assert res.extra["admitted"] >= 1
+    assert res.extra["subroutine_calls"] == res.extra["admitted"] + res.extra["rejections"]
+    U, L, eta = rolling_price_params(inst)
+    assert 0 < L < min(U.values()) and eta > 0
+    # the same run with the parameters given explicitly
+    again = simulate(inst, HadarPolicy(U=U, L=L, quanta=60, instance=inst), progress=False)
+    assert again.metrics.completion == res.metrics.completion
+    with pytest.raises(InvalidOption):
+        HadarPolicy()
+    with pytest.raises(InvalidOption):
+        HadarPolicy(inst, retry_every=-1)

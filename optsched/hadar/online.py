@@ -30,6 +30,9 @@ in three nested steps:
   :math:`a_j..t` (a multiple-choice covering knapsack, capped at :math:`Q`);
 * *outer loop*: after slot :math:`t` the candidate completion slot :math:`\hat t = t`
   has payoff :math:`f_j(\hat t) - \text{best}[Q]`; the maximum (earliest on ties) wins.
+  The scan stops at the first slot with :math:`f_j(t) \le` the best payoff so far plus
+  a lower bound on any schedule's cost (:math:`W_j` x fewest slots x lowest price):
+  utilities are non-increasing, so no later slot can beat it.
 
 Given the rounded progress the subroutine is exact (the DP is exact for the rounded
 covering problem and the per-slot step is exact); safe rounding can only lose up to one
@@ -91,7 +94,8 @@ class Prices:
 
     def price(self, g: np.ndarray, b: np.ndarray | slice = slice(None)) -> np.ndarray:
         cap = self.model.bucket_cap[b]
-        return self.L * (self.ub[b] / self.L) ** (g / cap)
+        ll = math.log(self.L)
+        return np.exp(ll + (np.log(self.ub[b]) - ll) * (g / cap))  # no overflow of U/L
 
     def allocate(self, t: np.ndarray, b: np.ndarray, gpus: np.ndarray) -> None:
         np.add.at(self.g, (t, b), gpus)
@@ -161,9 +165,13 @@ def _quanta(model: HadarModel, j: int, rho: np.ndarray, Q: int, rounding: str) -
 
 
 def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.ndarray,
-                    quanta: int = DEFAULT_QUANTA, rounding: str = "safe") -> JobPlan:
+                    quanta: int = DEFAULT_QUANTA, rounding: str = "safe",
+                    positive_only: bool = True) -> JobPlan:
     """Best priced schedule of job ``j`` (see the module docstring); ``payoff`` is
     :math:`\\max(\\cdot)` over completion slots, ``-inf`` if none is feasible.
+    With ``positive_only`` (admission and certificate only need :math:`\\max(0, \\mu)`)
+    the scan also stops once :math:`f_j(t) \\le 0`-payoff cannot be beaten: the payoff is
+    exact when positive and some value :math:`\\le 0` otherwise.
 
     ``price`` and ``residual`` are ``[T, B]`` arrays (all slots); only slots
     ``>= a_j`` are used.
@@ -183,7 +191,14 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     choice = np.full((nT, Q + 1), -1, dtype=np.int16)
     vals = model.values[j]
     top, t_hat = -math.inf, -1
+    # every schedule pays at least W_j GPUs x the fewest slots x the lowest price
+    floor = 0.0
+    if pq.max() > 0:
+        floor = float(price[a:].min()) * int(model.W[j]) * math.ceil(Q / int(pq.max()))
+        floor *= 1 - 1e-12
     for i in range(nT):
+        if vals[a + i] <= (max(top, 0.0) if positive_only else top) + floor:
+            break  # f non-increasing and costs > 0: no later completion slot can do better
         new = best.copy()
         for k in range(rho.size):
             c = cost[i, k]
