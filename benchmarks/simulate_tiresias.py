@@ -7,10 +7,7 @@ Traces:
 * ``tiresias-60 on 16 GPUs``: the same jobs on 4 nodes x 4 GPUs, so that jobs queue
   (the 60-job trace never fills 128 GPUs);
 * ``philly-N``: Gavel's Philly-derived generator (``generate_philly``) on n32g4, at an
-  arrival rate that loads the cluster;
-* ``yarn-gput-N``: jobs whose GPU-time is drawn from Tiresias' production samples
-  (yarn-gput1000, the distribution 2D-Gittins assumes), Philly gang sizes, Poisson
-  arrivals offering 0.9x the cluster's GPUs.
+  arrival rate that loads the cluster.
 
 Policies: ``fifo_yarn`` (arrival order, gang, no preemption), ``tiresias_las``
 (2D-LAS, default queues (3250, 7200) GPU-s), ``tiresias_gittins`` (2D-Gittins, exact
@@ -22,7 +19,7 @@ the distribution learned from the GPU-time of a *different*
 generated trace (history, for the Philly trace), ``las_1d`` and ``srtf`` (clairvoyant).
 Mean JCT ratio = FIFO mean JCT / policy mean JCT (paper: up to 5.5x vs YARN-CS).
 
-    python benchmarks/simulate_tiresias.py [--philly-jobs 480] [--jobs-per-hour 60]
+    python benchmarks/simulate_tiresias.py [--philly-jobs 480] [--jobs-per-hour 6]
 """
 
 from __future__ import annotations
@@ -33,35 +30,11 @@ import time
 import numpy as np
 from common import write_results
 
-from optsched.catalog import (
-    cluster_preset,
-    generate_philly,
-    read_tiresias_trace,
-    tiresias_gpu_time_samples,
-)
-from optsched.instance import Cluster, Instance, Job, Node
+from optsched.catalog import cluster_preset, generate_philly, read_tiresias_trace
+from optsched.instance import Cluster, Node
 from optsched.policies import get_policy
 from optsched.policies.tiresias import ADAPTDL_THRESHOLDS
 from optsched.sim import simulate
-
-
-def yarn_trace(n: int, load: float, seed: int, cluster) -> Instance:
-    """Jobs whose GPU-time is drawn from Tiresias' production samples (yarn-gput1000).
-
-    Gang sizes follow Gavel's Philly mix (1/2/4/8 GPUs w.p. 0.7/0.1/0.15/0.05); each job
-    runs at 1 iteration/s per worker, so its work (iterations) equals its GPU-seconds.
-    Poisson arrivals at the rate that offers ``load`` x the cluster's GPUs on average.
-    """
-    rng = np.random.default_rng(seed)
-    samples = tiresias_gpu_time_samples()
-    gput = rng.choice(samples, size=n)
-    workers = rng.choice([1, 2, 4, 8], size=n, p=[0.7, 0.1, 0.15, 0.05])
-    gpus = cluster.total_gpus
-    rate = load * gpus / float(np.mean(samples))  # jobs per second
-    arrivals = np.concatenate([[0.0], np.cumsum(rng.exponential(1 / rate, size=n - 1))])
-    jobs = tuple(Job(f"y{i}", float(arrivals[i]), int(workers[i]), float(gput[i]),
-                     {cluster.gpu_types[0]: 1.0}) for i in range(n))
-    return Instance(cluster, jobs, slot=60.0, name=f"yarn-{n}-load{load:g}")
 
 
 def gpu_time_samples(inst) -> np.ndarray:
@@ -109,8 +82,6 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--philly-jobs", type=int, default=480)
     ap.add_argument("--jobs-per-hour", type=float, default=6.0)
-    ap.add_argument("--yarn-jobs", type=int, default=480)
-    ap.add_argument("--yarn-load", type=float, default=0.9)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     rows = []
@@ -126,9 +97,6 @@ def main() -> None:
                                             jobs_per_hour=args.jobs_per_hour))
     rows += run_trace(f"philly-{args.philly_jobs} (n32g4, {args.jobs_per_hour:g} jobs/h)",
                       phil, history=hist, seed=args.seed)
-    yarn = yarn_trace(args.yarn_jobs, args.yarn_load, args.seed, n32)
-    rows += run_trace(f"yarn-gput-{args.yarn_jobs} (n32g4, load {args.yarn_load:g})", yarn,
-                      seed=args.seed)
     write_results(
         "simulate_tiresias", rows,
         ["trace", "policy", "completed", "mean_jct_h", "p99_jct_h", "makespan_h",
@@ -136,7 +104,6 @@ def main() -> None:
          "promotions", "wall_s"],
         title="Tiresias 2D-LAS / 2D-Gittins vs FIFO (YARN-CS-like)",
         params={"philly_jobs": args.philly_jobs, "jobs_per_hour": args.jobs_per_hour,
-                "yarn_jobs": args.yarn_jobs, "yarn_load": args.yarn_load,
                 "seed": args.seed, "queues": "(3250, 7200) GPU-s", "promote_knob": "off",
                 "placement": "spread"},
         notes="jct_ratio_vs_fifo = FIFO mean JCT / policy mean JCT (> 1: better than "
