@@ -65,3 +65,12 @@ def test_unknown_row(tmp_path):
     with pytest.raises(InvalidOption):
         run_reproduction(tmp_path, quick=True, only=["nope"], log=None)
     assert main(["reproduce", "--quick", "--only", "nope", "--out", str(tmp_path)]) == 2
+
+
+def test_only_merges_into_an_earlier_report_of_the_same_mode(tmp_path):
+    run_reproduction(tmp_path, quick=True, only=["allox_talk"], log=None)
+    run_reproduction(tmp_path, quick=True, only=["salus_inference"], log=None)
+    keys = [r["key"] for r in json.loads((tmp_path / "REPRODUCTION.json").read_text())["rows"]]
+    assert keys == ["allox_talk", "salus_inference"]              # CLAIMS order, both kept
+    md = (tmp_path / "REPRODUCTION.md").read_text()
+    assert "2.53x mean JCT" in md and "39 of 39 jobs" in md
