@@ -17,6 +17,7 @@ validation + metrics), and the ratios the paper reports (§7: LAS JCT agnostic/a
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 from common import write_results
@@ -76,11 +77,14 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=None, help="use the first N jobs only")
     ap.add_argument("--policies", nargs="+", default=POLICIES)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--name", default=None, help="result file name (default simulate_gavel)")
     args = ap.parse_args()
+    load0 = os.getloadavg()
     rows = run(args.jobs, args.policies, args.seed)
+    load1 = os.getloadavg()
     r = ratios(rows)
     print(r)
-    name = "simulate_gavel" if args.jobs is None else f"simulate_gavel_{args.jobs}"
+    name = args.name or ("simulate_gavel" if args.jobs is None else f"simulate_gavel_{args.jobs}")
     write_results(
         name, rows,
         ["policy", "jobs", "completed", "mean_jct_h", "p50_jct_h", "p99_jct_h", "makespan_h",
@@ -90,12 +94,14 @@ def main() -> None:
         params={"trace": "gavel philly_derived_2000jobs" + (f" first {args.jobs}" if args.jobs
                                                             else ""),
                 "cluster": "gavel-108 (36 V100 + 36 P100 + 36 K80)", "round_s": 360,
-                "seed": args.seed, "lp_backend": "highs"},
+                "seed": args.seed, "lp_backend": "highs",
+                "loadavg_1min_start_end": (round(load0[0], 2), round(load1[0], 2))},
         notes="Ratios: " + "; ".join(f"{k} = {v:.3f}" for k, v in r.items()) + ". "
               "The LP is re-solved only when the set of active jobs changes (arrival or "
               "completion seen at a round boundary), as Gavel does on reset events; "
               "max-min is solved over classes of identical jobs (exact) with a greedy "
-              "Pareto fill of idle GPUs. simulate_wall_s includes validation and metrics.")
+              "Pareto fill of idle GPUs. simulate_wall_s includes validation and metrics; it "
+              "is wall time on a shared 2-core machine (see loadavg: other jobs ran too).")
 
 
 if __name__ == "__main__":
