@@ -296,3 +296,19 @@ def test_solve_cli_and_demo(tmp_path, capsys):
                               "--option", "consolidation=60", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["extra"]["consolidation"] == 60 and out["schedule"]["consolidation"] == 60
+
+
+@settings(max_examples=10)
+@given(inst=instances(single_type=False, max_jobs=3, max_T=5))
+def test_exact_makespan_and_jct_never_worse_than_heuristic(inst):
+    """The heuristic's slot-mode schedule is feasible for the MILP, so when it completes
+    every job the exact makespan / total JCT are no worse (and the LP no higher)."""
+    h = online(inst)
+    if h.metrics.n_completed < inst.n_jobs:
+        return
+    for objective, value in (("makespan", h.metrics.makespan),
+                             ("jct", sum(j.weight * h.metrics.jct[j.id] for j in inst.jobs))):
+        x = exact(inst, objective=objective)
+        assert x.status is Status.OPTIMAL
+        assert x.objective <= value * (1 + 1e-4) + 1e-6
+        assert exact(inst, objective=objective, relax=True).bound <= x.objective + 1e-6
