@@ -4,7 +4,8 @@ Instances: Gavel-profile jobs with the Philly-derived size mixture
 (``optsched.catalog.generate_philly``, at most ``--max-workers`` workers), Poisson
 arrivals, OASiS-style utilities (``optsched.hadar.assign_utilities``), 30-minute slots, on
 one node of 8 GPUs per type (V100/P100/K80), so gangs take at most 2/8 of a bucket and
-the small-demand assumption (threshold 1/4) holds. For each size the table gives the
+the small-demand assumption (threshold 1/4) holds; congested rows put single-GPU jobs on
+4 GPUs per type. For each size the table gives the
 MILP optimum (HiGHS, ``--time-limit`` s), the LP bound, the online utility P, its ratio to
 OPT, the certificate D and D/P, and 2*alpha.
 
@@ -26,6 +27,9 @@ from optsched.catalog import generate_philly
 from optsched.hadar import assign_utilities, competitive_ratio, exact, online
 from optsched.instance import Cluster, Node
 
+# congested rows: single-GPU jobs on 4 GPUs per type (demand share 1/4), many jobs
+CONGESTED = [(40, 16, 4, 1), (80, 16, 4, 1)]
+
 
 def cluster(per_type: int) -> Cluster:
     return Cluster(tuple(Node(f"{t}-0", {t: per_type}) for t in ("v100", "p100", "k80")))
@@ -43,9 +47,9 @@ def instance(n, T, seed, utility, max_workers, per_type=8, slot=1800.0):
 def run_grid(grid, seeds, utilities, time_limit, max_workers):
     rows = []
     for utility in utilities:
-        for n, T in grid:
+        for n, T, per_type, mw in [(n, T, 8, max_workers) for n, T in grid] + CONGESTED:
             for seed in seeds:
-                inst = instance(n, T, seed, utility, max_workers)
+                inst = instance(n, T, seed, utility, mw, per_type=per_type)
                 rep = competitive_ratio(inst, slots=T)
                 t = time.perf_counter()
                 ex = exact(inst, slots=T, time_limit=time_limit, threads=2)
@@ -54,7 +58,8 @@ def run_grid(grid, seeds, utilities, time_limit, max_workers):
                 on = online(inst, slots=T)
                 P, D = on.objective, on.bound
                 OPT = ex.objective
-                row = {"utility": utility, "n": n, "T": T, "seed": seed,
+                row = {"utility": utility, "gpus_per_type": per_type, "max_workers": mw,
+                       "n": n, "T": T, "seed": seed,
                        "milp_status": ex.status.value, "OPT": OPT,
                        "milp_gap": ex.gap, "milp_s": t_ex, "LP": lp.bound,
                        "lp_s": lp.seconds, "P": P,
@@ -101,9 +106,10 @@ def main() -> None:
     else:
         grid = [(10, 12), (20, 16), (40, 24)]
         seeds = [0, 1]
-        utilities = ["sigmoid", "linear"]
+        utilities = ["sigmoid", "step"]
     rows = run_grid(grid, seeds, utilities, args.time_limit, args.max_workers)
-    cols = ["utility", "n", "T", "seed", "milp_status", "OPT", "milp_gap", "milp_s", "LP",
+    cols = ["utility", "gpus_per_type", "max_workers", "n", "T", "seed", "milp_status", "OPT",
+            "milp_gap", "milp_s", "LP",
             "lp_s", "P", "P_over_OPT", "D", "D_over_P", "D_over_OPT", "two_alpha",
             "assumptions_hold", "admitted", "online_s", "cert_s"]
     name = "hadar" + ("_quick" if args.quick else "")
