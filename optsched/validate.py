@@ -31,6 +31,7 @@ import numpy as np
 
 from .errors import InvalidSchedule
 from .instance import Instance
+from .progress import gang_rate
 from .schedule import Allocation, Schedule
 
 __all__ = ["validate_schedule", "Progress", "job_progress"]
@@ -156,14 +157,7 @@ def job_progress(instance: Instance, schedule: Schedule,
             if not act:
                 continue
             g = sum(allocs[i].gpus for i in act)
-            rate = min(job.rate(allocs[i].gpu_type) for i in act)
-            share = min(allocs[i].share for i in act)
-            if job.compute_share is not None:
-                share = min(1.0, share / job.compute_share)
-            if schedule.resource_sensitive and job.sensitivity is not None:
-                rate *= min(job.sensitivity.relative(allocs[i].cpus / allocs[i].gpus,
-                                                     allocs[i].memory / allocs[i].gpus)
-                            for i in act)
+            speed = gang_rate(job, [allocs[i] for i in act], schedule.resource_sensitive)
             node_set = {allocs[i].node for i in act}
             if schedule.forking:
                 if len(node_set) != 1 or g > job.workers:
@@ -176,7 +170,7 @@ def job_progress(instance: Instance, schedule: Schedule,
                                       f"holds {g} during [{t0:g}, {t1:g})")
             lo, hi = t0, min(t1, cut)
             if hi > lo:
-                done[jid] += share * g * rate * (hi - lo)
+                done[jid] += speed * (hi - lo)
     if schedule.forking:
         for jid, spans in copy_nodes.items():
             spans.sort()
