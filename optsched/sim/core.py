@@ -11,17 +11,26 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   starts a new round grid (no empty rounds are looped over).
 * During an epoch the allocation is fixed. A gang of :math:`W_j` workers using GPU types
   :math:`K_j` progresses at :math:`W_j \min_{k \in K_j} T_{jk}` iterations/s (synchronous
-  data parallelism waits for the slowest worker). A job whose remaining work
-  :math:`r_j` runs out inside the epoch completes at the exact instant
-  :math:`t + r_j / (W_j \min_k T_{jk})`; its GPUs stay idle for the rest of the round
-  (round-based policies) or are re-assigned at once (event-driven ones).
+  data parallelism waits for the slowest worker), times the share factor and the
+  CPU/DRAM sensitivity when the policy declares ``sharing`` / ``resource_sensitive``:
+  the rule is :func:`optsched.progress.gang_rate`, the one the validator credits. With
+  ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
+  work :math:`r_j` runs out inside the epoch has its work done at the exact instant
+  :math:`t + r_j / R_j` and completes then (plus ``consolidation`` seconds for a forking
+  policy, during which it holds nothing and is no longer shown to the policy); its GPUs
+  stay idle for the rest of the round (round-based policies) or are re-assigned at once
+  (event-driven ones). An epoch also ends at the policy's ``horizon()`` if it gives one.
 * A *preemption* is counted when a job that ran in the previous epoch is unfinished and
   gets no GPU in the next; a *migration* when it keeps running on a different placement.
 * Every decision is checked before it is executed: known node and type, positive
-  integer GPU counts, no node/type over-allocation, each gang exactly ``workers`` wide,
-  only arrived unfinished jobs, only types the job can run on. A violation raises
-  :class:`~optsched.sim.policy.PolicyViolation` naming the policy.
-* The schedule (back-to-back identical allocations merged) goes through
+  integer GPU counts, no node/type over-allocation (GPUs weighted by ``share``; a share
+  below 1 only for ``sharing`` policies, always in (0, 1]), CPU cores and DRAM per node
+  within the node's, each gang exactly ``workers`` wide (with ``forking``: each copy
+  1..``workers`` GPUs on one node, the copies of a job on distinct nodes; copy ids other
+  than 0 only with ``forking``), only arrived unfinished jobs, only types the job can run
+  on. A violation raises :class:`~optsched.sim.policy.PolicyViolation` naming the policy.
+* The schedule (back-to-back identical allocations merged, declaring the policy's
+  ``sharing``, ``forking``, ``consolidation`` and ``resource_sensitive``) goes through
   :func:`optsched.registry.finalize` (independent validator + metrics).
 
 Determinism: the only randomness is ``ClusterView.rng``, a ``numpy`` generator seeded
@@ -41,6 +50,7 @@ import numpy as np
 
 from ..errors import InvalidOption
 from ..instance import Instance
+from ..progress import gang_rate
 from ..registry import finalize
 from ..result import Result, Status
 from ..schedule import Allocation, Schedule
@@ -119,12 +129,24 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     pname = str(policy.name)
     needs_work = bool(policy.needs_work)
     event_driven = bool(policy.event_driven)
+    caps = _Caps(sharing=bool(getattr(policy, "sharing", False)),
+                 forking=bool(getattr(policy, "forking", False)),
+                 resource_sensitive=bool(getattr(policy, "resource_sensitive", False)))
+    kappa = float(getattr(policy, "consolidation", 0.0) or 0.0)
+    if not (math.isfinite(kappa) and kappa >= 0):
+        raise InvalidOption("policy.consolidation", kappa, "must be a finite number >= 0")
+    if kappa > 0 and not caps.forking:
+        raise InvalidOption("policy.consolidation", kappa, "needs a forking policy")
+    horizon = getattr(policy, "horizon", None)
+    if not callable(horizon):
+        horizon = None
     rng = np.random.default_rng(seed)
 
     cl = instance.cluster
     types = cl.gpu_types
     tindex = {t: k for k, t in enumerate(types)}
     node_cap = {(n.name, t): int(c) for n in cl.nodes for t, c in n.gpus.items() if c > 0}
+    node_res = {n.name: (float(n.cpus), float(n.memory)) for n in cl.nodes}
     jobs = instance.jobs
     n = len(jobs)
     idx_of = instance.job_index
@@ -139,6 +161,9 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     weights = np.array([j.weight for j in jobs], dtype=float)
     job_ids = [j.id for j in jobs]
     tmaps = [j.throughput for j in jobs]
+    sens = [j.sensitivity for j in jobs]
+    gmem = [j.memory for j in jobs]
+    ushare = [j.compute_share for j in jobs]
     executed = np.zeros(n)
     attained = np.zeros(n)
     on_type = np.zeros((n, len(types)))
@@ -180,27 +205,40 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 preemptions=preempt[ix], previous=prev, needs_work=needs_work, rng=rng,
                 policy_name=pname, throughput_maps=tuple(tmaps[i] for i in active),
                 work_=work[ix] if needs_work else None,
-                remaining_=remaining[ix] if needs_work else None)
+                remaining_=remaining[ix] if needs_work else None,
+                sensitivities=tuple(sens[i] for i in active),
+                gpu_memories=tuple(gmem[i] for i in active),
+                compute_shares=tuple(ushare[i] for i in active))
             c0 = _time.perf_counter()
             placements = list(policy.allocate(view))
+            wake = horizon() if horizon is not None else None
             stats.policy_seconds += _time.perf_counter() - c0
             stats.policy_calls += 1
-            gangs = _check(pname, t, placements, set(active), idx_of, node_cap, tindex, W, T)
+            gangs = _check(pname, t, placements, set(active), idx_of, node_cap, node_res,
+                           tindex, W, T, caps)
             if on_epoch is not None:
                 on_epoch(t, placements)
+            # per-job rate: the validator's rule per (job, copy), copies adding up
+            rate: dict[int, float] = {}
+            for i, copies in gangs.items():
+                rate[i] = sum(gang_rate(jobs[i], ps, caps.resource_sensitive)
+                              for ps in copies.values())
             # epoch end
             end = t + slot
-            rate = {i: W[i] * min(T[i, tindex[p.gpu_type]] for p in ps) for i, ps in gangs.items()}
             if event_driven:
                 end = min(end, next_arrival)
                 for i, r in rate.items():
-                    end = min(end, t + remaining[i] / r)
+                    if r > 0:
+                        end = min(end, t + remaining[i] / r)
+            if wake is not None:
+                end = min(end, float(wake))
+            if event_driven or wake is not None:
                 end = max(end, t + _EPS)
             if max_time is not None:
                 end = min(end, max_time)
             # preemptions / migrations
-            sig = {i: tuple(sorted((p.node, p.gpu_type, p.gpus) for p in ps))
-                   for i, ps in gangs.items()}
+            sig = {i: tuple(sorted(p for ps in copies.values() for p in ps))
+                   for i, copies in gangs.items()}
             for i, s in prev_sig.items():
                 if completion.get(jobs[i].id) is not None:
                     continue
@@ -211,44 +249,52 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             prev_sig = sig
             finished: list[int] = []
             done: set[int] = set()
-            for i, ps in gangs.items():
+            for i, copies in gangs.items():
                 r = rate[i]
-                fin = t + remaining[i] / r
+                fin = t + remaining[i] / r if r > 0 else math.inf
                 if fin <= end + _EPS * max(1.0, abs(end)):
                     stop = fin
                     remaining[i] = 0.0
-                    completion[jobs[i].id] = fin
+                    completion[jobs[i].id] = fin + kappa
                     finished.append(i)
                 else:
                     stop = end
                     remaining[i] -= r * (end - t)
                 dt = stop - t
                 executed[i] += dt
-                attained[i] += W[i] * dt
+                held = 0.0
                 rounds[i] += 1
-                for p in ps:
-                    on_type[i, tindex[p.gpu_type]] += dt * p.gpus / W[i]
-                    key = (jobs[i].id, p.node, p.gpu_type, p.gpus)
-                    seg = open_.get(key)
-                    if seg is not None and abs(seg[1] - t) <= _EPS:
-                        seg[1] = stop
-                    else:
-                        if seg is not None:
-                            closed.append((key, seg[0], seg[1]))
-                        open_[key] = [t, stop]
+                for ps in copies.values():
+                    for p in ps:
+                        held += p.gpus * p.share
+                        on_type[i, tindex[p.gpu_type]] += dt * p.gpus / W[i]
+                        key = (jobs[i].id, p.node, p.gpu_type, p.gpus, p.cpus, p.memory, p.copy,
+                               p.share)
+                        seg = open_.get(key)
+                        if seg is not None and abs(seg[1] - t) <= _EPS:
+                            seg[1] = stop
+                        else:
+                            if seg is not None:
+                                closed.append((key, seg[0], seg[1]))
+                            open_[key] = [t, stop]
+                attained[i] += held * dt
             stats.epochs += 1
             if finished:
                 done = set(finished)
                 active = [i for i in active if i not in done]
                 if bar is not None:
                     bar[0].update(bar[1], advance=len(finished))
-            prev = tuple(Placement(*p) for p in placements if idx_of[p[0]] not in done)
+            prev = tuple(p for i, copies in gangs.items() if i not in done
+                         for ps in copies.values() for p in ps)
             if not gangs:
                 # nothing runs: nothing changes until the next arrival
-                if ptr >= n:
+                if ptr >= n and wake is None:
                     raise PolicyViolation(pname, t, f"allocated nothing to {len(active)} waiting "
                                           "job(s) on an idle cluster with no future arrival "
                                           "(the simulation would never end)")
+                if wake is not None and end < next_arrival:
+                    t = end
+                    continue
                 stats.idle_jumps += 1
                 t = max(end, next_arrival) if not event_driven else next_arrival
                 prev, prev_sig = (), {}
@@ -258,9 +304,11 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
         if bar is not None:
             bar[0].stop()
     closed.extend((k, s[0], s[1]) for k, s in open_.items())
-    allocs = [Allocation(k[0], s, e, k[1], k[2], k[3]) for k, s, e in closed if e > s]
-    allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type))
-    schedule = Schedule(tuple(allocs), completion)
+    allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], cpus=k[4], memory=k[5], copy=k[6],
+                         share=k[7]) for k, s, e in closed if e > s]
+    allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
+    schedule = Schedule(tuple(allocs), completion, sharing=caps.sharing, forking=caps.forking,
+                        consolidation=kappa, resource_sensitive=caps.resource_sensitive)
     wall = _time.perf_counter() - wall0
     extra: dict[str, Any] = {
         "policy": pname, "seed": seed, "event_driven": event_driven, "needs_work": needs_work,
@@ -282,19 +330,36 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     return res.replace(objective=mean)
 
 
+@dataclass(frozen=True)
+class _Caps:
+    sharing: bool = False
+    forking: bool = False
+    resource_sensitive: bool = False
+
+
+def _num(pname: str, t: float, jid: str, what: str, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(v):
+        raise PolicyViolation(pname, t, f"job {jid!r}: {what} must be a finite number, "
+                              f"got {v!r}")
+    return float(v)
+
+
 def _check(pname: str, t: float, placements: list, active: set[int], idx_of: dict[str, int],
-           node_cap: dict[tuple[str, str], int], tindex: dict[str, int], W: np.ndarray,
-           T: np.ndarray) -> dict[int, list[Placement]]:
-    """Validate one decision; return the placements grouped by job index."""
-    used: dict[tuple[str, str], int] = {}
-    gangs: dict[int, list[Placement]] = {}
+           node_cap: dict[tuple[str, str], int], node_res: dict[str, tuple[float, float]],
+           tindex: dict[str, int], W: np.ndarray, T: np.ndarray,
+           caps: _Caps = _Caps()) -> dict[int, dict[int, list[Placement]]]:
+    """Validate one decision; return placements grouped by job index, then copy id."""
+    used: dict[tuple[str, str], float] = {}
+    res_used: dict[str, list[float]] = {}
+    gangs: dict[int, dict[int, list[Placement]]] = {}
     for p in placements:
         if type(p) is not Placement:
-            if not isinstance(p, tuple) or len(p) != 4:
+            if not isinstance(p, tuple) or not 4 <= len(p) <= 8:
                 raise PolicyViolation(pname, t, f"placement {p!r} is not (job_id, node, "
-                                      "gpu_type, gpus)")
+                                      "gpu_type, gpus[, cpus, memory, copy, share])")
             p = Placement(*p)
-        jid, node, typ, g = p
+        jid, node, typ, g, cpus, mem, copy, share = p
         i = idx_of.get(jid)
         if i is None:
             raise PolicyViolation(pname, t, f"unknown job {jid!r}")
@@ -309,28 +374,77 @@ def _check(pname: str, t: float, placements: list, active: set[int], idx_of: dic
                 raise PolicyViolation(pname, t, f"job {jid!r}: gpus must be a positive "
                                       f"integer, got {g!r}")
             g = int(g)
-            p = Placement(jid, node, typ, g)
         if g < 1:
             raise PolicyViolation(pname, t, f"job {jid!r}: gpus must be a positive integer, "
                                   f"got {g!r}")
         if T[i, tindex[typ]] <= 0:
             raise PolicyViolation(pname, t, f"job {jid!r} cannot run on {typ!r}")
-        u = used.get(key, 0) + g
-        if u > cap:
-            raise PolicyViolation(pname, t, f"over-allocation: {u} GPUs of type "
+        cpus = _num(pname, t, jid, "cpus", cpus)
+        mem = _num(pname, t, jid, "memory", mem)
+        share = _num(pname, t, jid, "share", share)
+        if cpus < 0 or mem < 0:
+            raise PolicyViolation(pname, t, f"job {jid!r}: cpus and memory must be >= 0")
+        if not (0 < share <= 1) or (share < 1 and not caps.sharing):
+            raise PolicyViolation(pname, t, f"job {jid!r}: share {share!r} must be in (0, 1] "
+                                  "and below 1 only for a policy that declares sharing")
+        if type(copy) is not int:
+            if isinstance(copy, bool) or not isinstance(copy, np.integer):
+                raise PolicyViolation(pname, t, f"job {jid!r}: copy must be an integer, "
+                                      f"got {copy!r}")
+            copy = int(copy)
+        if copy != 0 and not caps.forking:
+            raise PolicyViolation(pname, t, f"job {jid!r}: copy {copy} needs a policy that "
+                                  "declares forking")
+        p = Placement(jid, node, typ, g, cpus, mem, copy, share)
+        u = used.get(key, 0.0) + g * share
+        if u > cap + 1e-9:
+            raise PolicyViolation(pname, t, f"over-allocation: {u:g} GPUs of type "
                                   f"{typ!r} on node {node!r} (capacity {cap})")
         used[key] = u
-        gangs.setdefault(i, []).append(p)
-    for i, ps in gangs.items():
-        g = sum(p.gpus for p in ps)
-        if g != W[i]:
-            raise PolicyViolation(pname, t, f"job {ps[0].job_id!r}: gang of {int(W[i])} GPUs "
-                                  f"required, got {g}")
-        if len(ps) == 1:
-            continue
-        # merge duplicates (same node and type) so the recorded schedule is canonical
-        merged: dict[tuple[str, str], int] = {}
-        for p in ps:
-            merged[(p.node, p.gpu_type)] = merged.get((p.node, p.gpu_type), 0) + p.gpus
-        gangs[i] = [Placement(ps[0].job_id, nd, ty, g_) for (nd, ty), g_ in sorted(merged.items())]
+        if cpus or mem:
+            r = res_used.setdefault(node, [0.0, 0.0])
+            r[0] += cpus
+            r[1] += mem
+            for k, what in ((0, "CPU cores"), (1, "GB of DRAM")):
+                c = node_res[node][k]
+                if r[k] > c * (1 + 1e-9) + 1e-9:
+                    raise PolicyViolation(pname, t, f"over-allocation: {r[k]:g} {what} on "
+                                          f"node {node!r} (capacity {c:g})")
+        gangs.setdefault(i, {}).setdefault(copy, []).append(p)
+    for i, copies in gangs.items():
+        jid = next(iter(copies.values()))[0].job_id
+        if caps.forking:
+            nodes_of: dict[str, int] = {}
+            for c, ps in copies.items():
+                g = sum(p.gpus for p in ps)
+                nd = {p.node for p in ps}
+                if len(nd) != 1 or g > W[i]:
+                    raise PolicyViolation(pname, t, f"job {jid!r} copy {c}: a copy must hold "
+                                          f"1..{int(W[i])} GPUs on one node, got {g} on "
+                                          f"{sorted(nd)}")
+                h = next(iter(nd))
+                if h in nodes_of:
+                    raise PolicyViolation(pname, t, f"job {jid!r}: copies {nodes_of[h]} and "
+                                          f"{c} on one node {h!r}")
+                nodes_of[h] = c
+        else:
+            g = sum(p.gpus for p in copies[0])
+            if g != W[i]:
+                raise PolicyViolation(pname, t, f"job {jid!r}: gang of {int(W[i])} GPUs "
+                                      f"required, got {g}")
+        for c, ps in copies.items():
+            if len(ps) == 1:
+                continue
+            # merge duplicates (same node, type, share and per-GPU CPU/DRAM) so the
+            # recorded schedule is canonical and the gang's rate unchanged
+            merged: dict[tuple, list[float]] = {}
+            for p in ps:
+                k = (p.node, p.gpu_type, p.share, p.cpus / p.gpus, p.memory / p.gpus)
+                m = merged.setdefault(k, [0, 0.0, 0.0])
+                m[0] += p.gpus
+                m[1] += p.cpus
+                m[2] += p.memory
+            copies[c] = [Placement(jid, k[0], k[1], int(m[0]), m[1], m[2], c, k[2])
+                         for k, m in sorted(merged.items())]
+        gangs[i] = dict(sorted(copies.items()))
     return dict(sorted(gangs.items()))

@@ -10,11 +10,24 @@ plus arrival and completion instants for event-driven policies). It receives a
   Tiresias NSDI'19 §3.1), executed seconds, seconds held per GPU type, rounds received and
   preemptions so far; the job's total and remaining work only if the policy declares
   ``needs_work = True`` (``None`` otherwise);
-* the cluster (nodes and GPU counts per type) and the previous decision's placements.
+* per job also its CPU/DRAM sensitivity (``Job.sensitivity``), GPU memory footprint
+  (``Job.memory``) and compute share (``Job.compute_share``) -- profile data, not work;
+* the cluster (nodes with GPU counts per type, CPU cores, DRAM and per-GPU memory) and
+  the previous decision's placements (with copies, shares, CPU and DRAM).
 
-It returns a list of :class:`Placement` items ``(job_id, node, gpu_type, gpus)``; a gang
-may span several placements (nodes and even GPU types). The simulator checks every
-decision (see :mod:`optsched.sim.core`).
+It returns a list of :class:`Placement` items ``(job_id, node, gpu_type, gpus, cpus=0,
+memory=0, copy=0, share=1)`` (plain 4-tuples work too); a gang may span several
+placements (nodes and even GPU types). The simulator checks every decision (see
+:mod:`optsched.sim.core`).
+
+Capabilities. A policy declares what its decisions may use with optional attributes
+(all default off): ``sharing`` (``share < 1``: a fraction of each GPU's compute, e.g.
+Salus lanes), ``forking`` (several copies of a job, one node each, progress adding up,
+e.g. HadarE), ``consolidation`` (seconds between a forked job's work being done and its
+completion) and ``resource_sensitive`` (CPU cores and DRAM per GPU change the job's speed
+through ``Job.sensitivity``, e.g. Synergy). Optionally ``horizon()`` returns an absolute
+time at which the current epoch must end at the latest (a policy-internal event, e.g. a
+fair-share catch-up), or ``None``.
 """
 
 from __future__ import annotations
@@ -28,18 +41,27 @@ from typing import NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import OptschedError
-from ..instance import Cluster
+from ..instance import Cluster, GpuMemory, Sensitivity
 
 __all__ = ["Placement", "JobView", "ClusterView", "Policy", "PolicyViolation"]
 
 
 class Placement(NamedTuple):
-    """``gpus`` GPUs of type ``gpu_type`` on ``node`` for job ``job_id`` (part of a gang)."""
+    """``gpus`` GPUs of type ``gpu_type`` on ``node`` for job ``job_id`` (part of a gang).
+
+    ``cpus`` cores and ``memory`` GB of DRAM on the node (counted against its capacity);
+    ``copy``: which forked copy (``forking`` policies only); ``share``: the fraction of each
+    GPU's compute held (``sharing`` policies only).
+    """
 
     job_id: str
     node: str
     gpu_type: str
     gpus: int
+    cpus: float = 0.0
+    memory: float = 0.0
+    copy: int = 0
+    share: float = 1.0
 
 
 class PolicyViolation(OptschedError, RuntimeError):
@@ -80,6 +102,9 @@ class JobView:
     preemptions: int
     work: float | None = None
     remaining: float | None = None
+    sensitivity: Sensitivity | None = None
+    memory: GpuMemory | None = None
+    compute_share: float | None = None
 
     def rate(self, gpu_type: str) -> float:
         """Per-worker iterations/s on ``gpu_type`` (0 if it cannot run there)."""
@@ -116,6 +141,9 @@ class ClusterView:
     throughput_maps: tuple[Mapping[str, float], ...] = field(default=(), repr=False)
     work_: np.ndarray | None = field(default=None, repr=False)
     remaining_: np.ndarray | None = field(default=None, repr=False)
+    sensitivities: tuple[Sensitivity | None, ...] = field(default=(), repr=False)
+    gpu_memories: tuple[GpuMemory | None, ...] = field(default=(), repr=False)
+    compute_shares: tuple[float | None, ...] = field(default=(), repr=False)
 
     @property
     def gpu_types(self) -> tuple[str, ...]:
@@ -145,7 +173,10 @@ class ClusterView:
                 rounds_received=int(self.rounds_received[m]),
                 preemptions=int(self.preemptions[m]),
                 work=None if self.work_ is None else float(self.work_[m]),
-                remaining=None if self.remaining_ is None else float(self.remaining_[m])))
+                remaining=None if self.remaining_ is None else float(self.remaining_[m]),
+                sensitivity=self.sensitivities[m] if self.sensitivities else None,
+                memory=self.gpu_memories[m] if self.gpu_memories else None,
+                compute_share=self.compute_shares[m] if self.compute_shares else None))
         return tuple(out)
 
     @cached_property
@@ -189,7 +220,9 @@ class Policy(Protocol):
     Gavel's makespan and finish-time fairness). ``event_driven``: the simulator also
     calls it at arrival and completion instants (Tiresias), not only at round
     boundaries (Gavel). A policy may define ``reset()``; the simulator calls it before a
-    run so one policy object can be reused.
+    run so one policy object can be reused. Optional capabilities (``sharing``,
+    ``forking``, ``consolidation``, ``resource_sensitive``) and ``horizon()``: see the
+    module docstring.
     """
 
     name: str
