@@ -3,8 +3,8 @@
 * :func:`exact`: the joint configuration + placement ILP (default) or the two-step
   Synergy-OPT (``formulation="two-step"``), through the solver layer;
 * heuristics :func:`tune` (default), :func:`greedy` and :func:`proportional`;
-* :func:`simulate_synergy`: each heuristic over many rounds with FIFO, SRTF, LAS or FTF
-  ordering (:mod:`optsched.synergy.simulate`).
+* :class:`SynergyPolicy` / :func:`simulate_synergy`: each heuristic over many rounds with
+  FIFO, SRTF, LAS or FTF ordering in the shared simulator (:mod:`optsched.synergy.simulate`).
 
 Objective: total normalized throughput :math:`\\sum_j T_j(c_j, m_j)` of the round's
 placed jobs (maximised), where :math:`T_j` is per-GPU throughput relative to the
@@ -28,12 +28,12 @@ from .model import (
     synergy_workload,
 )
 from .opt import exact, joint, joint_program, step1_program, two_step
-from .simulate import simulate_synergy
+from .simulate import SynergyPolicy, simulate_synergy
 
 __all__ = ["exact", "joint", "two_step", "step1_program", "joint_program", "tune", "greedy",
            "proportional", "allocate", "prepare", "relative_throughput", "best_case",
            "effective_instance", "synergy_workload", "servers", "Placement", "SynergyRound",
-           "JOB_CLASSES", "simulate_synergy", "demo_instance", "SPEC"]
+           "JOB_CLASSES", "simulate_synergy", "SynergyPolicy", "demo_instance", "SPEC"]
 
 
 def servers(n: int, gpu_type: str = "v100") -> Cluster:
