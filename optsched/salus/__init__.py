@@ -12,8 +12,9 @@ r"""Salus (Yu & Chowdhury, MLSys'20): GPU lanes, memory safety and the paralleli
   (:class:`GpuLanes`), the concurrency model and the schedules the validator checks;
 * :mod:`optsched.salus.workloads`: jobs from Salus' data, with the P/T split and the
   compute-share assumptions stated;
-* :func:`simulate_lanes` (:mod:`optsched.salus.sim`): lanes over time, with arrivals,
-  FIFO / SRTF / FAIR inside a lane and memory checked at every event.
+* :class:`SalusPolicy` / :func:`simulate_lanes` (:mod:`optsched.salus.sim`): lanes over
+  time in the shared simulator (GPU sharing), with arrivals, FIFO / SRTF / FAIR inside a
+  lane and memory checked at every decision.
 
 Jobs carry ``memory = GpuMemory(P, T)`` in MB and optionally ``compute_share`` u; GPUs
 carry ``Node.gpu_memory`` in GB. The objective reported by ``solve(..., model="salus")``
@@ -27,12 +28,12 @@ from ..registry import ModelSpec, register
 from .exact import OBJECTIVES, exact
 from .heuristics import ff_gpu_bound, ffd, lane_manager, lpt
 from .lanes import GpuLanes, Lane, SalusView, is_safe, lane_need, salus_view
-from .sim import simulate_lanes
+from .sim import SalusPolicy, simulate_lanes
 from .workloads import footprints, inference_job, inference_models, training_job
 
 __all__ = ["exact", "lane_manager", "ffd", "lpt", "ff_gpu_bound", "OBJECTIVES", "GpuLanes",
            "Lane", "SalusView", "is_safe", "lane_need", "salus_view", "footprints",
-           "training_job", "inference_job", "inference_models", "simulate_lanes",
+           "training_job", "inference_job", "inference_models", "simulate_lanes", "SalusPolicy",
            "demo_instance", "SPEC"]
 
 DEMO_WORKLOADS = ("resnet50_25_1min", "googlenet_50_1min", "alexnet_100_1min",

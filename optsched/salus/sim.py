@@ -1,9 +1,12 @@
-r"""Online GPU sharing with Salus lanes: an event-driven simulator of lanes over time.
+r"""Online GPU sharing with Salus lanes: :class:`SalusPolicy` in the shared simulator.
 
-The round-based simulator of :mod:`optsched.sim` gives each job whole GPUs (integer
-``Placement.gpus``, no two jobs on one GPU), so lane sharing cannot be expressed as a
-policy there. This module is a self-contained event simulator of Salus' mechanism; its
-schedule goes through the same validator and metrics (:func:`optsched.registry.finalize`).
+:class:`SalusPolicy` is an event-driven :class:`optsched.sim.Policy` that declares
+``sharing = True``: each running job holds one GPU at a compute ``share`` below 1, and
+the shared simulator (:mod:`optsched.sim.core`) checks that the shares on every node and
+GPU type sum to at most the GPU count and advances each job by the validator's rule
+(:func:`optsched.progress.gang_rate`: ``min(1, share / u)`` times the rate). GPU memory
+(the lanes) is the policy's own state, kept per GPU device (the simulator knows GPUs
+only as counts per node and type) and checked by the policy at every decision.
 
 Mechanics (Salus, MLSys'20 §3-4; ``LaneMgr`` and ``executionengine.cpp``)
 ------------------------------------------------------------------------
@@ -29,15 +32,18 @@ Mechanics (Salus, MLSys'20 §3-4; ``LaneMgr`` and ``executionengine.cpp``)
   job slows down by :math:`1/D`. A job runs at :math:`\phi_i f / d_i` iterations/s and holds
   share :math:`\phi_i f u_i \le u_i` (:math:`f = \min(1, 1/D)`), which is exactly what the
   validator credits (:math:`\min(1, s/u)` times the rate).
-* **Memory** is checked at every event (and the state only changes at events): every lane
-  safe, the lanes of a GPU within its memory. ``record=True`` returns every lane state in
-  ``extra["lane_states"]`` for independent checking.
+* **Events.** The policy is called at every arrival and completion (event-driven) and at
+  round boundaries; under ``"fair"`` it also ends an epoch, through ``horizon()``, when
+  the least-served jobs of a lane catch up with the next ones. Between calls the shares
+  are constant, so a lane's FIFO / SRTF / FAIR time-slicing is expressed as shares over
+  each epoch.
+* **Memory** is checked at every decision (and the lanes only change at decisions):
+  every lane safe, the lanes of a GPU within its memory. ``record=True`` returns every
+  lane state in ``extra["lane_states"]`` for independent checking.
 """
 
 from __future__ import annotations
 
-import heapq
-import math
 import time as _time
 from dataclasses import dataclass, field
 
@@ -45,12 +51,12 @@ import numpy as np
 
 from ..errors import InvalidOption, ModelNotApplicable
 from ..instance import Instance
-from ..registry import finalize
 from ..result import Result
-from ..schedule import Allocation, Schedule, merge_intervals
-from .lanes import GpuLanes, Lane, _le, salus_view
+from ..sim.core import simulate
+from ..sim.policy import ClusterView, Placement
+from .lanes import MB_PER_GB, GpuLanes, Lane, _le, salus_view
 
-__all__ = ["simulate_lanes", "MODES", "POLICIES"]
+__all__ = ["simulate_lanes", "SalusPolicy", "MODES", "POLICIES"]
 
 MODES = ("salus", "single_lane", "exclusive")
 POLICIES = ("fifo", "srtf", "fair")
@@ -112,120 +118,149 @@ def _fractions(lane: Lane, policy: str, order: dict[str, int], remaining: dict[s
     return {j: 1.0 / len(group) for j in group}
 
 
+class SalusPolicy:
+    """Salus' lanes (``mode``) with in-lane time-slicing ``policy`` (module docstring).
+
+    ``stats()`` (merged into ``Result.extra``): ``mode``, ``policy``, ``events`` (policy
+    calls), ``max_lanes`` (most live lanes per GPU device, in device order) and, with
+    ``record``, ``lane_states``: ``(time, device, [(capacity, {job: (P, T)})])`` at every
+    decision.
+    """
+
+    event_driven = True
+    sharing = True
+
+    def __init__(self, mode: str = "salus", policy: str = "fifo", *, record: bool = False):
+        if mode not in MODES:
+            raise InvalidOption("mode", mode, f"must be one of {list(MODES)}")
+        if policy not in POLICIES:
+            raise InvalidOption("policy", policy, f"must be one of {list(POLICIES)}")
+        self.mode, self.policy, self.record = mode, policy, record
+        self.name = f"salus-{mode}-{policy}"
+        self.needs_work = policy == "srtf"
+        self.reset()
+
+    def reset(self) -> None:
+        self.gpus: list[_Gpu] = []
+        self.devices: list[tuple[str, str]] = []
+        self.pending: list[str] = []
+        self.seen: set[str] = set()
+        self.where: dict[str, tuple[int, Lane]] = {}
+        self.order: dict[str, int] = {}
+        self.used: dict[str, float] = {}
+        self.dgpu: dict[str, float] = {}
+        self.frac: dict[str, float] = {}
+        self.last = 0.0
+        self.wake: float | None = None
+        self.events = 0
+        self.max_lanes: list[int] = []
+        self.states: list = []
+
+    def stats(self) -> dict:
+        out = {"mode": self.mode, "policy": self.policy, "events": self.events,
+               "max_lanes": list(self.max_lanes)}
+        if self.record:
+            out["lane_states"] = self.states
+        return out
+
+    def horizon(self) -> float | None:
+        return self.wake
+
+    def _devices(self, view: ClusterView) -> None:
+        for nd in view.cluster.nodes:  # the device order of salus_view
+            for t in sorted(nd.gpus):
+                for _ in range(nd.gpus[t] if nd.gpus[t] > 0 else 0):
+                    self.devices.append((nd.name, t))
+                    self.gpus.append(_Gpu(float(nd.gpu_memory[t]) * MB_PER_GB, self.mode))
+        self.max_lanes = [0] * len(self.gpus)
+
+    def allocate(self, view: ClusterView) -> list[Placement]:
+        if not self.gpus:
+            self._devices(view)
+        t = view.time
+        self.events += 1
+        for j, p in self.frac.items():       # used running time: wall time in the lane
+            self.used[j] += p * (t - self.last)
+        self.last = t
+        live = set(view.ids)
+        for j in [j for j in self.where if j not in live]:   # completed: free its lane
+            g, _ = self.where.pop(j)
+            self.gpus[g].release(j)
+        jobs = view.by_id
+        for jid in view.ids:
+            if jid not in self.seen:
+                self.seen.add(jid)
+                self.pending.append(jid)
+                self.used[jid] = 0.0
+        still = []
+        for jid in self.pending:                            # FIFO admission scan
+            job = jobs[jid]
+            for g, gpu in enumerate(self.gpus):
+                rate = job.rate(self.devices[g][1])
+                if rate <= 0:
+                    continue
+                lane = gpu.place(jid, float(job.memory.persistent), float(job.memory.ephemeral))
+                if lane is not None:
+                    self.where[jid] = (g, lane)
+                    self.order[jid] = len(self.order)
+                    self.dgpu[jid] = 1.0 / rate
+                    break
+            else:
+                still.append(jid)
+        self.pending = still
+        for g, gpu in enumerate(self.gpus):
+            gpu.check()
+            self.max_lanes[g] = max(self.max_lanes[g], sum(1 for ln in gpu.lanes.lanes
+                                                           if ln.jobs))
+            if self.record:
+                self.states.append((t, g, [(ln.capacity, dict(ln.jobs))
+                                           for ln in gpu.lanes.lanes]))
+        remaining = ({j: float(r) for j, r in zip(view.ids, view.remaining)}
+                     if self.needs_work else {})
+        out: list[Placement] = []
+        self.frac = {}
+        self.wake = None
+        for g, gpu in enumerate(self.gpus):
+            phi: dict[str, float] = {}
+            for lane in gpu.lanes.lanes:
+                fr = _fractions(lane, self.policy, self.order, remaining, self.dgpu, self.used)
+                phi.update(fr)
+                if self.policy == "fair" and len(fr) < len(lane.jobs):
+                    low = self.used[next(iter(fr))]
+                    above = min(self.used[j] for j in lane.jobs if j not in fr)
+                    w = t + (above - low) * len(fr)
+                    self.wake = w if self.wake is None else min(self.wake, w)
+            u = {j: 1.0 if jobs[j].compute_share is None else jobs[j].compute_share
+                 for j in phi}
+            demand = sum(p * u[j] for j, p in phi.items())
+            f = min(1.0, 1.0 / demand) if demand > 0 else 1.0
+            self.frac.update(phi)
+            node, typ = self.devices[g]
+            for j, p in phi.items():
+                out.append(Placement(j, node, typ, 1, share=min(1.0, p * f * u[j])))
+        return out
+
+
 def simulate_lanes(instance: Instance, *, mode: str = "salus", policy: str = "fifo",
-                   record: bool = False, max_events: int = 1_000_000) -> Result:
+                   record: bool = False) -> Result:
     """Simulate Salus lanes online (module docstring); return a validated Result.
 
-    ``objective`` is the mean JCT (s) of the jobs; ``extra`` has the mode, policy, the
-    number of events, the most lanes a GPU held at once and, with ``record``, every lane
-    state ``(time, gpu, [(capacity, {job: (P, T)})])``.
+    A thin wrapper: ``optsched.sim.simulate(instance, SalusPolicy(mode, policy))`` after
+    checking that the instance fits Salus' model (single-GPU jobs with a memory
+    footprint, each fitting some GPU alone). ``objective`` is the mean JCT (s);
+    ``extra`` has :meth:`SalusPolicy.stats` and the simulator's counters.
     """
-    if mode not in MODES:
-        raise InvalidOption("mode", mode, f"must be one of {list(MODES)}")
-    if policy not in POLICIES:
-        raise InvalidOption("policy", policy, f"must be one of {list(POLICIES)}")
-    wall = _time.perf_counter()
+    sp = SalusPolicy(mode, policy, record=record)
     view = salus_view(instance, common_release=False)
     for i in range(view.n_jobs):
         if not any(view.fits(i, g) for g in range(view.n_gpus)):
             raise ModelNotApplicable(f"jobs[{i}].memory", instance.jobs[i].memory.to_dict(),
                                      "P + T exceeds the memory of every GPU it can run on")
-    gpus = [_Gpu(float(m), mode) for m in view.memory]
-    ids = view.ids
-    index = {j: i for i, j in enumerate(ids)}
-    arrivals = sorted(range(view.n_jobs), key=lambda i: (instance.jobs[i].arrival, i))
-    arr_heap = [(instance.jobs[i].arrival, k, i) for k, i in enumerate(arrivals)]
-    heapq.heapify(arr_heap)
-    pending: list[int] = []
-    where: dict[str, tuple[int, Lane]] = {}
-    order: dict[str, int] = {}
-    remaining = {j: float(view.n[index[j]]) for j in ids}
-    used = {j: 0.0 for j in ids}
-    dgpu: dict[str, float] = {}
-    allocs: list[Allocation] = []
-    comp: dict[str, float] = {}
-    states: list = []
-    max_lanes = [0] * len(gpus)
-    t = arr_heap[0][0] if arr_heap else 0.0
-    events = 0
-
-    def admit() -> None:
-        still = []
-        for i in pending:
-            jid = ids[i]
-            for g, gpu in enumerate(gpus):
-                if not np.isfinite(view.d[i, g]):
-                    continue
-                lane = gpu.place(jid, float(view.P[i]), float(view.T[i]))
-                if lane is not None:
-                    where[jid] = (g, lane)
-                    order[jid] = len(order)
-                    dgpu[jid] = float(view.d[i, g])
-                    break
-            else:
-                still.append(i)
-        pending[:] = still
-
-    while arr_heap or pending or where:
-        events += 1
-        if events > max_events:
-            raise RuntimeError(f"simulate_lanes: more than {max_events} events")
-        while arr_heap and arr_heap[0][0] <= t + _EPS:
-            pending.append(heapq.heappop(arr_heap)[2])
-        admit()
-        for g, gpu in enumerate(gpus):
-            gpu.check()
-            live = [ln for ln in gpu.lanes.lanes if ln.jobs]
-            max_lanes[g] = max(max_lanes[g], len(live))
-            if record:
-                states.append((t, g, [(ln.capacity, dict(ln.jobs)) for ln in gpu.lanes.lanes]))
-        # running fractions and speeds
-        speed: dict[str, float] = {}
-        share: dict[str, float] = {}
-        lane_frac: dict[str, float] = {}
-        nxt = arr_heap[0][0] if arr_heap else math.inf
-        for gpu in gpus:
-            phi: dict[str, float] = {}
-            for lane in gpu.lanes.lanes:
-                fr = _fractions(lane, policy, order, remaining, dgpu, used)
-                phi.update(fr)
-                if policy == "fair" and len(fr) < len(lane.jobs):
-                    low = used[next(iter(fr))]
-                    above = min(used[j] for j in lane.jobs if j not in fr)
-                    nxt = min(nxt, t + (above - low) * len(fr))
-            demand = sum(p * view.u[index[j]] for j, p in phi.items())
-            f = min(1.0, 1.0 / demand) if demand > 0 else 1.0
-            lane_frac.update(phi)
-            for j, p in phi.items():
-                speed[j] = p * f / dgpu[j]
-                share[j] = p * f * float(view.u[index[j]])
-                nxt = min(nxt, t + remaining[j] / speed[j])
-        if not speed:
-            if not arr_heap:
-                raise RuntimeError("simulate_lanes stalled: pending jobs fit no free GPU")
-            t = arr_heap[0][0]
-            continue
-        dt = max(nxt - t, 0.0)
-        for j, v in speed.items():
-            if dt > 0:
-                g, _ = where[j]
-                allocs.append(Allocation(j, t, t + dt, view.node[g], view.gpu_type[g], 1,
-                                         share=min(1.0, share[j])))
-            remaining[j] -= v * dt
-            used[j] += lane_frac[j] * dt      # used running time: wall time in the lane
-        t += dt
-        for j in list(speed):
-            if remaining[j] <= 1e-9 * max(1.0, float(view.n[index[j]])):
-                g, _ = where.pop(j)
-                gpus[g].release(j)
-                comp[j] = t
-    for gpu in gpus:
+    wall = _time.perf_counter()
+    res = simulate(instance, sp, progress=False)
+    for gpu in sp.gpus:
         gpu.check()
-    sched = Schedule(tuple(merge_intervals(allocs)), comp, sharing=True)
-    jct = [comp[j] - instance.job(j).arrival for j in comp]
-    extra = {"mode": mode, "policy": policy, "events": events, "max_lanes": max_lanes,
-             "wall_seconds": _time.perf_counter() - wall}
-    if record:
-        extra["lane_states"] = states
-    return finalize(instance, sched, objective=float(np.mean(jct)) if jct else None,
-                    model="salus", method=f"sim-{mode}-{policy}", extra=extra)
+    jct = res.metrics.jct if res.metrics is not None else {}
+    return res.replace(model="salus", method=f"sim-{mode}-{policy}",
+                       objective=float(np.mean(list(jct.values()))) if jct else None,
+                       extra={**res.extra, "wall_seconds": _time.perf_counter() - wall})
