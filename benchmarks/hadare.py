@@ -9,9 +9,9 @@ Scenarios (all policies run on the same instance, same round length):
   all submitted at once (a batch, whose "total time duration" is the makespan) and as a
   Poisson stream; several seeds.
 
-Policies: HadarE (``simulate_hadare``), Hadar (its plans replayed in the same round loop,
+Policies: HadarE (``simulate_hadare``), Hadar (its plans replayed in the same rounds,
 ``forking=False``), Gavel's max-min fairness, makespan (min total duration) and FIFO
-policies in ``optsched.sim.simulate``. Hadar/HadarE need utilities: OASiS-style step
+policies, all in ``optsched.sim.simulate``. Hadar/HadarE need utilities: OASiS-style step
 utilities (value until a deadline, a tenth of it after; ``assign_utilities(..., "step")``),
 whose positive floor keeps Hadar's price parameter L usable on long horizons.
 
@@ -228,8 +228,8 @@ def main() -> None:
               "cluster_aws": "1 node x 4 GPUs each of V100, P100, K80",
               "aws_jobs": args.aws_jobs, "aws_seeds": args.aws_seeds, "slot_s": args.slot,
               "utility": "step (assign_utilities)", "consolidation_s": 0}
-    note = ("HadarE and Hadar run in optsched.hadare's round loop (the core simulator cannot "
-            "express forked copies), Gavel policies in optsched.sim.simulate; both use "
+    note = ("HadarE and Hadar run in optsched.sim.simulate as optsched.hadare.HadarEPolicy "
+            "(forking on / off), Gavel policies in optsched.sim.simulate too; all use "
             "round boundaries every slot_s, completion at the exact instant the work is done "
             "and idle GPUs until the next round. Hadar admits only jobs with positive priced "
             "payoff: 'completed' counts differ from Gavel's, and makespan/mean JCT are over "

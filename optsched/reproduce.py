@@ -566,7 +566,8 @@ def _hadare_vs_hadar(quick: bool, img: Path) -> dict[str, Any]:
                     "30-min rounds",
         "seed": SEED,
         "notes": "CRU = busy GPU-seconds / (GPUs x makespan). HadarE and Hadar run in the "
-                 "same round loop (optsched.hadare.simulate_pair) and differ only by "
+                 "shared simulator as HadarEPolicy (optsched.hadare.simulate_pair) and "
+                 "differ only by "
                  "forking: HadarE offers every idle GPU to a copy of an admitted unfinished "
                  "job. Only HadarE's abstract is public; optsched.hadare.model states our "
                  "reading (copies per node, additive progress, consolidation cost).",

@@ -7,9 +7,9 @@
 * heuristic :func:`online`: Hadar's primal-dual pricing (imported from
   :mod:`optsched.hadar`) for admission and main placement, then every idle GPU offered to
   a copy of an admitted unfinished job (best marginal progress per price first);
-  ``hadar-replay``: the same round loop without forking (the Hadar baseline);
-* :func:`simulate_hadare`: both with the simulator's semantics (exact completion
-  instants);
+  ``hadar-replay``: the same rounds without forking (the Hadar baseline);
+* :class:`HadarEPolicy` (in the shared simulator) and :func:`simulate_hadare`: both with
+  the simulator's semantics (exact completion instants);
 * :func:`utilization_violations`: the maximal-utilization property checked on a schedule.
 
 Objective: total utility :math:`\\sum_j f_j(C_j - a_j)` over completed jobs, maximised
@@ -29,10 +29,10 @@ from .model import (
     max_copies_of,
     utilization_violations,
 )
-from .online import hadar_replay, online, run_rounds
-from .policy import simulate_hadare, simulate_pair
+from .online import hadar_replay, online
+from .policy import HadarEPolicy, simulate_hadare, simulate_pair
 
-__all__ = ["exact", "lp_bound", "build_program", "online", "hadar_replay", "run_rounds",
+__all__ = ["exact", "lp_bound", "build_program", "online", "hadar_replay", "HadarEPolicy",
            "simulate_hadare", "simulate_pair", "utilization_violations", "consolidation_seconds",
            "max_copies_of", "completion_values", "OBJECTIVES", "demo_instance",
            "aws_like_cluster", "SPEC"]

@@ -37,7 +37,12 @@ Algorithm (round-based; slots of :math:`\Delta` = ``Instance.slot`` seconds)
    then the objective is directly comparable with the MILP of
    :mod:`optsched.hadare.exact`).
 
-``forking=False`` replays Hadar's plans in the same round loop (gangs, slowest-type
+Execution: steps 2-3 are :class:`optsched.hadare.HadarEPolicy`, run by the shared
+simulator (:func:`optsched.sim.simulate`), which does step 4 (additive copy progress,
+consolidation) by the validator's rule; ``completion="slot"`` then moves each completion
+to the end of its slot.
+
+``forking=False`` replays Hadar's plans in the same rounds (gangs, slowest-type
 progress :math:`W_j \min_k \tau_{jk}`, no fill): Hadar executed with the simulator's
 semantics, the baseline that HadarE is compared with.
 
@@ -65,148 +70,24 @@ from __future__ import annotations
 
 import math
 import time
-from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidOption
 from ..hadar.model import HadarModel, build_model
-from ..hadar.online import DEFAULT_QUANTA, JobPlan, OnlineRun, Prices, run_online
+from ..hadar.online import DEFAULT_QUANTA, OnlineRun, run_online
 from ..instance import Instance
 from ..registry import finalize
 from ..result import Result, Status
-from ..schedule import Allocation, Schedule, merge_intervals
+from ..schedule import Schedule
+from ..sim.core import simulate
 from .model import consolidation_seconds, max_copies_of
 
-__all__ = ["online", "hadar_replay", "run_rounds", "RoundRun"]
+__all__ = ["online", "hadar_replay"]
 
 _SOLVER_OPTIONS = {"backend", "solver", "time_limit", "mip_gap", "threads", "seed", "verbose"}
 _EPS = 1e-9
-
-
-@dataclass
-class RoundRun:
-    """The outcome of the round loop."""
-
-    schedule: Schedule
-    admitted: list[str]
-    done_at: dict[str, float]
-    completion: dict[str, float]
-    rounds: int
-    fill_gpu_rounds: int = 0
-    main_gpu_rounds: int = 0
-    released_gpu_rounds: int = 0
-    max_copies_used: int = 0
-    seconds: float = 0.0
-    per_round_idle: list[int] = field(default_factory=list)
-
-
-def run_rounds(model: HadarModel, plans: dict[int, JobPlan], prices: Prices, *,
-               forking: bool = True, F: np.ndarray | None = None, kappa: float = 0.0,
-               completion: str = "slot") -> RoundRun:
-    """Execute Hadar's ``plans`` round by round, forking copies onto idle GPUs when
-    ``forking`` (steps 2-4 of the module docstring)."""
-    if completion not in ("slot", "exact"):
-        raise InvalidOption("completion", completion, "must be 'slot' or 'exact'")
-    t0 = time.perf_counter()
-    inst = model.instance
-    nodes = inst.cluster.nodes
-    types = inst.cluster.gpu_types
-    H, d = len(nodes), model.delta
-    bn, bt, cap = model.bucket_node, model.bucket_type, model.bucket_cap
-    rates, W = model.rates, model.W
-    if F is None:
-        F = np.full(model.n_jobs, H, dtype=np.int64)
-    rem = model.E.astype(float).copy()
-    by_slot: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
-    for j, pl in plans.items():
-        for t, b, g in zip(pl.slots.tolist(), pl.buckets.tolist(), pl.gpus.tolist()):
-            by_slot[t].append((j, b, g))
-    admitted = sorted(plans, key=lambda j: (inst.jobs[j].arrival, j))
-    adm_a = np.array([model.a[j] for j in admitted], dtype=np.int64)
-    allocs: list[Allocation] = []
-    done_at: dict[int, float] = {}
-    done_slot: dict[int, int] = {}
-    run = RoundRun(Schedule(()), [inst.jobs[j].id for j in admitted], {}, {}, 0)
-    s = 0
-    while s < model.T:
-        eligible = [j for j in admitted if model.a[j] <= s and rem[j] > 0]
-        if not eligible and not (adm_a > s).any():
-            break
-        idle = cap.astype(np.int64).copy()
-        # ---- step 2: main copies (or gangs) from the plans
-        pieces: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for j, b, g in by_slot.get(s, ()):
-            if rem[j] > 0:
-                pieces[j].append((b, g))
-            else:
-                run.released_gpu_rounds += g
-        copies: dict[int, dict[int, list[int]]] = {}  # j -> node -> [bucket, gpus]
-        gangs: dict[int, list[tuple[int, int]]] = {}
-        for j, ps in pieces.items():
-            if not forking:
-                gangs[j] = ps
-                for b, g in ps:
-                    idle[b] -= g
-                run.main_gpu_rounds += sum(g for _, g in ps)
-                continue
-            best: dict[int, tuple[int, int]] = {}
-            for b, g in ps:
-                h = int(bn[b])
-                if h not in best or g * rates[j, bt[b]] > best[h][1] * rates[j, bt[best[h][0]]]:
-                    best[h] = (b, g)
-            keep = sorted(best.items(), key=lambda kv: -kv[1][1] * rates[j, bt[kv[1][0]]])
-            keep = keep[:int(F[j])]
-            copies[j] = {h: [b, g] for h, (b, g) in keep}
-            for _, (b, g) in keep:
-                idle[b] -= g
-                run.main_gpu_rounds += g
-            run.released_gpu_rounds += sum(g for _, g in ps) - sum(g for _, (_, g) in keep)
-        # ---- step 3: fill idle GPUs with copies of eligible jobs
-        if forking and eligible and idle.any():
-            run.fill_gpu_rounds += _fill(model, s, eligible, copies, idle, rem, F,
-                                         prices.p[s] if s < prices.p.shape[0] else None)
-        run.per_round_idle.append(int(idle.sum()))
-        # ---- step 4: progress
-        t_start, t_end = s * d, (s + 1) * d
-        if forking:
-            running = {j: [(h, b, g) for h, (b, g) in cp.items()] for j, cp in copies.items()}
-            rate = {j: sum(g * rates[j, bt[b]] for _, b, g in ps) for j, ps in running.items()}
-        else:
-            running = {j: [(int(bn[b]), b, g) for b, g in ps] for j, ps in gangs.items()}
-            rate = {j: W[j] * min(rates[j, bt[b]] for b, _ in ps) for j, ps in gangs.items()}
-        for j, ps in running.items():
-            r = rate[j]
-            if r <= 0:
-                continue
-            run.max_copies_used = max(run.max_copies_used, len(ps))
-            fin = float(t_start + rem[j] / r)
-            if fin <= t_end + _EPS * max(1.0, t_end):
-                stop = min(fin, t_end)
-                rem[j] = 0.0
-                done_at[j] = stop
-                done_slot[j] = s
-            else:
-                stop = t_end
-                rem[j] -= r * d
-            if stop > t_start:
-                for h, b, g in ps:
-                    allocs.append(Allocation(inst.jobs[j].id, t_start, stop, nodes[h].name,
-                                             types[bt[b]], int(g), copy=h if forking else 0))
-        s += 1
-    run.rounds = s
-    comp = {}
-    for j, t in done_at.items():
-        slot_end = (done_slot[j] + 1) * d
-        comp[inst.jobs[j].id] = (t if completion == "exact" else slot_end) + kappa
-    run.done_at = {inst.jobs[j].id: t for j, t in done_at.items()}
-    run.completion = comp
-    run.schedule = Schedule(tuple(merge_intervals(allocs)), comp, forking=forking,
-                            consolidation=kappa)
-    run.seconds = time.perf_counter() - t0
-    return run
 
 
 def _fill(model: HadarModel, s: int, eligible: list[int], copies: dict[int, dict[int, list]],
@@ -310,21 +191,35 @@ def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAUL
             raise InvalidOption("hadar_run", type(hadar_run).__name__,
                                 "must be run_online(build_model(instance)) of this instance")
         model, hr = hadar_run.model, hadar_run
-    rr = run_rounds(model, hr.plans, hr.prices, forking=forking, F=F, kappa=kappa,
-                    completion=completion)
+    if completion not in ("slot", "exact"):
+        raise InvalidOption("completion", completion, "must be 'slot' or 'exact'")
+    from .policy import HadarEPolicy
+
+    policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa)
+    d = model.delta
+    sim = simulate(instance, policy, max_time=model.T * d, progress=False)
+    done_at = {jid: c - kappa for jid, c in sim.schedule.completion.items()}
+    if completion == "exact":
+        comp = dict(sim.schedule.completion)
+    else:  # the end of the slot in which the work was done, plus the consolidation
+        comp = {jid: math.ceil(t / d - _EPS) * d + kappa for jid, t in done_at.items()}
+    schedule = Schedule(sim.schedule.allocations, comp, forking=forking, consolidation=kappa)
+    st = policy.stats()
+    admitted = policy.admitted_ids
     seconds = time.perf_counter() - t0
     jobs = {j.id: j for j in instance.jobs}
-    P = float(sum(jobs[jid].value(c - jobs[jid].arrival) for jid, c in rr.completion.items()))
+    P = float(sum(jobs[jid].value(c - jobs[jid].arrival) for jid, c in comp.items()))
     hadar_P = float(sum(model.values[j, pl.t_hat] for j, pl in hr.plans.items()))
-    extra = {"slots": model.T, "quanta": hr.quanta, "admitted": rr.admitted,
-             "n_admitted": len(rr.admitted), "rejected": model.n_jobs - len(rr.admitted),
+    extra = {"slots": model.T, "quanta": hr.quanta, "admitted": admitted,
+             "n_admitted": len(admitted), "rejected": model.n_jobs - len(admitted),
              "hadar_P": hadar_P, "consolidation": kappa, "forking": forking,
-             "completion_mode": completion, "fill_gpu_rounds": rr.fill_gpu_rounds,
-             "main_gpu_rounds": rr.main_gpu_rounds,
-             "released_gpu_rounds": rr.released_gpu_rounds,
-             "max_copies_used": rr.max_copies_used, "rounds": rr.rounds,
-             "done_at": rr.done_at, "hadar_seconds": hr.seconds, "round_seconds": rr.seconds}
-    return finalize(instance, rr.schedule, status=Status.FEASIBLE, objective=P,
+             "completion_mode": completion, **{k: st[k] for k in (
+                 "fill_gpu_rounds", "main_gpu_rounds", "released_gpu_rounds",
+                 "max_copies_used", "rounds")},
+             "done_at": done_at, "hadar_seconds": hr.seconds,
+             "round_seconds": sim.extra["simulation_seconds"],
+             "epochs": sim.extra["epochs"]}
+    return finalize(instance, schedule, status=Status.FEASIBLE, objective=P,
                     model="hadare", method="online" if forking else "hadar-replay",
                     solver="hadar-primal-dual+fork", solve_seconds=seconds,
                     ratio_note="no competitive ratio is proved for HadarE (Hadar's 2*alpha "
@@ -333,7 +228,7 @@ def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAUL
 
 
 def hadar_replay(instance: Instance, **options: Any) -> Result:
-    """Hadar's plans executed in HadarE's round loop without forking (the baseline)."""
+    """Hadar's plans executed in HadarE's rounds without forking (the baseline)."""
     if "forking" in options:
         raise InvalidOption("forking", options["forking"], "hadar-replay never forks")
     return online(instance, forking=False, **options)

@@ -16,10 +16,11 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   the rule is :func:`optsched.progress.gang_rate`, the one the validator credits. With
   ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
   work :math:`r_j` runs out inside the epoch has its work done at the exact instant
-  :math:`t + r_j / R_j` and completes then (plus ``consolidation`` seconds for a forking
-  policy, during which it holds nothing and is no longer shown to the policy); its GPUs
+  :math:`t + r_j / R_j` and completes then (plus the policy's ``consolidation`` seconds,
+  during which it holds nothing and is no longer shown to the policy); its GPUs
   stay idle for the rest of the round (round-based policies) or are re-assigned at once
-  (event-driven ones). An epoch also ends at the policy's ``horizon()`` if it gives one.
+  (event-driven ones). An epoch also ends at the policy's ``horizon()`` if it gives one;
+  a decision that runs nothing then jumps straight to that instant (or the next arrival).
 * A *preemption* is counted when a job that ran in the previous epoch is unfinished and
   gets no GPU in the next; a *migration* when it keeps running on a different placement.
 * Every decision is checked before it is executed: known node and type, positive
@@ -135,8 +136,6 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     kappa = float(getattr(policy, "consolidation", 0.0) or 0.0)
     if not (math.isfinite(kappa) and kappa >= 0):
         raise InvalidOption("policy.consolidation", kappa, "must be a finite number >= 0")
-    if kappa > 0 and not caps.forking:
-        raise InvalidOption("policy.consolidation", kappa, "needs a forking policy")
     horizon = getattr(policy, "horizon", None)
     if not callable(horizon):
         horizon = None
@@ -292,8 +291,9 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                     raise PolicyViolation(pname, t, f"allocated nothing to {len(active)} waiting "
                                           "job(s) on an idle cluster with no future arrival "
                                           "(the simulation would never end)")
-                if wake is not None and end < next_arrival:
-                    t = end
+                if wake is not None and wake < next_arrival:
+                    # nothing runs until the policy's own next event
+                    t = max(float(wake), t + _EPS)
                     continue
                 stats.idle_jumps += 1
                 t = max(end, next_arrival) if not event_driven else next_arrival
