@@ -28,7 +28,7 @@ from common import write_results
 
 from optsched import Cluster, Instance, Node, Status
 from optsched.salus import exact, ffd, inference_models, lane_manager, lpt, training_job
-from optsched.salus.workloads import MEDIAN_PERSISTENT_FRACTION, footprints, inference_job
+from optsched.salus.workloads import footprints, inference_job, median_persistent_fraction
 
 BIG_GB = 1.0e6  # "exclusive": memory plays no role when one job runs at a time
 
@@ -135,7 +135,7 @@ def main() -> None:
          "ffd_admitted", "lpt_admitted", "no_sharing", "exact_status", "exact_s"],
         title="Salus inference packing: jobs admitted on one GPU",
         params={"P_inf": "P_train/3", "T_inf": "per-sample activations (batch 1)",
-                "persistent_fraction_published": round(MEDIAN_PERSISTENT_FRACTION, 3)},
+                "persistent_fraction_published": round(median_persistent_fraction(), 3)},
         notes="Salus reports 42 inference jobs (14 models x 3) on one GPU, 42x not "
               "sharing. The exact optimum is one lane (merging lemma); the lane manager "
               "gives every job a lane of its own P+T while memory lasts, and a lane of "

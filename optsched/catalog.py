@@ -113,8 +113,20 @@ _TIRESIAS_SLOT = 60.0
 
 # =========================================================================== data access
 def data_files() -> Traversable:
-    """The folder of shipped catalog files (``importlib.resources.files(DATA_PACKAGE)``)."""
-    return resources.files(DATA_PACKAGE)
+    """The folder of shipped catalog files (``importlib.resources.files(DATA_PACKAGE)``).
+
+    When optsched is imported from a source checkout rather than from its installation
+    (``python -m optsched.cli`` run in the repository root puts the checkout first on
+    ``sys.path``), ``optsched.catalog_data`` does not exist as a module: the catalog is
+    then the checkout's ``models/`` folder, the very files the installation ships.
+    """
+    try:
+        return resources.files(DATA_PACKAGE)
+    except ModuleNotFoundError:
+        checkout = Path(__file__).resolve().parent.parent / "models"
+        if (checkout / "README.md").is_file() and (checkout / "__init__.py").is_file():
+            return checkout
+        raise
 
 
 def _read_shipped(name: str) -> str:

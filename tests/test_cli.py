@@ -109,7 +109,11 @@ def test_schema_and_catalog(capsys):
     assert "gavel-108" in out and "ResNet-50 (batch size 64)" in out
 
 
-def test_console_script_entry_point():
-    proc = subprocess.run([sys.executable, "-m", "optsched.cli", "--version"],
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0 and "optsched" in proc.stdout
+def test_module_entry_point_from_the_repository_root():
+    """``python -m`` in the checkout imports the source tree, whose catalog is models/."""
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    for argv in (["--version"], ["catalog"]):
+        proc = subprocess.run([sys.executable, "-m", "optsched.cli", *argv], cwd=root,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr
+    assert "gavel-108" in proc.stdout

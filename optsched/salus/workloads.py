@@ -9,7 +9,7 @@ of four models (:func:`optsched.catalog.salus_published`). What is derived, and 
   (:func:`~optsched.salus.lanes.persistent_from_peaks`: the batch-independent part is
   weights, gradients, optimizer state and framework), and T(b) = peak(b) - P. For a
   model with one published peak, P = f peak with f the median P/peak of the fitted CNNs
-  at their smallest batch (:data:`MEDIAN_PERSISTENT_FRACTION`, computed from the data).
+  at their smallest batch (:func:`median_persistent_fraction`, computed from the data).
 * **Iterations and iteration time.** n = ``iterations``; d = JCT / iterations (the run
   alone, start-up included), so ``throughput = 1/d`` per worker.
 * **Compute share u.** Not published. Assumption: the largest measured batch of a model
@@ -38,7 +38,7 @@ from ..instance import GpuMemory, Job
 from .lanes import persistent_from_peaks
 
 __all__ = ["ModelFootprint", "footprints", "training_job", "inference_job",
-           "inference_models", "MEDIAN_PERSISTENT_FRACTION"]
+           "inference_models", "median_persistent_fraction"]
 
 
 @dataclass(frozen=True)
@@ -80,13 +80,15 @@ def footprints() -> dict[str, ModelFootprint]:
     return dict(_fit())
 
 
-def _median_fraction() -> float:
+@lru_cache(maxsize=1)
+def median_persistent_fraction() -> float:
+    """Median P / peak over the fitted models at their smallest batch size.
+
+    Computed from the catalog on first use (not at import, so importing optsched reads
+    no data file).
+    """
     fr = [f.persistent / f.peak[min(f.peak)] for f in _fit().values()]
     return float(np.median(fr))
-
-
-#: Median P / peak over the fitted models at their smallest batch size.
-MEDIAN_PERSISTENT_FRACTION = _median_fraction()
 
 
 def training_job(workload: str, id: str, *, gpu_type: str = "v100", u: float | None = None,
@@ -108,12 +110,12 @@ def inference_models() -> dict[str, tuple[float, float]]:
     """(P_inf, T_inf) in MB at batch 1 for every model with data (module docstring).
 
     The 11 CNNs of ``workloads.csv`` plus the published VAE and Super Resolution peaks
-    (split with :data:`MEDIAN_PERSISTENT_FRACTION`); Deep Speech is left out as in Salus'
+    (split with :func:`median_persistent_fraction`); Deep Speech is left out as in Salus'
     packing experiment, and the published Inception4 peak is a training peak of a model
     already fitted.
     """
     out = {m: (f.persistent / 3.0, f.per_sample) for m, f in _fit().items()}
-    f = MEDIAN_PERSISTENT_FRACTION
+    f = median_persistent_fraction()
     for name in ("VAE", "Super Resolution"):
         peak = salus_published()[name]
         out[name.lower().replace(" ", "_")] = (f * peak / 3.0, (1 - f) * peak / 25.0)
