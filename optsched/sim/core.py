@@ -338,6 +338,8 @@ class _Caps:
 
 
 def _num(pname: str, t: float, jid: str, what: str, v: Any) -> float:
+    if type(v) is float and -math.inf < v < math.inf:  # the common case, fast
+        return v
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
             or not math.isfinite(v):
         raise PolicyViolation(pname, t, f"job {jid!r}: {what} must be a finite number, "
