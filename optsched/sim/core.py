@@ -177,6 +177,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     open_: dict[tuple, list[float]] = {}
     closed: list[tuple[tuple, float, float]] = []
     stats = SimStats()
+    rate_memo: dict[tuple, float] = {}
 
     bar = _progress_bar(progress, n, f"simulate {pname}")
     t = float(arrival[order[0]]) if n else 0.0
@@ -220,8 +221,16 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             # per-job rate: the validator's rule per (job, copy), copies adding up
             rate: dict[int, float] = {}
             for i, copies in gangs.items():
-                rate[i] = sum(gang_rate(jobs[i], ps, caps.resource_sensitive)
-                              for ps in copies.values())
+                r = 0.0
+                for ps in copies.values():
+                    key = (i, *ps)
+                    v = rate_memo.get(key)
+                    if v is None:  # gang_rate is pure: memoised per (job, placements)
+                        if len(rate_memo) > 200_000:
+                            rate_memo.clear()
+                        v = rate_memo[key] = gang_rate(jobs[i], ps, caps.resource_sensitive)
+                    r += v
+                rate[i] = r
             # epoch end
             end = t + slot
             if event_driven:

@@ -74,11 +74,19 @@ class SynergyPolicy:
     def reset(self) -> None:
         self.rounds = self.below = 0
         self.total_rel = 0.0
+        self._jobs: dict[str, Job] = {}
 
     def stats(self) -> dict:
         return {"allocator": self.allocator, "order": self.order, "rounds": self.rounds,
                 "mean_round_throughput": self.total_rel / self.rounds if self.rounds else 0.0,
                 "rounds_below_fair": self.below}
+
+    def _job(self, j) -> Job:
+        job = self._jobs.get(j.id)
+        if job is None:
+            job = self._jobs[j.id] = Job(j.id, j.arrival, j.workers, 1.0, dict(j.throughput),
+                                         weight=j.weight, sensitivity=j.sensitivity)
+        return job
 
     def _ordered(self, view: ClusterView, gtype: str) -> list[int]:
         m = range(len(view.ids))
@@ -101,9 +109,7 @@ class SynergyPolicy:
         jobs = view.jobs
         # the round model needs only arrival, gang, throughput and sensitivity (work is
         # not read: 1.0 stands in for it when the policy is not clairvoyant)
-        sub = Instance(view.cluster, tuple(
-            Job(j.id, j.arrival, j.workers, 1.0, dict(j.throughput), weight=j.weight,
-                sensitivity=j.sensitivity) for j in jobs), slot=view.slot)
+        sub = Instance(view.cluster, tuple(self._job(j) for j in jobs), slot=view.slot)
         order = self._ordered(view, gtype)
         rnd = prepare(sub, start=view.time, order=[view.ids[i] for i in order])
         state, _ = allocate(rnd, self.allocator)
