@@ -1,7 +1,8 @@
 """The ``optsched`` command line.
 
 Exit codes: 0 success; 1 the solver did not produce a solution (infeasible, time limit
-without incumbent, solver missing, error); 2 bad input (malformed instance or schedule,
+without incumbent, solver missing, error) or a method failed (e.g. a policy made an
+invalid decision in a simulation); 2 bad input (malformed instance or schedule,
 unknown name, bad option), with the message on stderr.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__
-from .errors import InvalidInput, InvalidOption
+from .errors import InvalidInput, InvalidOption, OptschedError
 from .instance import instance_json_schema, load_instance
 from .registry import get_model, models, solve
 from .result import Result
@@ -240,6 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidInput as exc:
         print(f"optsched: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except OptschedError as exc:  # e.g. a policy's invalid decision in a simulation
+        print(f"optsched: failed: {exc}", file=sys.stderr)
+        return EXIT_SOLVER
     except BrokenPipeError:
         return 0
 

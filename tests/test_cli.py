@@ -117,3 +117,14 @@ def test_module_entry_point_from_the_repository_root():
                               capture_output=True, text=True, check=False)
         assert proc.returncode == 0, proc.stderr
     assert "gavel-108" in proc.stdout
+
+
+def test_policy_failure_exits_1(monkeypatch, capsys):
+    from optsched.sim.policy import PolicyViolation
+
+    def boom(args):
+        raise PolicyViolation("p", 3.0, "over-allocation")
+
+    monkeypatch.setattr("optsched.cli.cmd_schema", boom)
+    assert main(["schema"]) == 1
+    assert "policy 'p' at t=3" in capsys.readouterr().err
