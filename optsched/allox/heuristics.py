@@ -103,43 +103,38 @@ def _event_loop(instance: Instance, mach: Machines,
     return start
 
 
-def sjf(instance: Instance, **_) -> Result:
-    """Each idle machine (in index order) takes the queued job shortest on it."""
+def _shortest_on_each_free_machine(instance: Instance, method: str,
+                                   eligible: Callable[[Machines, int, int], bool]) -> Result:
+    """Each idle machine (in index order) takes the shortest queued job it may run."""
     t0 = time.perf_counter()
     mach = machines_of(instance)
 
     def decide(t, idle, free_at, queue):
         out, left = [], list(queue)
         for m in idle:
-            ok = [j for j in left if np.isfinite(mach.p[m, j])]
+            ok = [j for j in left if eligible(mach, m, j)]
             if ok:
                 j = min(ok, key=lambda j: (mach.p[m, j], j))
                 out.append((j, m))
                 left.remove(j)
         return out
 
-    return _result(instance, mach, _event_loop(instance, mach, decide), "sjf",
+    return _result(instance, mach, _event_loop(instance, mach, decide), method,
                    time.perf_counter() - t0)
+
+
+def sjf(instance: Instance, **_) -> Result:
+    """Each idle machine (in index order) takes the queued job shortest on it."""
+    return _shortest_on_each_free_machine(
+        instance, "sjf", lambda mach, m, j: bool(np.isfinite(mach.p[m, j])))
 
 
 def sjf_fastest(instance: Instance, **_) -> Result:
     """Each job waits for its fastest GPU type; shortest job first per machine."""
-    t0 = time.perf_counter()
-    mach = machines_of(instance)
-    best = mach.p.min(axis=0)
+    def on_fastest(mach: Machines, m: int, j: int) -> bool:
+        return bool(mach.p[m, j] <= mach.p[:, j].min() * (1 + 1e-12))
 
-    def decide(t, idle, free_at, queue):
-        out, left = [], list(queue)
-        for m in idle:
-            ok = [j for j in left if mach.p[m, j] <= best[j] * (1 + 1e-12)]
-            if ok:
-                j = min(ok, key=lambda j: (mach.p[m, j], j))
-                out.append((j, m))
-                left.remove(j)
-        return out
-
-    return _result(instance, mach, _event_loop(instance, mach, decide), "sjf_fastest",
-                   time.perf_counter() - t0)
+    return _shortest_on_each_free_machine(instance, "sjf_fastest", on_fastest)
 
 
 def jsq(instance: Instance, **_) -> Result:
