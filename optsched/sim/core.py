@@ -356,6 +356,31 @@ def _num(pname: str, t: float, jid: str, what: str, v: Any) -> float:
     return float(v)
 
 
+_DEFAULTS = (0.0, 0.0, 0, 1.0)
+
+
+def _checked(pname: str, t: float, jid: str, node: str, typ: str, g: int, cpus: Any,
+             mem: Any, copy: Any, share: Any, caps: _Caps) -> Placement:
+    """Check a placement's CPU, DRAM, copy and share fields; return it canonical."""
+    cpus = _num(pname, t, jid, "cpus", cpus)
+    mem = _num(pname, t, jid, "memory", mem)
+    share = _num(pname, t, jid, "share", share)
+    if cpus < 0 or mem < 0:
+        raise PolicyViolation(pname, t, f"job {jid!r}: cpus and memory must be >= 0")
+    if not (0 < share <= 1) or (share < 1 and not caps.sharing):
+        raise PolicyViolation(pname, t, f"job {jid!r}: share {share!r} must be in (0, 1] "
+                              "and below 1 only for a policy that declares sharing")
+    if type(copy) is not int:
+        if isinstance(copy, bool) or not isinstance(copy, np.integer):
+            raise PolicyViolation(pname, t, f"job {jid!r}: copy must be an integer, "
+                                  f"got {copy!r}")
+        copy = int(copy)
+    if copy != 0 and not caps.forking:
+        raise PolicyViolation(pname, t, f"job {jid!r}: copy {copy} needs a policy that "
+                              "declares forking")
+    return Placement(jid, node, typ, g, cpus, mem, copy, share)
+
+
 def _check(pname: str, t: float, placements: list, active: set[int], idx_of: dict[str, int],
            node_cap: dict[tuple[str, str], int], node_res: dict[str, tuple[float, float]],
            tindex: dict[str, int], W: np.ndarray, T: np.ndarray,
@@ -390,23 +415,13 @@ def _check(pname: str, t: float, placements: list, active: set[int], idx_of: dic
                                   f"got {g!r}")
         if T[i, tindex[typ]] <= 0:
             raise PolicyViolation(pname, t, f"job {jid!r} cannot run on {typ!r}")
-        cpus = _num(pname, t, jid, "cpus", cpus)
-        mem = _num(pname, t, jid, "memory", mem)
-        share = _num(pname, t, jid, "share", share)
-        if cpus < 0 or mem < 0:
-            raise PolicyViolation(pname, t, f"job {jid!r}: cpus and memory must be >= 0")
-        if not (0 < share <= 1) or (share < 1 and not caps.sharing):
-            raise PolicyViolation(pname, t, f"job {jid!r}: share {share!r} must be in (0, 1] "
-                                  "and below 1 only for a policy that declares sharing")
-        if type(copy) is not int:
-            if isinstance(copy, bool) or not isinstance(copy, np.integer):
-                raise PolicyViolation(pname, t, f"job {jid!r}: copy must be an integer, "
-                                      f"got {copy!r}")
-            copy = int(copy)
-        if copy != 0 and not caps.forking:
-            raise PolicyViolation(pname, t, f"job {jid!r}: copy {copy} needs a policy that "
-                                  "declares forking")
-        p = Placement(jid, node, typ, g, cpus, mem, copy, share)
+        if (cpus, mem, copy, share) == _DEFAULTS and type(copy) is int:  # whole GPUs only
+            cpus, mem, copy, share = _DEFAULTS
+            if type(p) is not Placement or type(p.gpus) is not int:
+                p = Placement(jid, node, typ, g)
+        else:
+            p = _checked(pname, t, jid, node, typ, g, cpus, mem, copy, share, caps)
+            cpus, mem, copy, share = p[4:]
         u = used.get(key, 0.0) + g * share
         if u > cap + 1e-9:
             raise PolicyViolation(pname, t, f"over-allocation: {u:g} GPUs of type "
