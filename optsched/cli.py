@@ -71,7 +71,13 @@ def _row(res: Result, exact: Result | None) -> dict:
     return {"model": res.model, "method": res.method + (f"[{res.backend}]" if res.backend else ""),
             "status": res.status.value, "objective": res.objective, "bound": res.bound,
             "gap": res.gap, "ratio_to_exact": ratio, "proved_ratio": res.ratio,
-            "seconds": res.seconds}
+            "seconds": res.seconds, "note": res.ratio_note}
+
+
+def notes(rows: list[dict]) -> str:
+    """Each row's statement of what is (or is not) proved, below the table."""
+    lines = [f"  {r['model']} {r['method']}: {r['note']}" for r in rows if r.get("note")]
+    return "\n".join(["proved ratios:", *lines]) if lines else ""
 
 
 # --------------------------------------------------------------------------- commands
@@ -89,6 +95,7 @@ def cmd_demo(args) -> int:
         print(json.dumps(rows, indent=1))
     else:
         print(table(rows, COLUMNS))
+        print("\n" + notes(rows))
     return 0
 
 
@@ -134,7 +141,7 @@ def cmd_solve(args) -> int:
 def cmd_compare(args) -> int:
     inst = load_instance(args.instance)
     rows = compare_rows(inst, args.model, backend=args.backend, **_options(args))
-    print(json.dumps(rows, indent=1) if args.json else table(rows, COLUMNS))
+    print(json.dumps(rows, indent=1) if args.json else table(rows, COLUMNS) + "\n\n" + notes(rows))
     return 0
 
 
