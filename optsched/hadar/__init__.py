@@ -17,7 +17,9 @@ every assumption.
 from __future__ import annotations
 
 from ..instance import Instance
+from ..policies.base import register_runner
 from ..registry import ModelSpec, register
+from ..result import Result
 from .certificate import Certificate, dual_certificate
 from .exact import build_program, exact, lp_bound
 from .model import (
@@ -62,3 +64,18 @@ SPEC = register(ModelSpec(
     demo_instance=demo_instance,
     exact_variants={"exact-lp": {"relax": True}},
 ))
+
+
+def simulate_hadar(instance: Instance, *, seed: int = 0, max_time: float | None = None,
+                   progress: bool | None = None, **options) -> Result:
+    """Hadar as an online policy in the shared simulator: ``optsched simulate --policy
+    hadar``. ``options`` go to :class:`~optsched.hadar.policy.HadarPolicy` (which
+    estimates U and L from the instance unless both are given)."""
+    from ..sim import simulate
+    from .policy import HadarPolicy
+
+    return simulate(instance, HadarPolicy(instance, **options), seed=seed, max_time=max_time,
+                    progress=progress)
+
+
+register_runner("hadar", simulate_hadar)

@@ -19,8 +19,11 @@ model and where it is our own reading.
 
 from __future__ import annotations
 
+from ..errors import InvalidOption
 from ..instance import Instance
+from ..policies.base import register_runner
 from ..registry import ModelSpec, register
+from ..result import Result
 from .exact import build_program, exact, lp_bound
 from .model import (
     OBJECTIVES,
@@ -73,3 +76,16 @@ SPEC = register(ModelSpec(
     demo_instance=demo_instance,
     exact_variants={"exact-lp": {"relax": True}},
 ))
+
+
+def _simulate(instance: Instance, *, seed: int = 0, max_time: float | None = None,
+              progress: bool | None = None, **options) -> Result:
+    """``optsched simulate --policy hadare``: :func:`simulate_hadare` (deterministic; its
+    horizon is the slot model's T, so ``max_time`` is not an option here)."""
+    if max_time is not None:
+        raise InvalidOption("max_time", max_time, "HadarE runs to its slot model's horizon; "
+                            "set the instance horizon instead")
+    return simulate_hadare(instance, **options)
+
+
+register_runner("hadare", _simulate)

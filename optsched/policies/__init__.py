@@ -7,9 +7,22 @@
   promotion) and the baselines FIFO (YARN-CS-like), SRTF and 1D-LAS.
 
 ``get_policy(name, **options)`` builds any registered policy; :data:`POLICIES` lists them.
+Model packages register *runners* for policies built from the instance (Hadar, HadarE,
+Synergy, Salus); :func:`run_policy` simulates either kind by name.
 """
 
 from . import gavel, tiresias  # noqa: F401  (register their policies)
-from .base import PLACEMENT_MODES, POLICIES, get_policy, place_gang, register_policy
+from .base import (
+    PLACEMENT_MODES,
+    POLICIES,
+    RUNNERS,
+    get_policy,
+    place_gang,
+    register_policy,
+    register_runner,
+    run_policy,
+    simulation_names,
+)
 
-__all__ = ["POLICIES", "PLACEMENT_MODES", "get_policy", "place_gang", "register_policy"]
+__all__ = ["POLICIES", "RUNNERS", "PLACEMENT_MODES", "get_policy", "place_gang",
+           "register_policy", "register_runner", "run_policy", "simulation_names"]

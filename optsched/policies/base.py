@@ -27,10 +27,11 @@ import numpy as np
 from ..errors import InvalidOption, UnknownName
 from ..sim.policy import ClusterView, Placement, Policy
 
-__all__ = ["POLICIES", "register_policy", "get_policy", "place_gang", "choose_nodes",
-           "PLACEMENT_MODES"]
+__all__ = ["POLICIES", "RUNNERS", "register_policy", "register_runner", "get_policy",
+           "run_policy", "simulation_names", "place_gang", "choose_nodes", "PLACEMENT_MODES"]
 
 POLICIES: dict[str, Callable[..., Policy]] = {}
+RUNNERS: dict[str, Callable[..., Any]] = {}
 PLACEMENT_MODES = ("consolidated", "spread")
 
 
@@ -39,12 +40,42 @@ def register_policy(name: str, factory: Callable[..., Policy]) -> None:
     POLICIES[name] = factory
 
 
+def register_runner(name: str, runner: Callable[..., Any]) -> None:
+    """Register a simulation whose policy is built from the instance itself.
+
+    Some online policies plan from what the instance lets them estimate before the run
+    (Hadar's price parameters U and L, HadarE's admission pass) or check the model's
+    applicability first (Synergy, Salus). ``runner(instance, *, seed, max_time, progress,
+    **options) -> Result`` builds such a policy and runs :func:`optsched.sim.simulate`.
+    """
+    RUNNERS[name] = runner
+
+
+def simulation_names() -> list[str]:
+    """Every name :func:`run_policy` accepts."""
+    return sorted(set(POLICIES) | set(RUNNERS))
+
+
+def run_policy(name: str, instance, *, seed: int = 0, max_time: float | None = None,
+               progress: bool | None = None, **options: Any):
+    """Simulate the policy or runner registered as ``name`` over ``instance``."""
+    if name in RUNNERS:
+        return RUNNERS[name](instance, seed=seed, max_time=max_time, progress=progress,
+                             **options)
+    from ..sim.core import simulate
+
+    return simulate(instance, get_policy(name, **options), seed=seed, progress=progress,
+                    max_time=max_time)
+
+
 def get_policy(policy: str, /, **options: Any) -> Policy:
     """Build the policy registered as ``policy`` with ``options`` (``name=`` relabels it)."""
     if policy not in POLICIES:
-        close = difflib.get_close_matches(str(policy), list(POLICIES), n=3)
+        known = simulation_names()
+        close = difflib.get_close_matches(str(policy), known, n=3)
         hint = f"; did you mean {close}?" if close else ""
-        raise UnknownName("policy", policy, f"unknown policy; known: {sorted(POLICIES)}{hint}")
+        where = (" (it needs the instance: use run_policy)" if policy in RUNNERS else "")
+        raise UnknownName("policy", policy, f"unknown policy{where}; known: {known}{hint}")
     return POLICIES[policy](**options)
 
 

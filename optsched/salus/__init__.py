@@ -23,8 +23,11 @@ is the makespan in seconds unless ``objective`` says otherwise.
 
 from __future__ import annotations
 
+from ..errors import InvalidOption
 from ..instance import Cluster, Instance, Node
+from ..policies.base import register_runner
 from ..registry import ModelSpec, register
+from ..result import Result
 from .exact import OBJECTIVES, exact
 from .heuristics import ff_gpu_bound, ffd, lane_manager, lpt
 from .lanes import GpuLanes, Lane, SalusView, is_safe, lane_need, salus_view
@@ -63,3 +66,16 @@ SPEC = register(ModelSpec(
     demo_instance=demo_instance,
     exact_variants={"exact-1-lane": {"lanes": 1}},
 ))
+
+
+def _simulate_lanes(instance: Instance, *, seed: int = 0, max_time: float | None = None,
+                    progress: bool | None = None, mode: str = "salus",
+                    policy: str = "fifo") -> Result:
+    """``optsched simulate --policy salus_lanes [--option mode=... policy=...]``."""
+    if max_time is not None:
+        raise InvalidOption("max_time", max_time, "the lane simulation runs every job to "
+                            "completion")
+    return simulate_lanes(instance, mode=mode, policy=policy)
+
+
+register_runner("salus_lanes", _simulate_lanes)

@@ -26,12 +26,12 @@ __all__ = ["add_simulate_parser", "add_plot_parser", "cmd_simulate", "cmd_plot",
 
 
 def add_simulate_parser(subparsers) -> argparse.ArgumentParser:
-    from ..policies import POLICIES
+    from ..policies import simulation_names
 
     p = subparsers.add_parser(
         "simulate", help="run an online policy over a trace in the round-based simulator",
-        description="Run an online scheduling policy (Gavel, Tiresias, baselines) over a "
-                    f"trace. Policies: {', '.join(sorted(POLICIES))}.")
+        description="Run an online scheduling policy over a trace or instance. Policies: "
+                    f"{', '.join(simulation_names())}.")
     p.add_argument("--policy", required=True, help="registered policy name")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--trace", type=Path, help="trace file (Gavel .trace or Tiresias .csv)")
@@ -118,27 +118,31 @@ def build_instance(args) -> Instance:
 
 
 def cmd_simulate(args) -> int:
-    from ..policies import get_policy
-    from .core import simulate
+    from ..policies import RUNNERS, get_policy, run_policy
 
     options = _parse_options(args.option)
     if args.backend is not None:
         options["backend"] = args.backend
+    if args.policy not in RUNNERS:  # fail on a bad name or option before reading the trace
+        try:
+            get_policy(args.policy, **options)
+        except TypeError as exc:
+            raise InvalidOption("--option", options,
+                                f"not accepted by {args.policy!r}: {exc}") from None
+    inst = build_instance(args)
     try:
-        policy = get_policy(args.policy, **options)
+        res = run_policy(args.policy, inst, seed=args.seed, progress=args.progress,
+                         max_time=args.max_time, **options)
     except TypeError as exc:
         raise InvalidOption("--option", options, f"not accepted by {args.policy!r}: {exc}") \
             from None
-    inst = build_instance(args)
-    res = simulate(inst, policy, seed=args.seed, progress=args.progress,
-                   max_time=args.max_time)
     m = res.metrics
     print(f"policy {res.method}  instance {inst.name}  jobs {m.n_completed}/{m.n_jobs}  "
           f"mean JCT {_hours(m.mean_jct)} h  p99 JCT {_hours(m.p99_jct)} h  "
           f"makespan {_hours(m.makespan)} h  "
           f"utilisation {m.cru if m.cru is None else round(m.cru, 3)}  "
-          f"preemptions {res.extra['total_preemptions']}  "
-          f"wall {res.extra['simulation_seconds']:.1f} s")
+          f"preemptions {res.extra.get('total_preemptions', '-')}  "
+          f"wall {res.seconds:.1f} s")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(res.to_dict(), indent=1) + "\n")

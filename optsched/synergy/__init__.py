@@ -15,7 +15,9 @@ off-grid interpolation and what a round schedule is.
 from __future__ import annotations
 
 from ..instance import Cluster, Instance, Node
+from ..policies.base import register_runner
 from ..registry import ModelSpec, register
+from ..result import Result
 from .heuristics import allocate, greedy, proportional, tune
 from .model import (
     JOB_CLASSES,
@@ -59,3 +61,17 @@ SPEC = register(ModelSpec(
     demo_instance=demo_instance,
     exact_variants={"exact-two-step": {"formulation": "two-step"}},
 ))
+
+
+def _runner(allocator: str):
+    def run(instance: Instance, *, seed: int = 0, max_time: float | None = None,
+            progress: bool | None = None, order: str = "fifo") -> Result:
+        return simulate_synergy(instance, allocator, order, max_time=max_time)
+
+    run.__doc__ = (f"``optsched simulate --policy synergy_{allocator} [--option order=...]``: "
+                   f"Synergy-{allocator.upper()} rounds in the shared simulator.")
+    return run
+
+
+for _alloc in ("tune", "greedy", "proportional"):
+    register_runner(f"synergy_{_alloc}", _runner(_alloc))
