@@ -54,23 +54,3 @@ napoleon_numpy_docstring = True
 html_theme = "furo"
 html_title = f"optsched {release}"
 html_static_path: list[str] = []
-
-
-# Section titles in docstrings are NumPy-style (a title line, then a line of dashes).
-# docutils warns when the dashes are shorter than the title, which under -W would fail
-# the build over a cosmetic slip; lengthen such underlines before docutils sees them.
-# Every other docstring problem still fails the build.
-_UNDERLINE = set("-=~^")
-
-
-def _fit_underlines(app, what, name, obj, options, lines):
-    for i in range(1, len(lines)):
-        line, title = lines[i].rstrip(), lines[i - 1].rstrip()
-        if (len(line) >= 3 and len(set(line)) == 1 and line[0] in _UNDERLINE
-                and title.strip() and set(title.strip()) - _UNDERLINE
-                and (i == 1 or not lines[i - 2].strip()) and len(line) < len(title)):
-            lines[i] = line[0] * len(title)
-
-
-def setup(app):
-    app.connect("autodoc-process-docstring", _fit_underlines)

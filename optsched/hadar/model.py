@@ -13,7 +13,7 @@ The number of slots :math:`T` is the ``slots`` option, else
 default of :func:`default_slots`.
 
 Schedules of a job (the set :math:`\mathcal L_j` of OASiS (14)-(18))
--------------------------------------------------------------------
+--------------------------------------------------------------------
 In every slot :math:`a_j \le t \le \hat t_j` the job holds either nothing or exactly
 :math:`W_j` GPUs, :math:`y_{thk} \le c_{hk}` of type :math:`k` on node :math:`h`
 (task-level placement: the gang may span nodes and types). Synchronous training runs at

@@ -2,7 +2,7 @@ r"""HadarE online: Hadar's pricing for admission and main placement, then forked
 on every GPU left idle.
 
 Algorithm (round-based; slots of :math:`\Delta` = ``Instance.slot`` seconds)
--------------------------------------------------------------------------
+----------------------------------------------------------------------------
 1. **Admission and main placement = Hadar.** Each arriving job goes through Hadar's dual
    subroutine under the current prices (:func:`optsched.hadar.online.run_online`,
    imported, not copied): admitted iff its best priced payoff is positive, its plan

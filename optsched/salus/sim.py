@@ -9,7 +9,7 @@ GPU type sum to at most the GPU count and advances each job by the validator's r
 only as counts per node and type) and checked by the policy at every decision.
 
 Mechanics (Salus, MLSys'20 §3-4; ``LaneMgr`` and ``executionengine.cpp``)
-------------------------------------------------------------------------
+-------------------------------------------------------------------------
 * **Admission.** Arriving jobs join a FIFO pending list. At every arrival and every
   release the list is scanned in order and each job is placed, if it can be, on the first
   GPU (in cluster order, of a type it can run on) that takes it; a job that cannot be

@@ -1,7 +1,7 @@
 r"""The one round-based cluster simulator shared by every online policy.
 
 Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven scheduler)
------------------------------------------------------------------------------------
+----------------------------------------------------------------------------------------
 * Time advances in *decision epochs*. A round-based policy (``event_driven = False``) is
   called at round boundaries ``t, t + slot, t + 2 slot, ...`` with ``slot =
   instance.slot``; a job arriving inside a round becomes visible at the next boundary.

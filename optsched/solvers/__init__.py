@@ -23,7 +23,7 @@ Every backend returns the same :class:`~optsched.result.Result`:
   cvxpy problem including its compilation); ``solve_seconds`` the solver run.
 
 Dual sign convention (all backends, LPs only; ``duals`` is ``None`` for a MILP)
-------------------------------------------------------------------------------
+-------------------------------------------------------------------------------
 The dual of a row is **d(optimal objective) / d(its active bound)**, in the program's own
 sense. So for a ``max`` problem a binding ``<=`` resource row has a dual ``>= 0`` and a
 binding ``>=`` row a dual ``<= 0``; for a ``min`` problem a binding ``>=`` row has a dual

@@ -6,7 +6,7 @@ Notation (see :mod:`optsched.synergy.model`): admitted jobs :math:`j \in A` with
 with :math:`(G_s, C_s, M_s)`; fair share :math:`(f_c, f_m)`.
 
 Two-step Synergy-OPT (Mohan et al., OSDI'22, §4.1; ``opt_algo/synergy_opt.py``)
-------------------------------------------------------------------------------
+-------------------------------------------------------------------------------
 **Step 1** (``SolveFirstLP`` with ``ilp=True``): the cluster as one super-machine,
 
 .. math::
