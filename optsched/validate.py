@@ -146,16 +146,13 @@ def job_progress(instance: Instance, schedule: Schedule,
     for (jid, copy), idx in by_copy.items():
         job = instance.job(jid)
         cut = np.inf if until is None else until.get(jid, np.inf)
-        pts = sorted({allocs[i].start for i in idx} | {allocs[i].end for i in idx})
-        starts = np.array([allocs[i].start for i in idx])
-        ends = np.array([allocs[i].end for i in idx])
-        for t0, t1 in zip(pts, pts[1:]):
-            if t1 - t0 <= 0:
-                continue
-            mid = 0.5 * (t0 + t1)
-            act = [idx[k] for k in np.flatnonzero((starts <= mid) & (ends > mid))]
-            if not act:
-                continue
+        idx = sorted(idx, key=lambda i: (allocs[i].start, allocs[i].end))
+        if all(allocs[a].end <= allocs[b].start for a, b in zip(idx, idx[1:])):
+            # no two allocations of this gang overlap: each is an elementary interval
+            segments = [(allocs[i].start, allocs[i].end, [i]) for i in idx]
+        else:
+            segments = _elementary(allocs, idx)
+        for t0, t1, act in segments:
             g = sum(allocs[i].gpus for i in act)
             speed = gang_rate(job, [allocs[i] for i in act], schedule.resource_sensitive)
             node_set = {allocs[i].node for i in act}
@@ -183,6 +180,22 @@ def job_progress(instance: Instance, schedule: Schedule,
                                           f"at t={t0:g}")
                 active[node] = (t1, copy)
     return Progress(dict(done))
+
+
+def _elementary(allocs, idx: list[int]) -> list[tuple[float, float, list[int]]]:
+    """Split overlapping allocations into intervals with a constant active set."""
+    pts = sorted({allocs[i].start for i in idx} | {allocs[i].end for i in idx})
+    starts = np.array([allocs[i].start for i in idx])
+    ends = np.array([allocs[i].end for i in idx])
+    out = []
+    for t0, t1 in zip(pts, pts[1:]):
+        if t1 - t0 <= 0:
+            continue
+        mid = 0.5 * (t0 + t1)
+        act = [idx[k] for k in np.flatnonzero((starts <= mid) & (ends > mid))]
+        if act:
+            out.append((t0, t1, act))
+    return out
 
 
 def _check_completion(instance: Instance, schedule: Schedule, done: Progress) -> None:
