@@ -84,19 +84,30 @@ from .model import HadarModel, build_model
 __all__ = ["exact", "lp_bound", "build_program"]
 
 
+def _job_slots(model: HadarModel):
+    """The (job, slot) pairs with variables, flattened: ``a`` (first slots, capped at T),
+    ``cnt`` (slots per job), ``N`` (pairs), each pair's job ``jt_j`` and slot ``jt_t``, and
+    ``start`` (each job's first pair).
+
+    A job that cannot finish alone by slot T (:math:`a_j + n^{min}_j > T`) gets none.
+    """
+    T, n = model.T, model.n_jobs
+    a = np.minimum(model.a, T)
+    cnt = np.where(model.a + model.nmin <= T, T - a, 0)
+    N = int(cnt.sum())
+    jt_j = np.repeat(np.arange(n), cnt)
+    start = np.concatenate(([0], np.cumsum(cnt)[:-1])) if n else np.zeros(0, np.int64)
+    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    return a, cnt, N, jt_j, jt_t, start
+
+
 def build_program(model: HadarModel, placement: str = "types", relax: bool = False):
     """The MILP (or its relaxation) as a :class:`LinearProgram` plus its index arrays."""
     if placement not in ("types", "nodes"):
         raise InvalidOption("placement", placement, "must be 'types' or 'nodes'")
     T, n = model.T, model.n_jobs
     K = len(model.types)
-    a = np.minimum(model.a, T)
-    # a job that cannot finish alone by slot T (a_j + n_j^min > T) gets no variables
-    cnt = np.where(model.a + model.nmin <= T, T - a, 0)
-    N = int(cnt.sum())
-    jt_j = np.repeat(np.arange(n), cnt)
-    start = np.concatenate(([0], np.cumsum(cnt)[:-1])) if n else np.zeros(0, np.int64)
-    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    a, cnt, N, jt_j, jt_t, start = _job_slots(model)
     rates = model.rates
     # (job-slot, type) pairs with a usable type: threshold binaries z
     zi, zk = np.nonzero(rates[jt_j] > 0)
@@ -187,12 +198,7 @@ def build_projected_lp(model: HadarModel):
     """
     T, n = model.T, model.n_jobs
     K = len(model.types)
-    a = np.minimum(model.a, T)
-    cnt = np.where(model.a + model.nmin <= T, T - a, 0)
-    N = int(cnt.sum())
-    jt_j = np.repeat(np.arange(n), cnt)
-    start = np.concatenate(([0], np.cumsum(cnt)[:-1])) if n else np.zeros(0, np.int64)
-    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    a, cnt, N, jt_j, jt_t, start = _job_slots(model)
     rates = model.rates
     yi, yk = np.nonzero(rates[jt_j] > 0)
     W = model.W[jt_j].astype(float)
