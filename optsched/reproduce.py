@@ -43,6 +43,7 @@ import numpy as np
 from .errors import InvalidOption
 from .instance import Cluster, Instance, Job, Node
 from .schedule import Allocation, Schedule
+from .sim.plot import save_figure
 
 __all__ = ["CLAIMS", "Claim", "NotYetAvailable", "run_reproduction", "write_report",
            "talk_instance", "talk_schedule", "plot_gantts", "plot_jct_cdfs",
@@ -128,14 +129,7 @@ def plot_gantts(instance: Instance, schedules: Mapping[str, Schedule], path: str
         ax.set_title(f"{label}\nmean JCT {m.mean_jct:.4g} s, makespan {m.makespan:.4g} s",
                      fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, title=title)
 
 
 def plot_jct_cdfs(curves: Mapping[str, Sequence[float]], path: str | Path, *,
@@ -158,12 +152,7 @@ def plot_jct_cdfs(curves: Mapping[str, Sequence[float]], path: str | Path, *,
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def plot_utilization(curves: Mapping[str, Schedule], total_gpus: int, path: str | Path, *,
@@ -182,12 +171,7 @@ def plot_utilization(curves: Mapping[str, Schedule], total_gpus: int, path: str 
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def _can_plot() -> bool:
@@ -291,12 +275,7 @@ def _salus_inference(quick: bool, img: Path) -> dict[str, Any]:
         ax.set_ylabel("inference jobs on one GPU")
         ax.set_title("Salus: inference jobs packed on one 16 GB V100", fontsize=10)
         ax.tick_params(axis="x", labelsize=7)
-        fig.tight_layout()
-        p = img / "reproduce_salus_inference.png"
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(p, dpi=120)
-        plt.close(fig)
-        plots.append(p)
+        plots.append(save_figure(fig, img / "reproduce_salus_inference.png"))
     full = admitted == len(jobs)
     return {
         "measured": float(admitted),

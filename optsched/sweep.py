@@ -480,7 +480,7 @@ def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
     over seeds, min-max band). Rows without a number in ``y`` are left out."""
     import numpy as np
 
-    from .sim.plot import _mpl  # the plotting helpers' lazy matplotlib import
+    from .sim.plot import _mpl, save_figure  # lazy: matplotlib is the plot extra
 
     plt = _mpl()
     groups: dict[str, dict[str, dict[float, list[float]]]] = {}
@@ -505,14 +505,7 @@ def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
         ax.set_title(model)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out, title=title)
 
 
 # --------------------------------------------------------------------------- CLI

@@ -22,6 +22,21 @@ class MatplotlibMissing(InvalidInput):
     """matplotlib is not installed (install the ``plot`` extra)."""
 
 
+def save_figure(fig, path: str | Path, *, title: str | None = None) -> Path:
+    """Lay out ``fig`` (with an optional suptitle), write it to ``path`` as a 120-dpi PNG,
+    creating the folder, and close it; every optsched plot is saved this way."""
+    import matplotlib.pyplot as plt
+
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def _mpl():
     try:
         import matplotlib
@@ -80,10 +95,7 @@ def plot_result(data: Mapping, out_dir: str | Path, *, gantt_jobs: int = 60,
     ax.set_ylabel("fraction of jobs")
     ax.set_title(f"JCT CDF - {label}")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    files.append(out / "jct_cdf.png")
-    fig.savefig(files[-1], dpi=120)
-    plt.close(fig)
+    files.append(save_figure(fig, out / "jct_cdf.png"))
 
     total = int(extra.get("total_gpus") or 0) or max(
         (sum(a["gpus"] for a in allocs) if allocs else 1), 1)
@@ -95,10 +107,7 @@ def plot_result(data: Mapping, out_dir: str | Path, *, gantt_jobs: int = 60,
     ax.set_ylabel(f"GPU utilisation ({total} GPUs)")
     ax.set_title(f"Utilisation - {label}")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    files.append(out / "utilization.png")
-    fig.savefig(files[-1], dpi=120)
-    plt.close(fig)
+    files.append(save_figure(fig, out / "utilization.png"))
 
     first: dict[str, float] = {}
     for a in allocs:
@@ -122,8 +131,5 @@ def plot_result(data: Mapping, out_dir: str | Path, *, gantt_jobs: int = 60,
     ax.invert_yaxis()
     ax.set_xlabel("time (h)")
     ax.set_title(f"Gantt (first {len(jobs)} jobs) - {label}")
-    fig.tight_layout()
-    files.append(out / "gantt.png")
-    fig.savefig(files[-1], dpi=120)
-    plt.close(fig)
+    files.append(save_figure(fig, out / "gantt.png"))
     return files
