@@ -71,7 +71,9 @@ __all__ = [
     "job_from_profile",
     "profile",
     "profiles",
+    "SHIPPED_TRACES",
     "read_gavel_trace",
+    "shipped_trace",
     "read_tiresias_trace",
     "salus_published",
     "salus_workloads",
@@ -658,6 +660,25 @@ def read_tiresias_trace(path: str | Path | None = None, cluster: Cluster | str |
             sub = exc.path.removeprefix("job.").removeprefix("job")
             raise InvalidInstance(f"{where}.{sub or 'job'}", exc.value, exc.reason) from None
     return Instance(cluster=cl, jobs=tuple(jobs), slot=slot, name=name or Path(src).stem)
+
+
+#: The traces shipped in ``models/``: name -> (reader, file). Their default clusters are
+#: the readers' (Gavel's 108-GPU cluster; Tiresias' n32g4).
+SHIPPED_TRACES: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "gavel-philly-2000": ("gavel", "gavel_philly_2000.trace"),
+    "gavel-artifact-15": ("gavel", "gavel_artifact_15.trace"),
+    "tiresias-60": ("tiresias", "tiresias_60_job.csv"),
+})
+
+
+def shipped_trace(name: str, cluster: Cluster | str | None = None) -> Instance:
+    """One of :data:`SHIPPED_TRACES` as an instance (on ``cluster`` if given)."""
+    if name not in SHIPPED_TRACES:
+        raise _unknown("trace", name, SHIPPED_TRACES)
+    kind, file = SHIPPED_TRACES[name]
+    reader = read_tiresias_trace if kind == "tiresias" else read_gavel_trace
+    with resources.as_file(data_files() / file) as path:
+        return reader(path, cluster=cluster, name=name)
 
 
 def tiresias_gpu_time_samples() -> np.ndarray:

@@ -48,6 +48,23 @@ class ModelNotApplicable(InvalidInput):
     """
 
 
+class ModelTooLarge(InvalidOption):
+    """The options would build a program too large to hold or solve; the message names
+    its size and the options that shrink it."""
+
+
+class SolverFailed(OptschedError):
+    """A method that must solve a program to run as named got no solution (e.g. a Gavel
+    LP policy whose LP failed); ``status`` is the solver's outcome. Never replaced by a
+    fallback that would run another method under the same name."""
+
+    def __init__(self, where: str, status: Any, message: str = ""):
+        self.where = where
+        self.status = status
+        super().__init__(f"{where}: solver status {status}" + (f": {message}" if message
+                                                                 else ""))
+
+
 class UnknownName(InvalidInput, KeyError):
     """A model, method, backend, policy, preset or profile name is not known."""
 

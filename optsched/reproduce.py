@@ -27,7 +27,6 @@ the plots in ``OUT/img/``.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import math
@@ -47,7 +46,7 @@ from .sim.plot import save_figure
 
 __all__ = ["CLAIMS", "Claim", "NotYetAvailable", "run_reproduction", "write_report",
            "talk_instance", "talk_schedule", "plot_gantts", "plot_jct_cdfs",
-           "plot_utilization", "add_reproduce_parser", "cmd_reproduce"]
+           "plot_utilization"]
 
 SEED = 0
 
@@ -690,27 +689,3 @@ def write_report(rows: Sequence[Row], out: str | Path, *, quick: bool) -> Path:
     path = out / "REPRODUCTION.md"
     path.write_text("\n".join(md))
     return path
-
-
-# --------------------------------------------------------------------------- CLI
-def add_reproduce_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``optsched reproduce`` on the main CLI's sub-parsers."""
-    p = subparsers.add_parser(
-        "reproduce", help="re-measure every seed paper's headline claim (REPRODUCTION.md)",
-        description="Run each seed paper's headline experiment and write REPRODUCTION.md "
-                    f"with the paper's and the measured factors. Rows: "
-                    f"{', '.join(c.key for c in CLAIMS)}.")
-    p.add_argument("--quick", action="store_true",
-                   help="shrunken experiments (a few minutes on two cores)")
-    p.add_argument("--out", type=Path, default=Path("reproduction"),
-                   help="output directory (default: ./reproduction)")
-    p.add_argument("--only", action="append", metavar="ROW",
-                   help="run only this row; repeatable")
-    p.set_defaults(func=cmd_reproduce)
-    return p
-
-
-def cmd_reproduce(args) -> int:
-    rows = run_reproduction(args.out, quick=args.quick, only=args.only)
-    print(args.out / "REPRODUCTION.md")
-    return 1 if any(r.verdict == "error" for r in rows) else 0

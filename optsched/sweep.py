@@ -25,10 +25,12 @@ Cells. Each cell is identified by the SHA-256 of the canonical JSON of its param
 are appended, one JSON object per line, to ``OUT/cells.jsonl`` as they complete; a
 second run of the same config skips every key already there (resumability), so an
 interrupted sweep continues where it stopped and a grown grid computes only the new
-cells. A cell whose method refuses the instance (:class:`~optsched.errors.InvalidInput`,
-e.g. ``ModelNotApplicable``) is recorded with ``status = "not_applicable"`` and the
-message, and is not retried; an unexpected exception is recorded as ``status =
-"error"`` and *is* retried by the next run.
+cells. A cell whose method refuses the instance
+(:class:`~optsched.errors.ModelNotApplicable`) is recorded with ``status =
+"not_applicable"`` and the message, and is not retried; any other exception is recorded
+as ``status = "error"`` and *is* retried by the next run. Options reach the cells whose
+method declares them; an option no method of the sweep takes is an error when the
+config is read.
 
 Engines. ``engine="local"`` runs cells on a :class:`concurrent.futures.ProcessPoolExecutor`
 (``workers`` processes, spawned; ``workers=1`` runs in this process). ``engine="dask"``
@@ -61,11 +63,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInput, InvalidOption, UnknownName
+from .errors import InvalidOption, ModelNotApplicable, UnknownName
 
 __all__ = ["SweepConfig", "Cell", "load_config", "cells_of", "cell_key", "run_cell",
-           "run_sweep", "load_table", "write_table", "plot_sweep", "COLUMNS", "FORMATS",
-           "add_sweep_parser", "cmd_sweep"]
+           "run_sweep", "load_table", "write_table", "plot_sweep", "COLUMNS", "FORMATS"]
 
 FORMATS = ("csv", "jsonl", "parquet")
 ENGINES = ("local", "dask")
@@ -115,7 +116,7 @@ class SweepConfig:
             common = _str_list(raw, "methods")
             methods = {m: common for m in models}
         for m, ms in methods.items():
-            known = (*get_model(m).methods, "heuristic")
+            known = (*get_model(m).method_names, "heuristic")
             for meth in ms:
                 if meth not in known:
                     raise UnknownName(f"methods.{m}", meth, f"model {m!r} offers {list(known)}")
@@ -124,6 +125,14 @@ class SweepConfig:
         options = data.get("options", {})
         if not isinstance(options, Mapping):
             raise InvalidOption("options", options, "must be a table of solve() keywords")
+        for k, v in options.items():  # an option no chosen method takes is a typo
+            if k == "backend":
+                ok = any(get_model(m).method(x).backend for m in models for x in methods[m])
+            else:
+                ok = any(k in get_model(m).method(x).options for m in models
+                         for x in methods[m])
+            if not ok:
+                raise InvalidOption(f"options.{k}", v, "no method of this sweep takes it")
         inst = dict(data.get("instance", {}) or {})
         inst.setdefault("generator", "demo")
         gen = inst["generator"]
@@ -204,10 +213,19 @@ def cell_key(params: Mapping[str, Any]) -> str:
 
 
 def cells_of(config: SweepConfig) -> list[Cell]:
-    """The grid in order: model, method, size, seed."""
-    return [Cell(m, meth, size, seed, config.options, config.instance)
-            for m in config.models for meth in config.methods[m]
-            for size in config.sizes for seed in config.seeds]
+    """The grid in order: model, method, size, seed. Each cell carries the options its
+    method declares (the backend only for methods that solve an LP/MILP)."""
+    from .registry import get_model
+
+    out = []
+    for m in config.models:
+        for meth in config.methods[m]:
+            method = get_model(m).method(meth)
+            opts = {k: v for k, v in config.options.items()
+                    if k in method.options or (k == "backend" and method.backend)}
+            out += [Cell(m, meth, size, seed, opts, config.instance)
+                    for size in config.sizes for seed in config.seeds]
+    return out
 
 
 def build_instance(model: str, size: int, seed: int, spec: Mapping[str, Any]):
@@ -256,7 +274,7 @@ def run_cell(params: Mapping[str, Any]) -> dict[str, Any]:
                               params["instance"])
         row["n_jobs"] = inst.n_jobs
         res = solve(inst, params["model"], params["method"], **dict(params["options"]))
-    except InvalidInput as exc:
+    except ModelNotApplicable as exc:
         row.update(status="not_applicable", message=str(exc))
     except Exception as exc:  # recorded, and retried by the next run
         row.update(status="error", message=f"{type(exc).__name__}: {exc}")
@@ -506,43 +524,3 @@ def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     return save_figure(fig, out, title=title)
-
-
-# --------------------------------------------------------------------------- CLI
-def add_sweep_parser(subparsers):
-    """Register ``optsched sweep CONFIG`` on the main CLI's sub-parsers."""
-    import argparse
-
-    p = subparsers.add_parser(
-        "sweep", help="run a grid of models x methods x sizes x seeds (parallel, resumable)",
-        description="Run every cell of a TOML/JSON sweep config not already in "
-                    "OUT/cells.jsonl, then write OUT/results.<format>.")
-    p.add_argument("config", type=Path, help="sweep config (.toml or .json)")
-    p.add_argument("--out", type=Path, help="output directory (default: sweep-<name>)")
-    p.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
-    p.add_argument("--engine", choices=ENGINES, default="local",
-                   help="local process pool or a Dask cluster (extra 'dask')")
-    p.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
-    p.add_argument("--format", choices=FORMATS, default="csv", dest="fmt",
-                   help="table format (parquet needs pyarrow)")
-    p.add_argument("--plot", metavar="COLUMN", action="append", default=[],
-                   help="also plot COLUMN against size to OUT/<COLUMN>.png; repeatable")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar (default: when stderr is a terminal)")
-    p.set_defaults(func=cmd_sweep)
-    return p
-
-
-def cmd_sweep(args) -> int:
-    config = load_config(args.config)
-    out = args.out or Path(f"sweep-{config.name}")
-    t = time.perf_counter()
-    rows, computed = run_sweep(config, out, workers=args.workers, engine=args.engine,
-                               fmt=args.fmt, scheduler=args.scheduler, progress=args.progress)
-    for col in args.plot:
-        print(plot_sweep(rows, col, out / f"{col}.png", title=config.name))
-    errors = sum(r["status"] == "error" for r in rows)
-    print(f"sweep {config.name}: {len(rows)} cells, {computed} computed, "
-          f"{len(rows) - computed} reused, {errors} errors, "
-          f"{time.perf_counter() - t:.1f} s -> {out / f'results.{args.fmt}'}")
-    return 1 if errors else 0

@@ -20,14 +20,36 @@ def instance_file(tmp_path):
     return path
 
 
-def test_demo_prints_allox_rows(capsys):
+def test_demo_rows_read_at_first_glance(capsys):
+    """Every model, direction and unit stated, factors >= 1 except marked rows, proved
+    ratios as numbers, no noise digits."""
+    import re
+
+    from optsched.registry import models
+
+    assert main(["demo", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["model"] for r in rows} == {n for n, s in models().items() if s.demo_instance}
+    allox = [r["method"] for r in rows if r["model"] == "allox"]
+    assert allox == ["exact", "exact-ilp", "online", "sjf", "sjf_fastest", "jsq"]
+    for r in rows:
+        assert r["sense"] in ("min", "max") and r["objective"]
+        assert r["status"] in ("optimal", "feasible"), r
+        if r["factor"] is not None and not r["outside_exact"]:
+            assert r["factor"] >= 1 - 1e-9, r
+    # a heuristic whose theorem gives a ratio shows it as a number, proved or not
+    hadar = {r["method"]: r for r in rows if r["model"] == "hadar"}
+    assert isinstance(hadar["online"]["proved"], float)
+    greedy = next(r for r in rows if r["model"] == "synergy" and r["method"] == "greedy")
+    assert greedy["outside_exact"]
     assert main(["demo"]) == 0
-    out = capsys.readouterr().out
-    rows = [line.split() for line in out.splitlines() if line.startswith("allox ")]
-    assert [r[1] for r in rows] == ["exact", "exact-ilp[highs]", "online", "sjf",
-                                    "sjf_fastest", "jsq"]
-    assert all(r[2] in ("optimal", "feasible") for r in rows)
-    assert "ratio_to_exact" in out and "proved_ratio" in out
+    text = capsys.readouterr().out
+    assert "minimised" in text and "maximised" in text and "total JCT (s)" in text
+    assert "+ greedy: outside the exact model's feasible set" in text
+    # no number printed with more than 4 significant digits (thousands aside)
+    table = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
+    for tok in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", table):
+        assert len(tok.replace(".", "").lstrip("0")) <= 5, tok
 
 
 def test_solve_json_returns_validated_schedule(instance_file, tmp_path, capsys):
@@ -45,7 +67,7 @@ def test_solve_json_returns_validated_schedule(instance_file, tmp_path, capsys):
 
 def test_solve_with_backend_method_and_option(instance_file, capsys):
     assert main(["solve", "allox", str(instance_file), "--backend", "cvxpy",
-                 "--option", "algorithm=\"ilp\"", "--json"]) == 0
+                 "--method", "exact-ilp", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["backend"] == "cvxpy"
     assert main(["solve", "allox", str(instance_file), "--method", "online",
                  "--option", "alpha=0.5"]) == 0
@@ -57,7 +79,7 @@ def test_compare_lists_every_heuristic(instance_file, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert [r["method"] for r in rows][:1] == ["exact"]
     assert {"online", "sjf", "sjf_fastest", "jsq"} <= {r["method"] for r in rows}
-    assert all(r["ratio_to_exact"] is None or r["ratio_to_exact"] >= 1 - 1e-9 for r in rows)
+    assert all(r["factor"] is None or r["factor"] >= 1 - 1e-9 for r in rows)
 
 
 def test_malformed_instance_exits_2_naming_field(tmp_path, capsys):
@@ -74,7 +96,7 @@ def test_malformed_instance_exits_2_naming_field(tmp_path, capsys):
     (["solve", "nomodel", "X"], "(file)"),
     (["solve", "allox", "{inst}", "--method", "nope"], "method"),
     (["solve", "allox", "{inst}", "--option", "alpha"], "--option"),
-    (["solve", "allox", "{inst}", "--time-limit", "-1", "--option", "algorithm=\"ilp\""],
+    (["solve", "allox", "{inst}", "--time-limit", "-1", "--method", "exact-ilp"],
      "time_limit"),
 ])
 def test_bad_arguments_exit_2(argv, needle, instance_file, capsys):
@@ -97,7 +119,7 @@ def test_invalid_schedule_exits_2(instance_file, tmp_path, capsys):
 
 def test_solver_failure_exits_1(instance_file, capsys):
     assert main(["solve", "allox", str(instance_file), "--backend", "pyomo",
-                 "--solver", "no_such_solver", "--option", "algorithm=\"ilp\""]) == 1
+                 "--solver", "no_such_solver", "--method", "exact-ilp"]) == 1
     assert "solver_missing" in capsys.readouterr().out
 
 
@@ -125,6 +147,6 @@ def test_policy_failure_exits_1(monkeypatch, capsys):
     def boom(args):
         raise PolicyViolation("p", 3.0, "over-allocation")
 
-    monkeypatch.setattr("optsched.cli.cmd_schema", boom)
+    monkeypatch.setattr("optsched.cli.models.cmd_schema", boom)
     assert main(["schema"]) == 1
     assert "policy 'p' at t=3" in capsys.readouterr().err

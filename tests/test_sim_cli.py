@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
 import pytest
 
-from optsched.sim.cli import add_plot_parser, add_simulate_parser
+from optsched.cli import build_parser
 
 
 def run(argv):
-    p = argparse.ArgumentParser()
-    sub = p.add_subparsers(dest="cmd", required=True)
-    add_simulate_parser(sub)
-    add_plot_parser(sub)
-    args = p.parse_args(argv)
+    """The command's function itself, so that errors propagate to the test."""
+    args = build_parser().parse_args(argv)
     return args.func(args)
 
 
@@ -61,5 +57,6 @@ def test_plot_without_matplotlib_exits_2(tmp_path, monkeypatch, capsys):
     out = tmp_path / "r.json"
     run(["simulate", "--policy", "fifo", "--generate", "3", "--out", str(out)])
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    assert run(["plot", str(out), "--out", str(tmp_path / "p")]) == 2
+    from optsched.cli import main
+    assert main(["plot", str(out), "--out", str(tmp_path / "p")]) == 2
     assert "plot" in capsys.readouterr().err

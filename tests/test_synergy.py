@@ -309,7 +309,7 @@ def test_registered_and_cli(tmp_path, capsys):
     assert main(["solve", "synergy", str(path), "--method", "greedy", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["model"] == "synergy" and out["method"] == "greedy"
-    assert main(["solve", "synergy", str(path), "--option", "formulation=two-step",
+    assert main(["solve", "synergy", str(path), "--method", "exact-two-step",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["extra"]["formulation"] == "two-step"

@@ -12,7 +12,7 @@ mean JCT is that divided by the number of jobs.
 from __future__ import annotations
 
 from ..instance import Instance
-from ..registry import ModelSpec, register
+from ..registry import Method, ModelSpec, register
 from .exact import exact, match
 from .heuristics import jsq, online, sjf, sjf_fastest
 from .machines import Machines, machines_of
@@ -40,9 +40,12 @@ SPEC = register(ModelSpec(
     summary="AlloX (EuroSys'20): jobs to (machine, position) min-cost matching",
     sense="min",
     objective="total JCT (s)",
-    exact=exact,
-    heuristics={"online": online, "sjf": sjf, "sjf_fastest": sjf_fastest, "jsq": jsq},
+    methods=(
+        Method("exact", exact, "exact", fixed={"algorithm": "matching"}),
+        Method("exact-ilp", exact, "exact", fixed={"algorithm": "ilp"}, backend=True),
+        Method("online", online), Method("sjf", sjf), Method("sjf_fastest", sjf_fastest),
+        Method("jsq", jsq),
+    ),
     default_heuristic="online",
     demo_instance=demo_instance,
-    exact_variants={"exact-ilp": {"algorithm": "ilp"}},
 ))

@@ -46,6 +46,7 @@ from scipy.optimize import linear_sum_assignment
 
 from ..errors import InvalidOption, ModelNotApplicable
 from ..instance import Instance
+from ..options import declares
 from ..registry import finalize
 from ..result import Result, Status
 from ..schedule import Allocation, Schedule
@@ -142,18 +143,26 @@ def _ilp(p: np.ndarray, omega: np.ndarray, arrival: np.ndarray, K: int) -> Linea
     return lp
 
 
-def exact(instance: Instance, backend: str = "highs", *, algorithm: str = "matching",
+@declares(solver=True)
+def exact(instance: Instance, backend: str | None = None, *, algorithm: str = "matching",
           **options) -> Result:
     """Optimal total JCT of AlloX's model (all jobs queued at one common time).
 
-    ``algorithm="matching"`` (default) runs the assignment algorithm;
-    ``algorithm="ilp"`` states the same model as an ILP and solves it through the solver
-    layer with ``backend`` (``time_limit``, ``mip_gap``, ``threads``, ``solver`` ...).
+    ``algorithm="matching"`` (default) runs the assignment algorithm, which solves no
+    LP, so it takes no backend or solver option; ``algorithm="ilp"`` states the same
+    model as an ILP and solves it through the solver layer with ``backend`` (default
+    ``"highs"``; ``time_limit``, ``mip_gap``, ``threads``, ``solver`` ...). In the
+    registry these are the methods ``exact`` and ``exact-ilp``.
     Complexity of the matching: :math:`O(n^2 M K)` for Jonker-Volgenant on the
     :math:`n \\times MK` matrix, with :math:`K` at most doubling :math:`\\log n` times.
     """
     if algorithm not in ("matching", "ilp"):
         raise InvalidOption("algorithm", algorithm, "must be 'matching' or 'ilp'")
+    if algorithm == "matching" and (backend is not None or options):
+        what = "backend" if backend is not None else sorted(options)[0]
+        raise InvalidOption(what, backend if backend is not None else options[what],
+                            "the AlloX matching solves no LP, so it takes no solver backend "
+                            "or solver option; use algorithm='ilp' (method 'exact-ilp')")
     t0 = time.perf_counter()
     release = _common_release(instance)
     mach = machines_of(instance)
@@ -175,7 +184,7 @@ def exact(instance: Instance, backend: str = "highs", *, algorithm: str = "match
     tb = time.perf_counter()
     data = _ilp(mach.p, omega, arrival, K).freeze()
     build = time.perf_counter() - tb
-    res = solve_program(data, backend=backend, **options)
+    res = solve_program(data, backend=backend or "highs", spent=build, **options)
     if not res.success:
         return res.replace(model="allox", method="exact",
                            build_seconds=res.build_seconds + build)

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..errors import InvalidOption
 from ..instance import Instance
+from ..options import declares
 from ..registry import finalize
 from ..result import Result
 from ..schedule import Allocation, Schedule
@@ -123,13 +124,15 @@ def _shortest_on_each_free_machine(instance: Instance, method: str,
                    time.perf_counter() - t0)
 
 
-def sjf(instance: Instance, **_) -> Result:
+@declares()
+def sjf(instance: Instance) -> Result:
     """Each idle machine (in index order) takes the queued job shortest on it."""
     return _shortest_on_each_free_machine(
         instance, "sjf", lambda mach, m, j: bool(np.isfinite(mach.p[m, j])))
 
 
-def sjf_fastest(instance: Instance, **_) -> Result:
+@declares()
+def sjf_fastest(instance: Instance) -> Result:
     """Each job waits for its fastest GPU type; shortest job first per machine."""
     def on_fastest(mach: Machines, m: int, j: int) -> bool:
         return bool(mach.p[m, j] <= mach.p[:, j].min() * (1 + 1e-12))
@@ -137,7 +140,8 @@ def sjf_fastest(instance: Instance, **_) -> Result:
     return _shortest_on_each_free_machine(instance, "sjf_fastest", on_fastest)
 
 
-def jsq(instance: Instance, **_) -> Result:
+@declares()
+def jsq(instance: Instance) -> Result:
     """Join the shortest queue at arrival; FIFO on each machine."""
     t0 = time.perf_counter()
     mach = machines_of(instance)
@@ -170,8 +174,8 @@ def _capped(mach: Machines, queue: list[int], cap: int) -> list[int]:
     return chosen
 
 
-def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = None,
-           **_) -> Result:
+@declares()
+def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = None) -> Result:
     """Online AlloX (see module docstring): re-solve the matching at every event."""
     if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
         raise InvalidOption("alpha", alpha, "must be in (0, 1]")

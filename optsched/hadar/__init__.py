@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..instance import Instance
 from ..policies.base import register_runner
-from ..registry import ModelSpec, register
+from ..registry import Method, ModelSpec, register
 from ..result import Result
 from .certificate import Certificate, dual_certificate
 from .exact import build_program, exact, lp_bound
@@ -58,11 +58,13 @@ SPEC = register(ModelSpec(
     summary="Hadar (IPDPS'24): OASiS primal-dual online scheduling on heterogeneous GPUs",
     sense="max",
     objective="total utility",
-    exact=exact,
-    heuristics={"online": online},
+    methods=(
+        Method("exact", exact, "exact", fixed={"relax": False}, backend=True),
+        Method("exact-lp", exact, "bound", fixed={"relax": True}, backend=True),
+        Method("online", online),
+    ),
     default_heuristic="online",
     demo_instance=demo_instance,
-    exact_variants={"exact-lp": {"relax": True}},
 ))
 
 
@@ -78,4 +80,10 @@ def simulate_hadar(instance: Instance, *, seed: int = 0, max_time: float | None 
                     progress=progress)
 
 
-register_runner("hadar", simulate_hadar)
+def _takes_policy_options():
+    from .policy import HadarPolicy
+
+    return HadarPolicy
+
+
+register_runner("hadar", simulate_hadar, takes=_takes_policy_options())

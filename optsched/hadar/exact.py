@@ -74,12 +74,20 @@ import numpy as np
 
 from ..errors import InvalidOption
 from ..instance import Instance
+from ..options import declares
 from ..registry import finalize
 from ..result import Result, Status
 from ..schedule import Allocation, Schedule, merge_intervals
 from ..solvers import solve_program
 from ..solvers.program import LinearProgram
-from .model import HadarModel, build_model
+from .model import (
+    DEFAULT_MAX_COLUMNS,
+    DEFAULT_MAX_SLOTS,
+    HadarModel,
+    build_model,
+    check_size,
+    planning_instance,
+)
 
 __all__ = ["exact", "lp_bound", "build_program"]
 
@@ -270,16 +278,33 @@ def _schedule(model: HadarModel, values: dict[str, np.ndarray], index: dict) -> 
     return Schedule(tuple(merge_intervals(allocs)), comp)
 
 
+@declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, slots: int | None = None,
-          placement: str = "types", relax: bool = False, lp_form: str = "projected",
-          **options: Any) -> Result:
+          slot: float | None = None, max_slots: int = DEFAULT_MAX_SLOTS,
+          max_columns: int = DEFAULT_MAX_COLUMNS, placement: str = "types",
+          relax: bool = False, lp_form: str = "projected", **options: Any) -> Result:
     """Optimal total utility (MILP) or its LP bound (``relax=True``); see the module
-    docstring. Solver options (``time_limit``, ``mip_gap``, ``threads``, ``solver``,
-    ``seed``, ``verbose``) go to :func:`optsched.solvers.solve_program`."""
+    docstring. ``slot``/``slots``/``max_slots`` fix the planning grid
+    (:func:`optsched.hadar.model.planning_instance`); ``max_columns`` caps the program
+    (:func:`optsched.hadar.model.check_size`). Solver options (``time_limit``, which
+    covers the model build, ``mip_gap``, ``threads``, ``solver``, ``seed``, ``verbose``)
+    go to :func:`optsched.solvers.solve_program`."""
     if lp_form not in ("projected", "compact"):
         raise InvalidOption("lp_form", lp_form, "must be 'projected' or 'compact'")
+    if placement not in ("types", "nodes"):
+        raise InvalidOption("placement", placement, "must be 'types' or 'nodes'")
     tb = time.perf_counter()
-    model = build_model(instance, slots)
+    plan = planning_instance(instance, slot, slots, max_slots)
+    model = build_model(plan, slots)
+    _, cnt, N, *_ = _job_slots(model)
+    usable = (model.rates > 0).sum(axis=1)
+    per = (model.rates > 0).astype(float) @ np.bincount(model.bucket_type,
+                                                         minlength=len(model.types))
+    width = 2 * usable + 2 if placement == "types" else usable + per + 2
+    if relax and lp_form == "projected":
+        width = usable + 1
+    check_size("hadar " + ("LP relaxation" if relax else "MILP"), int((cnt * width).sum()),
+               max_columns, n_jobs=model.n_jobs, slots=model.T, slot=model.delta)
     if relax and lp_form == "projected":
         lp, index = build_projected_lp(model), {}
     else:
@@ -289,9 +314,10 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     if relax and backend == "highs" and "options" not in options:
         # interior point (with crossover) is several times faster than simplex here
         options = {**options, "options": {"solver": "ipm"}}
-    res = solve_program(data, backend=backend, **options)
-    extra = {"slots": model.T, "placement": placement, "columns": data.n_cols,
-             "rows": data.n_rows, "nonzeros": int(data.A.nnz), "model_build_seconds": build}
+    res = solve_program(data, backend=backend, spent=build, **options)
+    extra = {"slots": model.T, "slot": model.delta, "placement": placement,
+             "columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
+             "model_build_seconds": build, "time_limit": res.extra.get("time_limit")}
     common = {"model": "hadar", "method": "exact-lp" if relax else "exact",
               "backend": res.backend, "solver": res.solver,
               "build_seconds": build + res.build_seconds, "solve_seconds": res.solve_seconds}

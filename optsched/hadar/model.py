@@ -12,6 +12,16 @@ The number of slots :math:`T` is the ``slots`` option, else
 :math:`\lceil \text{horizon} / \Delta \rceil` when the instance has a horizon, else the
 default of :func:`default_slots`.
 
+Planning slot. The model's :math:`\Delta` is the ``slot`` option when given. Otherwise it
+is ``Instance.slot`` unless that would need more than ``max_slots`` slots (default
+:data:`DEFAULT_MAX_SLOTS`): then :math:`\Delta` is the smallest whole multiple of
+``Instance.slot`` for which :math:`T \le` ``max_slots`` (:func:`planning_instance`). A
+trace with jobs of days on 6-minute rounds would otherwise give thousands of slots and a
+MILP no solver finishes; a coarser slot rounds completions up to its end, which
+``Result.extra["slot"]`` reports. Explicit ``slots`` keep ``Instance.slot``.
+:func:`check_size` refuses, before anything is built, a model over ``max_columns``
+columns, naming its size and how to reduce it.
+
 Schedules of a job (the set :math:`\mathcal L_j` of OASiS (14)-(18))
 --------------------------------------------------------------------
 In every slot :math:`a_j \le t \le \hat t_j` the job holds either nothing or exactly
@@ -68,15 +78,72 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption, ModelNotApplicable
+from ..errors import InvalidOption, ModelNotApplicable, ModelTooLarge
 from ..instance import Instance
 
 __all__ = ["HadarModel", "RatioReport", "assign_utilities", "build_model", "competitive_ratio",
-           "default_slots",
-           "SMALL_DEMAND_THRESHOLD"]
+           "default_slots", "planning_instance", "check_size", "SMALL_DEMAND_THRESHOLD",
+           "DEFAULT_MAX_SLOTS", "DEFAULT_MAX_COLUMNS"]
 
 SMALL_DEMAND_THRESHOLD = 0.25
+#: Default cap on the number of planning slots when the slot length is not given.
+DEFAULT_MAX_SLOTS = 64
+#: Default cap on the columns of an exact program (about 1 GB of model at this size).
+DEFAULT_MAX_COLUMNS = 2_000_000
 _EPS = 1e-9
+
+
+def planning_instance(instance: Instance, slot: float | None = None,
+                      slots: int | None = None,
+                      max_slots: int = DEFAULT_MAX_SLOTS) -> Instance:
+    r"""``instance`` with the slot length :math:`\Delta` the slotted model plans on.
+
+    ``slot`` (seconds) when given; else ``Instance.slot`` if ``slots`` is given or the
+    model needs at most ``max_slots`` slots; else the smallest multiple of
+    ``Instance.slot`` that needs at most ``max_slots`` (see the module docstring).
+    """
+    if slot is not None:
+        if isinstance(slot, bool) or not isinstance(slot, (int, float, np.integer,
+                                                             np.floating)) \
+                or not math.isfinite(slot) or slot <= 0:
+            raise InvalidOption("slot", slot, "must be a finite number of seconds > 0")
+        return instance.replace(slot=float(slot))
+    if isinstance(max_slots, bool) or not isinstance(max_slots, (int, np.integer)) \
+            or max_slots < 1:
+        raise InvalidOption("max_slots", max_slots, "must be an integer >= 1")
+    if slots is not None:
+        return instance
+
+    def needed(m: int) -> int:
+        d = m * instance.slot
+        if instance.horizon is not None:
+            return math.ceil(instance.horizon / d - _EPS)
+        return default_slots(instance.replace(slot=d))
+
+    if needed(1) <= max_slots:
+        return instance
+    lo, hi = 1, 2
+    while needed(hi) > max_slots:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:  # needed() is non-increasing in the multiple
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if needed(mid) <= max_slots else (mid, hi)
+    return instance.replace(slot=hi * instance.slot)
+
+
+def check_size(what: str, columns: int, max_columns: int = DEFAULT_MAX_COLUMNS, *,
+               n_jobs: int, slots: int, slot: float) -> None:
+    """Raise :class:`~optsched.errors.ModelTooLarge` before building a program of more
+    than ``max_columns`` columns."""
+    if isinstance(max_columns, bool) or not isinstance(max_columns, (int, np.integer)) \
+            or max_columns < 1:
+        raise InvalidOption("max_columns", max_columns, "must be an integer >= 1")
+    if columns > max_columns:
+        raise ModelTooLarge(
+            "slots", slots, f"{what} would have {columns:,} columns ({n_jobs} jobs x "
+            f"{slots:,} slots of {slot:g} s), over the limit of {max_columns:,}; pass a "
+            "longer slot (option slot=SECONDS), fewer slots (slots=N) or a larger "
+            "max_columns")
 
 
 def default_slots(instance: Instance) -> int:

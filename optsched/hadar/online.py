@@ -60,19 +60,26 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
+from ..errors import InvalidOption, ModelTooLarge
 from ..instance import Instance
+from ..options import declares
 from ..registry import finalize
 from ..result import Result, Status, relative_gap
 from ..schedule import Allocation, Schedule, merge_intervals
-from .model import SMALL_DEMAND_THRESHOLD, HadarModel, build_model
+from .model import (
+    DEFAULT_MAX_SLOTS,
+    SMALL_DEMAND_THRESHOLD,
+    HadarModel,
+    build_model,
+    planning_instance,
+)
 
 __all__ = ["Prices", "JobPlan", "slot_options", "dual_subroutine", "run_online", "online",
            "plan_schedule", "DEFAULT_QUANTA"]
 
 DEFAULT_QUANTA = 360
-# solver-layer options a caller may pass to every method; the online algorithm uses none
-_SOLVER_OPTIONS = {"backend", "solver", "time_limit", "mip_gap", "threads", "seed", "verbose"}
+# the DP's choice table is T x (Q+1) int16 per arrival: 100 MB at this size
+_MAX_DP_CELLS = 50_000_000
 _TOL = 1e-12
 
 
@@ -292,31 +299,36 @@ def plan_schedule(model: HadarModel, plans: dict[int, JobPlan]) -> Schedule:
     return Schedule(tuple(merge_intervals(allocs)), comp)
 
 
-def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAULT_QUANTA,
+@declares()
+def online(instance: Instance, *, slots: int | None = None, slot: float | None = None,
+           max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
            U: Any = None, L: float | None = None, certificate: bool = True,
-           small_demand_threshold: float = SMALL_DEMAND_THRESHOLD, **options: Any) -> Result:
+           small_demand_threshold: float = SMALL_DEMAND_THRESHOLD) -> Result:
     """Hadar online (OASiS Alg. 1-2 adapted): total utility of the admitted jobs.
 
-    Options: ``slots`` (T), ``quanta`` (Q, progress units per job), ``U`` (number or
-    mapping type -> value) and ``L`` to override OASiS (23)-(26); ``certificate``
+    Options: ``slots`` (T), ``slot`` and ``max_slots`` (the planning grid, as
+    :func:`optsched.hadar.exact`), ``quanta`` (Q, progress units per job), ``U`` (number
+    or mapping type -> value) and ``L`` to override OASiS (23)-(26); ``certificate``
     computes the dual bound D (``bound``; ``extra["D_over_P"]``).
     ``Result.ratio`` is :math:`2\\alpha` when every assumption of OASiS Thm. 4 holds
-    (``extra["competitive_ratio"]`` lists them), else ``None``.
+    (``extra["competitive_ratio"]`` lists them), else ``None`` and
+    ``extra["ratio_unproved"]`` holds the value the theorem would give.
     """
     from .certificate import dual_certificate
 
-    unknown = sorted(set(options) - _SOLVER_OPTIONS)
-    if unknown:
-        raise InvalidOption(unknown[0], options[unknown[0]],
-                            "unknown option of hadar online; known: slots, quanta, U, L, "
-                            "certificate, small_demand_threshold")
-    model = build_model(instance, slots)
+    quanta = _check_quanta(quanta)
+    model = build_model(planning_instance(instance, slot, slots, max_slots), slots)
+    if model.T * (quanta + 1) > _MAX_DP_CELLS:
+        raise ModelTooLarge("slots", model.T, f"the dual subroutine's table would have "
+                            f"{model.T:,} slots x {quanta + 1} quanta, over "
+                            f"{_MAX_DP_CELLS:,} cells; pass a longer slot (slot=SECONDS), "
+                            "fewer slots (slots=N) or fewer quanta")
     run = run_online(model, quanta=quanta, U=U, L=L)
     sched = plan_schedule(model, run.plans)
     P = float(sum(model.values[j, pl.t_hat] for j, pl in run.plans.items()))
     report = model.ratio_report(U, L, small_demand_threshold)
     extra: dict[str, Any] = {
-        "slots": model.T, "quanta": run.quanta, "admitted": len(run.plans),
+        "slots": model.T, "slot": model.delta, "quanta": run.quanta, "admitted": len(run.plans),
         "rejected": model.n_jobs - len(run.plans), "P": P, "U": report.U, "L": report.L,
         "competitive_ratio": report.to_dict(), "online_seconds": run.seconds,
         "seconds_per_job": run.seconds / max(1, model.n_jobs)}
@@ -330,6 +342,8 @@ def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAUL
                       "D_prices": cert.price_term, "D_mu": cert.mu_term,
                       "certificate_seconds": cert.seconds})
     ratio = report.ratio if report.holds else None
+    if ratio is None and math.isfinite(report.ratio):
+        extra["ratio_unproved"] = report.ratio
     note = (f"2*alpha = {report.ratio:.4g} (OASiS Thm. 4, alpha = max_k(1, ln(U_k/L)))"
             + ("" if report.holds else "; not proved here: " + "; ".join(report.notes)))
     return finalize(instance, sched, status=Status.FEASIBLE, objective=P, bound=bound,

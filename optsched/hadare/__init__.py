@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..errors import InvalidOption
 from ..instance import Instance
 from ..policies.base import register_runner
-from ..registry import ModelSpec, register
+from ..registry import Method, ModelSpec, register
 from ..result import Result
 from .exact import build_program, exact, lp_bound
 from .model import (
@@ -70,11 +70,16 @@ SPEC = register(ModelSpec(
     summary="HadarE (arXiv 2503.10918): Hadar with job forking across nodes",
     sense="max",
     objective="total utility",
-    exact=exact,
-    heuristics={"online": online, "hadar-replay": hadar_replay},
+    methods=(
+        Method("exact", exact, "exact", fixed={"relax": False}, backend=True),
+        Method("exact-lp", exact, "bound", fixed={"relax": True}, backend=True),
+        Method("online", online, fixed={"forking": True}),
+        Method("hadar-replay", online, fixed={"forking": False}),
+    ),
     default_heuristic="online",
     demo_instance=demo_instance,
-    exact_variants={"exact-lp": {"relax": True}},
+    objectives={"utility": ("max", "total utility"), "makespan": ("min", "makespan (s)"),
+                "jct": ("min", "total weighted JCT (s)")},
 ))
 
 
@@ -88,4 +93,4 @@ def _simulate(instance: Instance, *, seed: int = 0, max_time: float | None = Non
     return simulate_hadare(instance, **options)
 
 
-register_runner("hadare", _simulate)
+register_runner("hadare", _simulate, takes=online, exclude=frozenset({"hadar_run"}))

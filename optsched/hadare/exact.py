@@ -60,8 +60,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidOption
-from ..hadar.model import build_model
+from ..hadar.model import (
+    DEFAULT_MAX_COLUMNS,
+    DEFAULT_MAX_SLOTS,
+    build_model,
+    check_size,
+    planning_instance,
+)
 from ..instance import Instance
+from ..options import declares
 from ..registry import finalize
 from ..result import Result, Status
 from ..schedule import Allocation, Schedule, merge_intervals
@@ -213,38 +220,49 @@ def _objective(instance: Instance, sched: Schedule, objective: str) -> float:
     return float(max(comp.values()) - min(j.arrival for j in instance.jobs)) if comp else 0.0
 
 
+@declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, slots: int | None = None,
-          objective: str = "utility", consolidation: Any = None,
-          consolidation_slots: Any = None, max_copies: Any = None, relax: bool = False,
-          **options: Any) -> Result:
+          slot: float | None = None, max_slots: int = DEFAULT_MAX_SLOTS,
+          max_columns: int = DEFAULT_MAX_COLUMNS, objective: str = "utility",
+          consolidation: Any = None, consolidation_slots: Any = None, max_copies: Any = None,
+          relax: bool = False, **options: Any) -> Result:
     """Optimal HadarE schedule of the slot model (MILP) or its LP bound (``relax=True``).
 
     ``objective``: ``"utility"`` (default, maximised, Hadar's), ``"makespan"`` or
     ``"jct"`` (total weighted JCT), both minimised with every job completing.
-    ``slots`` as Hadar (:func:`optsched.hadar.model.build_model`). Solver options
-    (``time_limit``, ``mip_gap``, ``threads``, ``solver``, ``seed``, ``verbose``) go to
-    :func:`optsched.solvers.solve_program`.
+    ``slots``, ``slot``, ``max_slots`` and ``max_columns`` as Hadar
+    (:func:`optsched.hadar.exact`: the planning grid and the size cap). Solver options
+    (``time_limit``, which covers the model build, ``mip_gap``, ``threads``, ``solver``,
+    ``seed``, ``verbose``) go to :func:`optsched.solvers.solve_program`.
     """
+    if objective not in OBJECTIVES:
+        raise InvalidOption("objective", objective, f"must be one of {OBJECTIVES}")
     tb = time.perf_counter()
-    kappa = consolidation_seconds(instance, consolidation, consolidation_slots)
-    F = max_copies_of(instance, max_copies)
-    T = build_model(instance, slots).T
+    plan = planning_instance(instance, slot, slots, max_slots)
+    kappa = consolidation_seconds(plan, consolidation, consolidation_slots)
+    F = max_copies_of(plan, max_copies)
+    T = build_model(plan, slots).T
     common = {"model": "hadare", "method": "exact-lp" if relax else "exact"}
-    extra: dict[str, Any] = {"slots": T, "objective": objective, "consolidation": kappa,
+    extra: dict[str, Any] = {"slots": T, "slot": plan.slot, "objective": objective,
+                             "consolidation": kappa,
                              "sense": "max" if objective == "utility" else "min"}
+    a = np.ceil(plan.arrivals / plan.slot - 1e-9).astype(np.int64)
+    usable = (plan.throughput_matrix[:, plan.cluster.capacity.nonzero()[1]] > 0).sum(axis=1)
+    check_size("hadare " + ("LP relaxation" if relax else "MILP"),
+               int((np.maximum(0, T - a) * (2 * usable + 3)).sum()), max_columns,
+               n_jobs=plan.n_jobs, slots=T, slot=plan.slot)
     if objective in ("makespan", "jct"):
-        a = np.ceil(instance.arrivals / instance.slot - 1e-9)
         late = [j.id for j, aj in zip(instance.jobs, a) if aj >= T]
         if late:
             return Result(status=Status.INFEASIBLE, message=f"jobs {late[:5]} arrive after "
                           f"the last of {T} slots, so not every job can complete",
                           extra=extra, **common)
-    lp, index = build_program(instance, T, kappa=kappa, F=F, objective=objective, relax=relax)
+    lp, index = build_program(plan, T, kappa=kappa, F=F, objective=objective, relax=relax)
     data = lp.freeze()
     build = time.perf_counter() - tb
-    res = solve_program(data, backend=backend, **options)
+    res = solve_program(data, backend=backend, spent=build, **options)
     extra.update({"columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
-                  "model_build_seconds": build})
+                  "model_build_seconds": build, "time_limit": res.extra.get("time_limit")})
     common.update({"backend": res.backend, "solver": res.solver,
                    "build_seconds": build + res.build_seconds,
                    "solve_seconds": res.solve_seconds})
@@ -259,7 +277,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
                       extra={**extra, "lp_objective": res.objective}, **common)
     if not res.success:
         return res.replace(extra={**res.extra, **extra}, **common)
-    sched = _schedule(instance, res.values, index, kappa)
+    sched = _schedule(plan, res.values, index, kappa)
     obj = _objective(instance, sched, objective)
     bound = res.bound + shift if res.bound is not None else None
     return finalize(instance, sched, status=res.status, objective=obj, bound=bound,

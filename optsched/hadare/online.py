@@ -75,9 +75,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidOption
-from ..hadar.model import HadarModel, build_model
+from ..hadar.model import DEFAULT_MAX_SLOTS, HadarModel, build_model, planning_instance
 from ..hadar.online import DEFAULT_QUANTA, OnlineRun, run_online
 from ..instance import Instance
+from ..options import declares
 from ..registry import finalize
 from ..result import Result, Status
 from ..schedule import Schedule
@@ -86,7 +87,6 @@ from .model import consolidation_seconds, max_copies_of
 
 __all__ = ["online", "hadar_replay"]
 
-_SOLVER_OPTIONS = {"backend", "solver", "time_limit", "mip_gap", "threads", "seed", "verbose"}
 _EPS = 1e-9
 
 
@@ -145,27 +145,17 @@ def _fill(model: HadarModel, s: int, eligible: list[int], copies: dict[int, dict
         copies.setdefault(j, {})[h] = [int(b), int(cg[e, h])]
 
 
-def _check(options: dict[str, Any], who: str, known: str) -> None:
-    unknown = sorted(set(options) - _SOLVER_OPTIONS)
-    if unknown:
-        raise InvalidOption(unknown[0], options[unknown[0]],
-                            f"unknown option of {who}; known: {known}")
-
-
-_KNOWN = ("slots, quanta, U, L, consolidation, consolidation_slots, max_copies, forking, "
-          "completion")
-
-
-def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAULT_QUANTA,
+@declares()
+def online(instance: Instance, *, slots: int | None = None, slot: float | None = None,
+           max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
            U: Any = None, L: float | None = None, consolidation: Any = None,
            consolidation_slots: Any = None, max_copies: Any = None, forking: bool = True,
-           completion: str = "slot", hadar_run: OnlineRun | None = None,
-           **options: Any) -> Result:
+           completion: str = "slot", hadar_run: OnlineRun | None = None) -> Result:
     """HadarE online (see the module docstring): total utility of the completed jobs.
 
-    Options: ``slots`` (T), ``quanta``, ``U``, ``L`` (Hadar's pricing, see
-    :func:`optsched.hadar.online.online`); ``consolidation`` (seconds) or
-    ``consolidation_slots``; ``max_copies`` (:math:`F_j`: an integer or a mapping job id ->
+    Options: ``slots`` (T), ``slot``, ``max_slots`` (the planning grid), ``quanta``,
+    ``U``, ``L`` (Hadar's pricing, see :func:`optsched.hadar.online.online`);
+    ``consolidation`` (seconds) or ``consolidation_slots``; ``max_copies`` (:math:`F_j`: an integer or a mapping job id ->
     integer; default as many as nodes); ``forking=False`` replays Hadar instead;
     ``completion`` ``"slot"`` (end of the slot in which the work is done, Hadar's slot
     model, comparable with the MILP) or ``"exact"`` (the instant the work is done, the
@@ -177,27 +167,28 @@ def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAUL
     reuse (its model and prices; ``slots``, ``quanta``, ``U``, ``L`` are then ignored), so
     HadarE and the Hadar replay can share one admission pass.
     """
-    _check(options, "hadare online", _KNOWN)
     if not isinstance(forking, bool):
         raise InvalidOption("forking", forking, "must be True or False")
-    kappa = consolidation_seconds(instance, consolidation, consolidation_slots)
-    F = max_copies_of(instance, max_copies)
     t0 = time.perf_counter()
     if hadar_run is None:
-        model = build_model(instance, slots)
+        model = build_model(planning_instance(instance, slot, slots, max_slots), slots)
         hr = run_online(model, quanta=quanta, U=U, L=L)
     else:
-        if not isinstance(hadar_run, OnlineRun) or hadar_run.model.instance is not instance:
+        if not isinstance(hadar_run, OnlineRun) or \
+                hadar_run.model.instance.jobs is not instance.jobs:
             raise InvalidOption("hadar_run", type(hadar_run).__name__,
-                                "must be run_online(build_model(instance)) of this instance")
+                                "must be run_online(build_model(...)) of this instance")
         model, hr = hadar_run.model, hadar_run
+    plan = model.instance  # the instance on the planning grid
+    kappa = consolidation_seconds(plan, consolidation, consolidation_slots)
+    F = max_copies_of(plan, max_copies)
     if completion not in ("slot", "exact"):
         raise InvalidOption("completion", completion, "must be 'slot' or 'exact'")
     from .policy import HadarEPolicy
 
     policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa)
     d = model.delta
-    sim = simulate(instance, policy, max_time=model.T * d, progress=False)
+    sim = simulate(plan, policy, max_time=model.T * d, progress=False)
     done_at = {jid: c - kappa for jid, c in sim.schedule.completion.items()}
     if completion == "exact":
         comp = dict(sim.schedule.completion)
@@ -210,7 +201,7 @@ def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAUL
     jobs = {j.id: j for j in instance.jobs}
     P = float(sum(jobs[jid].value(c - jobs[jid].arrival) for jid, c in comp.items()))
     hadar_P = float(sum(model.values[j, pl.t_hat] for j, pl in hr.plans.items()))
-    extra = {"slots": model.T, "quanta": hr.quanta, "admitted": admitted,
+    extra = {"slots": model.T, "slot": d, "quanta": hr.quanta, "admitted": admitted,
              "n_admitted": len(admitted), "rejected": model.n_jobs - len(admitted),
              "hadar_P": hadar_P, "consolidation": kappa, "forking": forking,
              "completion_mode": completion, **{k: st[k] for k in (
@@ -228,7 +219,8 @@ def online(instance: Instance, *, slots: int | None = None, quanta: int = DEFAUL
 
 
 def hadar_replay(instance: Instance, **options: Any) -> Result:
-    """Hadar's plans executed in HadarE's rounds without forking (the baseline)."""
+    """Hadar's plans executed in HadarE's rounds without forking (the baseline); the
+    options of :func:`online` except ``forking``."""
     if "forking" in options:
         raise InvalidOption("forking", options["forking"], "hadar-replay never forks")
     return online(instance, forking=False, **options)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..hadar.model import HadarModel, build_model
+from ..hadar.model import DEFAULT_MAX_SLOTS, HadarModel, build_model, planning_instance
 from ..hadar.online import DEFAULT_QUANTA, OnlineRun, run_online
 from ..instance import Instance
 from ..result import Result
@@ -175,6 +175,8 @@ def simulate_hadare(instance: Instance, *, forking: bool = True, **options: Any)
     as :func:`optsched.sim.simulate` reports. Other options as
     :func:`optsched.hadare.online.online`."""
     options.setdefault("completion", "exact")
+    if "slots" not in options:  # simulate in the instance's own rounds, to completion
+        options.setdefault("slot", instance.slot)
     res = online(instance, forking=forking, **options)
     m = res.metrics
     return res.replace(model="simulate", method="hadare" if forking else "hadar",
@@ -182,12 +184,13 @@ def simulate_hadare(instance: Instance, *, forking: bool = True, **options: Any)
                        extra={**res.extra, "utility": res.objective})
 
 
-def simulate_pair(instance: Instance, *, slots: int | None = None,
-                  quanta: int = DEFAULT_QUANTA, U: Any = None, L: float | None = None,
+def simulate_pair(instance: Instance, *, slots: int | None = None, slot: float | None = None,
+                  max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
+                  U: Any = None, L: float | None = None,
                   **options: Any) -> tuple[Result, Result]:
     """``(HadarE, Hadar)`` as :func:`simulate_hadare` would give them, sharing one pass of
     Hadar's admission (identical by construction; half the work on long traces)."""
-    model = build_model(instance, slots)
+    model = build_model(planning_instance(instance, slot, slots, max_slots), slots)
     hr = run_online(model, quanta=quanta, U=U, L=L)
     return (simulate_hadare(instance, forking=True, hadar_run=hr, **options),
             simulate_hadare(instance, forking=False, hadar_run=hr, **options))

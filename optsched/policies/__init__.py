@@ -16,13 +16,16 @@ from .base import (
     PLACEMENT_MODES,
     POLICIES,
     RUNNERS,
+    PolicySpec,
     get_policy,
     place_gang,
+    policy_spec,
     register_policy,
     register_runner,
     run_policy,
     simulation_names,
 )
 
-__all__ = ["POLICIES", "RUNNERS", "PLACEMENT_MODES", "get_policy", "place_gang",
-           "register_policy", "register_runner", "run_policy", "simulation_names"]
+__all__ = ["POLICIES", "RUNNERS", "PLACEMENT_MODES", "PolicySpec", "get_policy", "place_gang",
+           "policy_spec", "register_policy", "register_runner", "run_policy",
+           "simulation_names"]

@@ -19,36 +19,87 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidOption, UnknownName
+from ..options import check_options, declared_options
 from ..sim.policy import ClusterView, Placement, Policy
 
-__all__ = ["POLICIES", "RUNNERS", "register_policy", "register_runner", "get_policy",
-           "run_policy", "simulation_names", "place_gang", "choose_nodes", "PLACEMENT_MODES"]
+__all__ = ["POLICIES", "RUNNERS", "PolicySpec", "register_policy", "register_runner",
+           "get_policy", "policy_spec", "run_policy", "simulation_names", "place_gang",
+           "choose_nodes", "PLACEMENT_MODES"]
 
-POLICIES: dict[str, Callable[..., Policy]] = {}
-RUNNERS: dict[str, Callable[..., Any]] = {}
 PLACEMENT_MODES = ("consolidated", "spread")
+#: Arguments of a simulation, not options of its policy.
+SIM_ARGS = frozenset({"seed", "max_time", "progress"})
 
 
-def register_policy(name: str, factory: Callable[..., Policy]) -> None:
-    """Register ``factory(**options) -> Policy`` under ``name``."""
-    POLICIES[name] = factory
+@dataclass(frozen=True)
+class PolicySpec:
+    """A named simulator policy and the options it declares.
+
+    Either ``factory(**options) -> Policy`` (the simulator runs it) or ``runner(instance,
+    *, seed, max_time, progress, **options) -> Result`` for a policy built from the
+    instance itself. ``fixed`` options are bound by the name (not the caller's);
+    ``defaults`` are the name's defaults, which the caller may override. The options are
+    the keyword parameters of ``takes`` (default: the factory or runner) minus the fixed
+    ones and the simulation arguments.
+    """
+
+    name: str
+    factory: Callable[..., Policy] | None = None
+    runner: Callable[..., Any] | None = None
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    takes: Callable[..., Any] | None = None
+    exclude: frozenset[str] = frozenset()
+
+    @cached_property
+    def options(self) -> frozenset[str]:
+        fn = self.takes or self.factory or self.runner
+        assert fn is not None
+        return declared_options(fn, exclude=set(self.fixed) | SIM_ARGS | self.exclude)
+
+    def check(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        check_options(f"policy {self.name!r}", options, self.options)
+        return {**self.defaults, **options, **self.fixed}
 
 
-def register_runner(name: str, runner: Callable[..., Any]) -> None:
+POLICIES: dict[str, PolicySpec] = {}
+RUNNERS: dict[str, PolicySpec] = {}
+
+
+def register_policy(name: str, factory: Callable[..., Policy], *,
+                    defaults: Mapping[str, Any] | None = None,
+                    exclude: frozenset[str] = frozenset(), **fixed: Any) -> PolicySpec:
+    """Register ``factory(**fixed, **options) -> Policy`` under ``name``; ``exclude``
+    names keyword parameters of ``factory`` that are not options of this name."""
+    spec = PolicySpec(name, factory=factory, fixed=fixed, defaults=dict(defaults or {}),
+                      exclude=frozenset(exclude))
+    POLICIES[name] = spec
+    return spec
+
+
+def register_runner(name: str, runner: Callable[..., Any], *,
+                    takes: Callable[..., Any] | None = None,
+                    exclude: frozenset[str] = frozenset(), **fixed: Any) -> PolicySpec:
     """Register a simulation whose policy is built from the instance itself.
 
     Some online policies plan from what the instance lets them estimate before the run
     (Hadar's price parameters U and L, HadarE's admission pass) or check the model's
     applicability first (Synergy, Salus). ``runner(instance, *, seed, max_time, progress,
-    **options) -> Result`` builds such a policy and runs :func:`optsched.sim.simulate`.
+    **options) -> Result`` builds such a policy and runs :func:`optsched.sim.simulate`;
+    its options are the keyword parameters of ``takes`` (default: ``runner``).
     """
-    RUNNERS[name] = runner
+    spec = PolicySpec(name, runner=runner, fixed=fixed, takes=takes,
+                      exclude=frozenset(exclude))
+    RUNNERS[name] = spec
+    return spec
 
 
 def simulation_names() -> list[str]:
@@ -56,27 +107,39 @@ def simulation_names() -> list[str]:
     return sorted(set(POLICIES) | set(RUNNERS))
 
 
+def policy_spec(name: str) -> PolicySpec:
+    """The :class:`PolicySpec` registered as ``name`` (policy or runner)."""
+    spec = POLICIES.get(name) or RUNNERS.get(name)
+    if spec is None:
+        known = simulation_names()
+        close = difflib.get_close_matches(str(name), known, n=3)
+        hint = f"; did you mean {close}?" if close else ""
+        raise UnknownName("policy", name, f"unknown policy; known: {known}{hint}")
+    return spec
+
+
 def run_policy(name: str, instance, *, seed: int = 0, max_time: float | None = None,
                progress: bool | None = None, **options: Any):
     """Simulate the policy or runner registered as ``name`` over ``instance``."""
-    if name in RUNNERS:
-        return RUNNERS[name](instance, seed=seed, max_time=max_time, progress=progress,
-                             **options)
+    spec = policy_spec(name)
+    kw = spec.check(options)
+    if spec.runner is not None:
+        return spec.runner(instance, seed=seed, max_time=max_time, progress=progress, **kw)
     from ..sim.core import simulate
 
-    return simulate(instance, get_policy(name, **options), seed=seed, progress=progress,
+    assert spec.factory is not None
+    return simulate(instance, spec.factory(**kw), seed=seed, progress=progress,
                     max_time=max_time)
 
 
 def get_policy(policy: str, /, **options: Any) -> Policy:
-    """Build the policy registered as ``policy`` with ``options`` (``name=`` relabels it)."""
-    if policy not in POLICIES:
-        known = simulation_names()
-        close = difflib.get_close_matches(str(policy), known, n=3)
-        hint = f"; did you mean {close}?" if close else ""
-        where = (" (it needs the instance: use run_policy)" if policy in RUNNERS else "")
-        raise UnknownName("policy", policy, f"unknown policy{where}; known: {known}{hint}")
-    return POLICIES[policy](**options)
+    """Build the policy registered as ``policy`` with ``options`` (checked against its
+    declaration; ``name=`` relabels it where the policy takes a name)."""
+    spec = policy_spec(policy)
+    if spec.factory is None:
+        raise UnknownName("policy", policy, "this policy is built from the instance: "
+                          "use run_policy(name, instance, ...)")
+    return spec.factory(**spec.check(options))
 
 
 def place_gang(view: ClusterView, free: np.ndarray, job_id: str, workers: int, k: int,

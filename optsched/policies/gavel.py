@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
+from ..errors import InvalidOption, SolverFailed
 from ..sim.policy import ClusterView, Placement
 from . import gavel_lp as glp
 from .base import choose_nodes, register_policy
@@ -166,6 +166,18 @@ SOLVERS: dict[str, tuple[Solver, bool]] = {
 }
 
 
+#: Options that only some LP policies take (the others raise if given).
+KIND_OPTIONS: dict[str, frozenset[str]] = {
+    "max_min_fairness": frozenset({"pareto", "aggregate", "weighted"}),
+    "max_min_fairness_agnostic": frozenset({"pareto", "aggregate", "weighted"}),
+    "min_total_duration": frozenset(),
+    "finish_time_fairness": frozenset(),
+    "max_sum_throughput": frozenset(),
+    "min_cost_slo": frozenset({"prices", "slo_factor"}),
+    "min_cost": frozenset({"prices"}),
+}
+
+
 class GavelPolicy:
     """An LP policy of Gavel + the round mechanism. ``event_driven = False``.
 
@@ -175,6 +187,9 @@ class GavelPolicy:
         One of :data:`SOLVERS` (``"max_min_fairness"``, ...).
     backend : str
         Solver-layer backend (``"highs"``, ``"pyomo"``, ``"cvxpy"``).
+    solver, time_limit, threads : optional
+        Passed to :func:`~optsched.solvers.solve_program` for every LP (``solver`` picks
+        the Pyomo or cvxpy solver); ``solve_options`` may hold further ones.
     reset_interval : float
         Minimum seconds between resets of the rounds-received counters.
     pareto : False, "greedy" or "lp"
@@ -186,25 +201,46 @@ class GavelPolicy:
         Max-min only: use job weights ``w_m`` (default True).
     prices : dict, slo_factor : float
         Cost policies only: $/GPU-hour per type (default :data:`gavel_lp.AWS_PRICES`) and
-        SLO = arrival + ``slo_factor`` x exclusive run time (``min_cost_slo`` default 2.0).
-    solve_options : dict
-        Passed to :func:`~optsched.solvers.solve_program` (``time_limit``, ``threads``...).
+        SLO = arrival + ``slo_factor`` x exclusive run time (``min_cost_slo`` only,
+        default 2.0).
+
+    An LP that returns no solution stops the simulation with
+    :class:`~optsched.errors.SolverFailed` and the solver's status: a policy never runs
+    another allocation under its name.
     """
 
     event_driven = False
 
     def __init__(self, kind: str = "max_min_fairness", *, backend: str = "highs",
+                 solver: str | None = None, time_limit: float | None = None,
+                 threads: int | None = None, solve_options: dict | None = None,
                  reset_interval: float = 1920.0, name: str | None = None,
-                 solve_options: dict | None = None, **options: Any):
+                 pareto: bool | str | None = None, aggregate: bool | None = None,
+                 weighted: bool | None = None, prices: dict | None = None,
+                 slo_factor: float | None = None):
         if kind not in SOLVERS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(SOLVERS)}")
+        given = {k: v for k, v in (("pareto", pareto), ("aggregate", aggregate),
+                                   ("weighted", weighted), ("prices", prices),
+                                   ("slo_factor", slo_factor)) if v is not None}
+        for k, v in given.items():
+            if k not in KIND_OPTIONS[kind]:
+                raise InvalidOption(k, v, f"not an option of the {kind} policy (its own: "
+                                    f"{sorted(KIND_OPTIONS[kind]) or 'none'})")
+        if pareto is not None and pareto not in (False, True, "greedy", "lp"):
+            raise InvalidOption("pareto", pareto, "must be false, 'greedy', true or 'lp'")
+        if not (isinstance(reset_interval, (int, float)) and reset_interval >= 0):
+            raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
         self.kind = kind
         self.name = name or kind
         self._solver, self.needs_work = SOLVERS[kind]
         if kind == "min_cost_slo":
-            options.setdefault("slo_factor", 2.0)
-        self.options = {"backend": backend, "solve_options": dict(solve_options or {}),
-                        **options}
+            given.setdefault("slo_factor", 2.0)
+        opts = dict(solve_options or {})
+        for k, v in (("solver", solver), ("time_limit", time_limit), ("threads", threads)):
+            if v is not None:
+                opts[k] = v
+        self.options = {"backend": backend, "solve_options": opts, **given}
         self.rounds = RoundMechanism(reset_interval)
         self.reset()
 
@@ -215,11 +251,10 @@ class GavelPolicy:
         self._n_solves = 0
         self._lp_solves = 0
         self._lp_seconds = 0.0
-        self._failures = 0
 
     def stats(self) -> dict[str, Any]:
         return {"allocation_solves": self._n_solves, "lp_solves": self._lp_solves,
-                "lp_seconds": self._lp_seconds, "lp_failures": self._failures}
+                "lp_seconds": self._lp_seconds}
 
     def allocation(self, view: ClusterView) -> np.ndarray:
         """The time-fraction matrix for the visible jobs (recomputed on reset events)."""
@@ -228,12 +263,12 @@ class GavelPolicy:
             self._n_solves += 1
             self._lp_solves += sol.lp_solves
             self._lp_seconds += sol.seconds
-            if sol.ok:
-                X = sol.X
-            else:  # keep serving: Gavel's isolated allocation
-                self._failures += 1
-                X = glp.isolated_share(view.throughput_matrix, view.workers, view.gpus_per_type)
-            self._ids, self._X = view.ids, X
+            if not sol.ok:
+                res = sol.result
+                raise SolverFailed(f"policy {self.name!r} at t={view.time:g} "
+                                   f"({len(view.ids)} jobs)", sol.status.value,
+                                   res.message if res is not None else "")
+            self._ids, self._X = view.ids, sol.X
             self.rounds.reset_counters(view.time)
         return self._X
 
@@ -301,7 +336,9 @@ class GavelFIFO:
         return self.rounds.allocate(state, X)
 
 
+_ALL_KIND_OPTIONS = frozenset().union(*KIND_OPTIONS.values())
 for _kind in SOLVERS:
-    register_policy(_kind, (lambda kind: (lambda **o: GavelPolicy(kind, **o)))(_kind))
-register_policy("fifo", lambda **o: GavelFIFO(**{"mode": "perf", **o}))
-register_policy("fifo_agnostic", lambda **o: GavelFIFO(**{"mode": "base", **o}))
+    register_policy(_kind, GavelPolicy, kind=_kind,
+                    exclude=_ALL_KIND_OPTIONS - KIND_OPTIONS[_kind])
+register_policy("fifo", GavelFIFO, mode="perf")
+register_policy("fifo_agnostic", GavelFIFO, mode="base")

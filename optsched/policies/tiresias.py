@@ -163,6 +163,11 @@ class Tiresias:
                  name: str | None = None):
         if order not in ("las", "gittins", "fifo", "srtf"):
             raise InvalidOption("order", order, "must be las, gittins, fifo or srtf")
+        if order != "gittins":
+            for k, v in (("gittins_samples", gittins_samples), ("gittins_delta", gittins_delta),
+                         ("gittins_code_quirk", gittins_code_quirk or None)):
+                if v is not None:
+                    raise InvalidOption(k, v, f"only 2D-Gittins takes it (order is {order!r})")
         if dims not in (1, 2):
             raise InvalidOption("dims", dims, "must be 1 or 2")
         if placement not in PLACEMENT_MODES:
@@ -172,6 +177,9 @@ class Tiresias:
             if any(x <= 0 for x in th) or any(b <= a for a, b in zip(th, th[1:])):
                 raise InvalidOption("thresholds", thresholds, "must be positive and increasing")
             thresholds = th
+        if promote_knob is not None and thresholds is None:
+            raise InvalidOption("promote_knob", promote_knob, "promotion moves jobs between "
+                                "queues; continuous LAS (thresholds=None) has none")
         if promote_knob is not None and not promote_knob > 0:
             raise InvalidOption("promote_knob", promote_knob, "must be > 0 or None")
         self.order = order
@@ -313,19 +321,24 @@ class Tiresias:
         return out
 
 
-def _factory(order: str, **defaults: Any):
-    def make(**options: Any) -> Tiresias:
-        kw = {**defaults, **options}
-        return Tiresias(order, **kw)
-    return make
+_GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk"})
 
 
-register_policy("tiresias_las", _factory("las", name="tiresias_las"))
-register_policy("tiresias_gittins", _factory("gittins", name="tiresias_gittins"))
-register_policy("tiresias_gittins_fixed",
-                _factory("gittins", gittins_delta=3250.0, name="tiresias_gittins_fixed"))
-register_policy("las_2d_continuous", _factory("las", thresholds=None, name="las_2d_continuous"))
-register_policy("las_1d", _factory("las", dims=1, name="las_1d"))
-register_policy("fifo_yarn", _factory("fifo", preemptive=False, thresholds=None,
-                                      name="fifo_yarn"))
-register_policy("srtf", _factory("srtf", thresholds=None, name="srtf"))
+def _register(name: str, **fixed: Any) -> None:
+    # options that cannot change this policy's decisions are not its options
+    exclude = set() if fixed["order"] == "gittins" else set(_GITTINS_OPTIONS)
+    if "thresholds" in fixed and fixed["thresholds"] is None:
+        exclude.add("promote_knob")
+    if fixed["order"] in ("fifo", "srtf"):
+        exclude.add("dims")
+    register_policy(name, Tiresias, defaults={"name": name}, exclude=frozenset(exclude),
+                    **fixed)
+
+
+_register("tiresias_las", order="las")
+_register("tiresias_gittins", order="gittins")
+_register("tiresias_gittins_fixed", order="gittins", gittins_delta=3250.0)
+_register("las_2d_continuous", order="las", thresholds=None)
+_register("las_1d", order="las", dims=1)
+_register("fifo_yarn", order="fifo", preemptive=False, thresholds=None)
+_register("srtf", order="srtf", thresholds=None)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from ..errors import InvalidOption
 from ..instance import Cluster, Instance, Node
 from ..policies.base import register_runner
-from ..registry import ModelSpec, register
+from ..registry import Method, ModelSpec, register
 from ..result import Result
 from .exact import OBJECTIVES, exact
 from .heuristics import ff_gpu_bound, ffd, lane_manager, lpt
@@ -59,12 +59,16 @@ SPEC = register(ModelSpec(
     name="salus",
     summary="Salus (MLSys'20): jobs to safe GPU lanes; makespan / packing / GPUs",
     sense="min",
-    objective="makespan (s); option objective=admitted|gpus",
-    exact=exact,
-    heuristics={"lane_manager": lane_manager, "ffd": ffd, "lpt": lpt},
+    objective="makespan (s)",
+    methods=(
+        Method("exact", exact, "exact", backend=True),
+        Method("exact-1-lane", exact, "exact", fixed={"lanes": 1}, backend=True),
+        Method("lane_manager", lane_manager), Method("ffd", ffd), Method("lpt", lpt),
+    ),
     default_heuristic="lane_manager",
     demo_instance=demo_instance,
-    exact_variants={"exact-1-lane": {"lanes": 1}},
+    objectives={"makespan": ("min", "makespan (s)"), "admitted": ("max", "admitted weight"),
+                "gpus": ("min", "GPUs used")},
 ))
 
 

@@ -57,6 +57,7 @@ import numpy as np
 
 from ..errors import InvalidOption
 from ..instance import Instance
+from ..options import declares
 from ..registry import finalize
 from ..result import Result, Status
 from ..solvers import solve_program
@@ -196,6 +197,7 @@ def _program(view: SalusView, objective: str, L: np.ndarray, horizon: float | No
     return lp, trip
 
 
+@declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, objective: str = "makespan",
           lanes: int | None = None, realize: str = "fluid", **options) -> Result:
     """Optimal lane plan for ``objective`` (see module docstring), solved by ``backend``.
@@ -216,7 +218,7 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
     lp, trip = _program(view, objective, L, horizon)
     data = lp.freeze()
     build = time.perf_counter() - t0
-    res = solve_program(data, backend=backend, **options)
+    res = solve_program(data, backend=backend, spent=build, **options)
     common = {"model": "salus", "method": "exact"}
     if not res.success:
         return res.replace(build_seconds=res.build_seconds + build,

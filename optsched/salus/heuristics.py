@@ -47,6 +47,7 @@ import time
 import numpy as np
 
 from ..instance import Instance
+from ..options import declares
 from ..registry import finalize
 from ..result import Result, Status
 from .exact import check_objective, check_realize, result_of_plan
@@ -80,8 +81,9 @@ def _unplaced(instance: Instance, view: SalusView, i: int, method: str, objectiv
                     extra={"objective_kind": objective})
 
 
+@declares()
 def lane_manager(instance: Instance, *, objective: str = "makespan", realize: str = "fluid",
-                 shared_lanes: bool = True, **_) -> Result:
+                 shared_lanes: bool = True) -> Result:
     """Salus' lane manager (module docstring), jobs in instance (FIFO) order."""
     check_objective(objective)
     check_realize(realize)
@@ -110,8 +112,9 @@ def lane_manager(instance: Instance, *, objective: str = "makespan", realize: st
                                                       for gl in gpus]})
 
 
+@declares()
 def ffd(instance: Instance, *, objective: str = "makespan", realize: str = "fluid",
-        order: str = "decreasing", **_) -> Result:
+        order: str = "decreasing") -> Result:
     """First fit (decreasing by P + T, or FIFO) into one lane per GPU."""
     from ..errors import InvalidOption
 
@@ -148,8 +151,8 @@ def ffd(instance: Instance, *, objective: str = "makespan", realize: str = "flui
                           ratio_note=note, extra={"ff_gpu_bound": bound, "order": order})
 
 
-def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "fluid",
-        **_) -> Result:
+@declares()
+def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "fluid") -> Result:
     """Longest serial work first, to the lane (new or existing) with the least makespan."""
     check_objective(objective)
     check_realize(realize)

@@ -122,10 +122,12 @@ def plot_result(data: Mapping, out_dir: str | Path, *, gantt_jobs: int = 60,
         if a["job"] in row:
             ax.barh(row[a["job"]], (a["end"] - a["start"]) / 3600.0,
                     left=a["start"] / 3600.0, height=0.7, color=tcol[a["gpu_type"]], lw=0)
-    for t_, c in tcol.items():
-        ax.barh([], [], color=c, label=t_)
     if types:
-        ax.legend(loc="lower right", fontsize=8)
+        # explicit patches: empty bar containers would all take the first cycle colour
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(color=c, label=t_) for t_, c in tcol.items()],
+                  loc="lower right", fontsize=8)
     ax.set_yticks(range(len(jobs)))
     ax.set_yticklabels(jobs, fontsize=6)
     ax.invert_yaxis()

@@ -51,10 +51,14 @@ from ..errors import InvalidOption, UnknownName
 from ..result import Result, Status, relative_gap
 from .program import LinearProgram, ProgramData, RowBlock, VarBlock
 
-__all__ = ["BACKENDS", "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
+__all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
            "available_backends", "solve_program", "write_program"]
 
 BACKENDS = ("highs", "pyomo", "cvxpy")
+#: Seconds a solve may take unless the caller says otherwise (``None`` or ``inf``: no
+#: limit). Long MILPs stop there with their incumbent, bound and gap (status
+#: ``time_limit``) instead of running unannounced for minutes.
+DEFAULT_TIME_LIMIT = 60.0
 
 
 def available_backends() -> dict[str, bool]:
@@ -66,9 +70,9 @@ def available_backends() -> dict[str, bool]:
 
 
 def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | None = None,
-                  time_limit: float | None = None, mip_gap: float | None = None,
+                  time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None,
                   threads: int | None = None, seed: int = 0, verbose: bool = False,
-                  options: dict[str, Any] | None = None) -> Result:
+                  options: dict[str, Any] | None = None, spent: float = 0.0) -> Result:
     """Solve ``data`` with ``backend`` and return a :class:`~optsched.result.Result`.
 
     Parameters
@@ -77,7 +81,11 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
     solver : the concrete solver: a Pyomo ``SolverFactory`` name or a cvxpy solver name
         (the ``"highs"`` backend accepts only ``None``/``"highs"``); ``None`` picks the
         backend's HiGHS interface. A solver that is not installed gives ``solver_missing``.
-    time_limit : seconds (``>= 0``), ``None`` for no limit.
+    time_limit : seconds (``>= 0``) for the whole method, default
+        :data:`DEFAULT_TIME_LIMIT`; ``None`` or ``inf`` for no limit. ``spent`` seconds
+        (the caller's model build) count against it: the solver gets what is left, and
+        when nothing is left no solve starts (status ``time_limit``).
+        ``Result.extra["time_limit"]`` records the limit that applied.
     mip_gap : relative MILP gap in ``[0, 1)``; ``None`` keeps the solver default
         (HiGHS: ``1e-4``).
     threads : ``>= 1``; ``None`` keeps the solver default.
@@ -90,13 +98,23 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
     opts = _check_options(time_limit, mip_gap, threads, seed)
     opts["verbose"] = bool(verbose)
     opts["options"] = dict(options or {})
+    limit = opts["time_limit"]
+    if limit is not None:
+        left = limit - max(0.0, float(spent))
+        if left <= 0:
+            return Result(status=Status.TIME_LIMIT, backend=backend, solver=solver,
+                          build_seconds=float(spent), extra={"time_limit": limit},
+                          message=f"building the model took {spent:.3g} s of the {limit:g} s "
+                                  "time limit; no solve was started")
+        opts["time_limit"] = left
     if backend == "highs":
         from .highs.backend import solve
     elif backend == "pyomo":
         from .pyomo.backend import solve
     else:
         from .cvxpy.backend import solve
-    return solve(data, solver=solver, **opts)
+    res = solve(data, solver=solver, **opts)
+    return res.replace(extra={**res.extra, "time_limit": limit})
 
 
 def _check_options(time_limit, mip_gap, threads, seed) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..instance import Cluster, Instance, Node
 from ..policies.base import register_runner
-from ..registry import ModelSpec, register
+from ..registry import Method, ModelSpec, register
 from ..result import Result
 from .heuristics import allocate, greedy, proportional, tune
 from .model import (
@@ -55,11 +55,17 @@ SPEC = register(ModelSpec(
     summary="Synergy (OSDI'22): CPU and DRAM per GPU job by sensitivity, one round",
     sense="max",
     objective="total normalized throughput of the round's jobs",
-    exact=exact,
-    heuristics={"tune": tune, "greedy": greedy, "proportional": proportional},
+    methods=(
+        Method("exact", exact, "exact", fixed={"formulation": "joint"}, backend=True),
+        Method("exact-two-step", exact, "heuristic", fixed={"formulation": "two-step"},
+               backend=True),
+        Method("tune", tune), Method("proportional", proportional),
+        Method("greedy", greedy,
+               outside_exact="GREEDY may skip an admitted job or leave it below its fair "
+                             "throughput, which the exact model forbids"),
+    ),
     default_heuristic="tune",
     demo_instance=demo_instance,
-    exact_variants={"exact-two-step": {"formulation": "two-step"}},
 ))
 
 

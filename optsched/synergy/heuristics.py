@@ -55,6 +55,7 @@ import time
 import numpy as np
 
 from ..instance import Instance
+from ..options import declares
 from ..result import Result
 from .model import TOL, Placement, SynergyRound, prepare, round_result
 
@@ -239,14 +240,15 @@ def _run(instance: Instance, method: str, start, order, note: str) -> Result:
     return state.result(method, seconds, ratio_note=note, **extra)
 
 
-def proportional(instance: Instance, *, start: float | None = None, order=None,
-                 **_) -> Result:
+@declares()
+def proportional(instance: Instance, *, start: float | None = None, order=None) -> Result:
     """GPU-proportional round allocation: fair share per GPU for every admitted job."""
     return _run(instance, "proportional", start, order,
                 "baseline: every admitted job runs at its fair throughput")
 
 
-def greedy(instance: Instance, *, start: float | None = None, order=None, **_) -> Result:
+@declares()
+def greedy(instance: Instance, *, start: float | None = None, order=None) -> Result:
     """Synergy-GREEDY: best-case demand, first fit, skip the job if it does not fit.
 
     ``extra["skipped"]`` lists jobs whose GPUs were free but whose best case did not
@@ -256,7 +258,8 @@ def greedy(instance: Instance, *, start: float | None = None, order=None, **_) -
                 NO_RATIO + "; not fair: admitted jobs may be skipped")
 
 
-def tune(instance: Instance, *, start: float | None = None, order=None, **_) -> Result:
+@declares()
+def tune(instance: Instance, *, start: float | None = None, order=None) -> Result:
     """Synergy-TUNE: best case, else fair share, else reduce above-fair peers.
 
     Guarantee: places every admitted job with throughput >= its fair throughput (see

@@ -76,6 +76,7 @@ import numpy as np
 
 from ..errors import InvalidOption
 from ..instance import Instance
+from ..options import declares
 from ..result import Result, Status, relative_gap
 from ..solvers import solve_program
 from ..solvers.program import LinearProgram
@@ -197,7 +198,7 @@ def joint(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
     lp, pj, cfg = joint_program(rnd)
     data = lp.freeze()
     build = time.perf_counter() - tb
-    res = solve_program(data, backend=backend, **_solver_opts(options))
+    res = solve_program(data, backend=backend, spent=build, **_solver_opts(options))
     if not res.success:
         return _fail(res, "exact", build, formulation="joint")
     y = res.values["y"] > 0.5
@@ -230,7 +231,7 @@ def two_step(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
     lp, pj, cfg = step1_program(rnd)
     data = lp.freeze()
     build = time.perf_counter() - tb
-    r1 = solve_program(data, backend=backend, **opts)
+    r1 = solve_program(data, backend=backend, spent=build, **opts)
     if not r1.success:
         return _fail(r1, "exact", build, formulation="two-step", step=1)
     y = r1.values["y"] > 0.5
@@ -285,6 +286,7 @@ def two_step(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
                                "step1_seconds": r1.seconds, "step2_seconds": r2.seconds})
 
 
+@declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, formulation: str = "joint",
           start: float | None = None, order=None, **options) -> Result:
     """Exact Synergy round allocation through the solver layer.

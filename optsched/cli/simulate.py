@@ -1,4 +1,4 @@
-"""``optsched simulate`` and ``optsched plot`` (sub-commands added to the main CLI).
+"""``optsched simulate`` and ``optsched plot``.
 
 ::
 
@@ -13,19 +13,16 @@ Bad input raises :mod:`optsched.errors` types (the main CLI maps them to exit 2)
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
-from typing import Any
 
 from ..errors import InvalidInput, InvalidOption
 from ..instance import Cluster, Instance, load_instance
+from .common import EXIT_OK, hours, parse_options, progress
 
-__all__ = ["add_simulate_parser", "add_plot_parser", "cmd_simulate", "cmd_plot",
-           "load_cluster", "build_instance"]
+__all__ = ["add_parsers", "load_cluster", "build_instance"]
 
 
-def add_simulate_parser(subparsers) -> argparse.ArgumentParser:
+def add_parsers(subparsers) -> None:
     from ..policies import simulation_names
 
     p = subparsers.add_parser(
@@ -42,6 +39,7 @@ def add_simulate_parser(subparsers) -> argparse.ArgumentParser:
                    help="trace layout (default: from the extension: .csv tiresias, else gavel)")
     p.add_argument("--cluster", help="cluster preset name or cluster/instance JSON file")
     p.add_argument("--jobs-per-hour", type=float, help="arrival rate for --generate")
+    p.add_argument("--jobs", type=int, help="keep only the first N jobs of the trace")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-time", type=float, help="stop at this simulated time (s)")
     p.add_argument("--backend", default=None, help="LP backend for Gavel policies")
@@ -51,17 +49,13 @@ def add_simulate_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     p.set_defaults(func=cmd_simulate)
-    return p
 
-
-def add_plot_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("plot", help="plot a simulation result (JCT CDF, utilisation, "
+    q = subparsers.add_parser("plot", help="plot a simulation result (JCT CDF, utilisation, "
                               "Gantt) to PNG; needs the 'plot' extra (matplotlib)")
-    p.add_argument("results", type=Path, help="result JSON written by 'optsched simulate'")
-    p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--gantt-jobs", type=int, default=60, help="jobs shown in the Gantt chart")
-    p.set_defaults(func=cmd_plot)
-    return p
+    q.add_argument("results", type=Path, help="result JSON written by 'optsched simulate'")
+    q.add_argument("--out", type=Path, required=True, help="output directory")
+    q.add_argument("--gantt-jobs", type=int, default=60, help="jobs shown in the Gantt chart")
+    q.set_defaults(func=cmd_plot)
 
 
 def load_cluster(spec: str | None) -> Cluster | None:
@@ -70,30 +64,14 @@ def load_cluster(spec: str | None) -> Cluster | None:
         return None
     path = Path(spec)
     if path.suffix.lower() == ".json" or path.exists():
-        try:
-            data = json.loads(path.read_text())
-        except OSError as exc:
-            raise InvalidOption("--cluster", spec, f"cannot read: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise InvalidOption("--cluster", spec, f"not valid JSON: {exc.msg}") from None
+        from ..jsonio import read_json_file
+
+        data = read_json_file(path, InvalidOption, "--cluster")
         if isinstance(data, dict) and "cluster" in data:
             data = data["cluster"]
         return Cluster.from_dict(data)
     from ..catalog import cluster_preset
     return cluster_preset(spec)
-
-
-def _parse_options(items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        if "=" not in item:
-            raise InvalidOption("--option", item, "must be KEY=VALUE")
-        k, v = item.split("=", 1)
-        try:
-            out[k.strip()] = json.loads(v)
-        except json.JSONDecodeError:
-            out[k.strip()] = v
-    return out
 
 
 def build_instance(args) -> Instance:
@@ -103,71 +81,65 @@ def build_instance(args) -> Instance:
     if args.generate is not None:
         if args.generate < 1:
             raise InvalidOption("--generate", args.generate, "must be >= 1")
-        return catalog.generate_philly(args.generate, cluster=cluster or "gavel-108",
+        inst = catalog.generate_philly(args.generate, cluster=cluster or "gavel-108",
                                        seed=args.seed, jobs_per_hour=args.jobs_per_hour)
-    if args.instance is not None:
+    elif args.instance is not None:
         inst = load_instance(args.instance)
-        return inst.replace(cluster=cluster) if cluster is not None else inst
-    path = args.trace
-    if not path.exists():
-        raise InvalidOption("--trace", str(path), "file not found")
-    fmt = args.trace_format or ("tiresias" if path.suffix.lower() == ".csv" else "gavel")
-    if fmt == "tiresias":
-        return catalog.read_tiresias_trace(path, cluster=cluster)
-    return catalog.read_gavel_trace(path, cluster=cluster)
+        inst = inst.replace(cluster=cluster) if cluster is not None else inst
+    else:
+        path = args.trace
+        if not path.exists():
+            raise InvalidOption("--trace", str(path), "file not found")
+        fmt = args.trace_format or ("tiresias" if path.suffix.lower() == ".csv" else "gavel")
+        if fmt == "tiresias":
+            inst = catalog.read_tiresias_trace(path, cluster=cluster)
+        else:
+            inst = catalog.read_gavel_trace(path, cluster=cluster)
+    if getattr(args, "jobs", None) is not None:
+        if args.jobs < 1:
+            raise InvalidOption("--jobs", args.jobs, "must be >= 1")
+        inst = inst.replace(jobs=inst.jobs[: args.jobs], name=f"{inst.name}-first{args.jobs}")
+    return inst
 
 
 def cmd_simulate(args) -> int:
-    from ..policies import RUNNERS, get_policy, run_policy
+    from ..policies import policy_spec, run_policy
 
-    options = _parse_options(args.option)
+    options = parse_options(args.option)
     if args.backend is not None:
         options["backend"] = args.backend
-    if args.policy not in RUNNERS:  # fail on a bad name or option before reading the trace
-        try:
-            get_policy(args.policy, **options)
-        except TypeError as exc:
-            raise InvalidOption("--option", options,
-                                f"not accepted by {args.policy!r}: {exc}") from None
+    policy_spec(args.policy).check(options)  # a bad name or option fails before any work
     inst = build_instance(args)
-    try:
-        res = run_policy(args.policy, inst, seed=args.seed, progress=args.progress,
-                         max_time=args.max_time, **options)
-    except TypeError as exc:
-        raise InvalidOption("--option", options, f"not accepted by {args.policy!r}: {exc}") \
-            from None
+    res = run_policy(args.policy, inst, seed=args.seed, progress=args.progress,
+                     max_time=args.max_time, **options)
     m = res.metrics
     print(f"policy {res.method}  instance {inst.name}  jobs {m.n_completed}/{m.n_jobs}  "
-          f"mean JCT {_hours(m.mean_jct)} h  p99 JCT {_hours(m.p99_jct)} h  "
-          f"makespan {_hours(m.makespan)} h  "
+          f"mean JCT {hours(m.mean_jct)} h  p99 JCT {hours(m.p99_jct)} h  "
+          f"makespan {hours(m.makespan)} h  "
           f"utilisation {m.cru if m.cru is None else round(m.cru, 3)}  "
           f"preemptions {res.extra.get('total_preemptions', '-')}  "
           f"wall {res.seconds:.1f} s")
+    if m.n_completed < m.n_jobs:
+        left = [j.id for j in inst.jobs if j.id not in m.completion]
+        why = res.extra.get("unfinished_reason") or (
+            "the simulation stopped at --max-time" if args.max_time is not None else
+            "the policy never finished them")
+        progress(f"optsched: warning: {len(left)} of {m.n_jobs} jobs did not complete "
+                 f"({why}): {', '.join(left[:8])}{' ...' if len(left) > 8 else ''}; the JCT "
+                 "figures above are over the completed jobs only")
     if args.out is not None:
+        import json
+
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(res.to_dict(), indent=1) + "\n")
-    return 0
-
-
-def _hours(x: float | None) -> str:
-    return "-" if x is None else f"{x / 3600:.3f}"
+    return EXIT_OK
 
 
 def cmd_plot(args) -> int:
-    from .plot import MatplotlibMissing, plot_result
+    from ..jsonio import read_json_file
+    from ..sim.plot import plot_result
 
-    try:
-        data = json.loads(args.results.read_text())
-    except OSError as exc:
-        raise InvalidInput("results", str(args.results), f"cannot read: {exc.strerror}") \
-            from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInput("results", str(args.results), f"not valid JSON: {exc.msg}") from None
-    try:
-        files = plot_result(data, args.out, gantt_jobs=args.gantt_jobs)
-    except MatplotlibMissing as exc:
-        print(f"optsched: error: {exc}", file=sys.stderr)
-        return 2
-    for f in files:
+    data = read_json_file(args.results, InvalidInput, "results")
+    for f in plot_result(data, args.out, gantt_jobs=args.gantt_jobs):
         print(f)
-    return 0
+    return EXIT_OK

@@ -1,0 +1,293 @@
+"""``optsched demo | solve | compare | validate | schema | catalog | instance``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..compare import Row, compare, result_row
+from ..errors import InvalidOption
+from ..instance import Instance, instance_json_schema, load_instance
+from ..registry import Method, get_model, models, solve
+from ..solvers import BACKENDS, DEFAULT_TIME_LIMIT
+from .common import EXIT_FAILED, EXIT_OK, num, parse_options, pct, progress, secs, table
+
+__all__ = ["add_parsers", "render_rows"]
+
+COLUMNS = ["method", "status", "value", "bound", "gap", "x opt", "proved <=", "time (s)"]
+
+
+# --------------------------------------------------------------------------- tables
+def _cluster_text(inst: Instance) -> str:
+    per = ", ".join(f"{k} {v}" for k, v in sorted(inst.cluster.gpus_per_type.items()))
+    return f"{inst.n_jobs} jobs on {inst.cluster.total_gpus} GPUs ({per})"
+
+
+def render_rows(rows: list[Row], instance: Instance, summary: str = "") -> str:
+    """One model's comparison as a table with its header and footnotes."""
+    r0 = rows[0]
+    direction = "minimised" if r0.sense == "min" else "maximised"
+    head = [f"# {r0.model}" + (f": {summary}" if summary else ""),
+            f"#   instance {instance.name}: {_cluster_text(instance)}",
+            f"#   objective: {r0.objective}, {direction}; x opt = factor from the exact "
+            "optimum (>= 1: worse)"]
+    limits = {r.time_limit for r in rows if r.backend is not None}
+    if limits:
+        tl = ", ".join("none" if t is None else f"{t:g} s" for t in sorted(
+            limits, key=lambda t: float("inf") if t is None else t))
+        head.append(f"#   time limit per solve: {tl}"
+                    + (" (default; --time-limit to change)" if limits == {DEFAULT_TIME_LIMIT}
+                       else ""))
+    body, marks = [], []
+    for r in rows:
+        name = r.method + (f" [{r.backend}]" if r.backend else "")
+        flag = ""
+        if r.outside_exact:
+            flag = " +"
+            marks.append(f"  + {r.method}: outside the exact model's feasible set: "
+                         f"{r.outside_exact}")
+        proved = "-"
+        if r.proved is not None:
+            proved = num(r.proved, 3) if r.proved_holds else f"({num(r.proved, 3)})"
+            if not r.proved_holds:
+                marks.append(f"  ({num(r.proved, 3)}) {r.method}: the ratio its theorem "
+                             "gives, not proved on this instance (an assumption fails; see "
+                             "below)")
+        body.append([name + flag, r.status, num(r.value), num(r.bound), pct(r.gap),
+                     num(r.factor, 3), proved, secs(r.seconds)])
+        if r.skipped:
+            marks.append(f"  {r.method}: does not take option(s) {', '.join(r.skipped)}; "
+                         "run without them")
+    notes = [f"  {r.method}: {r.note}" for r in rows if r.note]
+    msgs = [f"  {r.method}: {r.message}" for r in rows if r.message and not r.value
+            and r.status != "optimal"]
+    out = head + [table(body, COLUMNS, right={2, 3, 4, 5, 6, 7})]
+    if marks:
+        out += [*marks]
+    if notes:
+        out += ["proved ratios:", *notes]
+    if msgs:
+        out += ["messages:", *msgs]
+    return "\n".join(out)
+
+
+def _progress_hooks(model: str, enabled: bool):
+    if not enabled:
+        return None, None
+
+    def start(m: Method, opts: dict) -> None:
+        tl = ""
+        if m.backend:
+            limit = opts.get("time_limit", DEFAULT_TIME_LIMIT)
+            tl = f" (time limit {'none' if limit is None else f'{limit:g} s'})"
+        progress(f"{model} {m.name}{tl} ... ", end="")
+
+    def done(r: Row) -> None:
+        progress(f"{r.status}, {secs(r.seconds)} s")
+
+    return start, done
+
+
+def _run_compare(inst: Instance, model: str, backend, options, show: bool) -> list[Row]:
+    start, done = _progress_hooks(model, show)
+    return compare(inst, model, backend, on_start=start, on_done=done, **options)
+
+
+# --------------------------------------------------------------------------- commands
+def _options(args) -> dict:
+    opts = parse_options(getattr(args, "option", None))
+    for key in ("solver", "time_limit", "mip_gap"):
+        v = getattr(args, key, None)
+        if v is not None:
+            if key in opts:
+                raise InvalidOption(key, v, f"given both as --{key.replace('_', '-')} and "
+                                    "--option")
+            opts[key] = v
+    return opts
+
+
+def cmd_demo(args) -> int:
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    blocks, payload, ok = [], [], True
+    for name, spec in sorted(models().items()):
+        if spec.demo_instance is None:
+            continue
+        inst = spec.demo_instance()
+        rows = _run_compare(inst, name, args.backend, {}, show)
+        ok &= all(r.answered for r in rows)
+        payload += [r.to_dict() for r in rows]
+        blocks.append(render_rows(rows, inst, spec.summary))
+    print(json.dumps(payload, indent=1) if args.json else "\n\n".join(blocks))
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def cmd_solve(args) -> int:
+    inst = load_instance(args.instance)
+    spec = get_model(args.model)
+    method = spec.method(args.method)
+    opts = _options(args)
+    start, _ = _progress_hooks(spec.name, True)
+    start(method, opts)
+    try:
+        res = solve(inst, args.model, args.method, backend=args.backend, **opts)
+    except BaseException:
+        progress("stopped")
+        raise
+    progress(f"{res.status.value}, {secs(res.seconds)} s")
+    text = json.dumps(res.to_dict(values=args.values), indent=1)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    if args.json:
+        print(text)
+    else:
+        print(render_rows([result_row(spec, method, res, opts)], inst, spec.summary))
+        if res.metrics is not None:
+            m = res.metrics
+            print(f"\njobs completed {m.n_completed}/{m.n_jobs}; mean JCT {num(m.mean_jct)} s; "
+                  f"makespan {num(m.makespan)} s; CRU {num(m.cru, 3)}")
+    answered = res.objective is not None or res.bound is not None or \
+        res.status.value in ("infeasible", "unbounded")
+    return EXIT_OK if answered else EXIT_FAILED
+
+
+def cmd_compare(args) -> int:
+    inst = load_instance(args.instance)
+    rows = _run_compare(inst, args.model, args.backend, _options(args), True)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], indent=1))
+    else:
+        print(render_rows(rows, inst, get_model(args.model).summary))
+    missing = [r.method for r in rows if not r.answered]
+    if missing:
+        progress(f"optsched: no answer from {', '.join(missing)} (status "
+                 f"{', '.join(r.status for r in rows if not r.answered)})")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def cmd_validate(args) -> int:
+    from ..metrics import compute_metrics
+    from ..schedule import load_schedule
+    from ..validate import validate_schedule
+
+    inst = load_instance(args.instance)
+    sched = load_schedule(args.schedule)
+    validate_schedule(inst, sched)
+    m = compute_metrics(inst, sched)
+    print(json.dumps({"valid": True, "metrics": m.to_dict(per_job=False)}, indent=1))
+    return EXIT_OK
+
+
+def cmd_schema(args) -> int:
+    print(json.dumps(instance_json_schema(), indent=1))
+    return EXIT_OK
+
+
+def cmd_catalog(args) -> int:
+    from .. import catalog
+
+    print("Cluster presets:")
+    for name in catalog.PRESETS:
+        c = catalog.cluster_preset(name)
+        print(f"  {name:16s} {len(c.nodes):3d} nodes, {c.total_gpus:4d} GPUs {c.gpus_per_type}")
+    print("\nGavel job types (per-worker iterations/s on k80/p100/v100, 1 worker):")
+    for name, prof in sorted(catalog.profiles().items()):
+        tp = prof.throughput.get(1, {})
+        vals = "/".join(num(tp.get(t), 3) for t in ("k80", "p100", "v100"))
+        print(f"  {name:36s} {vals}")
+    print("\nSynergy CPU/memory-sensitivity profiles:",
+          ", ".join(sorted(catalog.synergy_profiles())))
+    print("Salus workloads:", len(catalog.salus_workloads()), "training runs")
+    print("\nInstances (optsched instance NAME --out FILE):", ", ".join(catalog_instances()))
+    print("\nModels:", ", ".join(f"{n} ({', '.join(s.method_names)})"
+                                 for n, s in sorted(models().items())))
+    return EXIT_OK
+
+
+def catalog_instances() -> list[str]:
+    """Names ``optsched instance`` writes: every model's demo and every shipped trace."""
+    from .. import catalog
+
+    return [f"{n}-demo" for n, s in sorted(models().items()) if s.demo_instance] + \
+        list(catalog.SHIPPED_TRACES)
+
+
+def cmd_instance(args) -> int:
+    from .. import catalog
+
+    name = args.name
+    known = catalog_instances()
+    if name not in known:
+        from ..errors import UnknownName
+        raise UnknownName("instance", name, f"known: {', '.join(known)}")
+    if name.endswith("-demo"):
+        inst = get_model(name[: -len("-demo")]).demo_instance()
+    else:
+        inst = catalog.shipped_trace(name, cluster=args.cluster)
+    if args.jobs is not None:
+        if args.jobs < 1:
+            raise InvalidOption("--jobs", args.jobs, "must be >= 1")
+        inst = inst.replace(jobs=inst.jobs[: args.jobs], name=f"{inst.name}-first{args.jobs}")
+    if args.out is None:
+        print(inst.to_json())
+    else:
+        inst.to_json(args.out)
+        print(f"{args.out}: {inst.name}, {_cluster_text(inst)}")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- parsers
+def add_parsers(sub) -> None:
+    d = sub.add_parser("demo", help="run every model exactly and heuristically on default data")
+    d.add_argument("--backend", choices=BACKENDS, default=None,
+                   help="backend of the rows that solve an LP/MILP (default highs)")
+    d.add_argument("--json", action="store_true")
+    d.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="a progress line per method on stderr (default: when a terminal)")
+    d.set_defaults(func=cmd_demo)
+
+    def solver_args(q):
+        q.add_argument("--backend", choices=BACKENDS, default=None,
+                       help="solver backend of LP/MILP methods (default highs)")
+        q.add_argument("--solver", help="solver name for the pyomo/cvxpy backend")
+        q.add_argument("--time-limit", type=float, dest="time_limit",
+                       help=f"seconds per solve, model build included (default "
+                            f"{DEFAULT_TIME_LIMIT:g})")
+        q.add_argument("--mip-gap", type=float, dest="mip_gap")
+        q.add_argument("--option", action="append", metavar="KEY=VALUE",
+                       help="method option, value parsed as JSON when possible; repeatable")
+        q.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    s = sub.add_parser("solve", help="solve an instance with a model")
+    s.add_argument("model")
+    s.add_argument("instance")
+    s.add_argument("--method", default="exact")
+    solver_args(s)
+    s.add_argument("--out", help="write the JSON result to this file")
+    s.add_argument("--values", action="store_true", help="include primal values and duals")
+    s.set_defaults(func=cmd_solve)
+
+    c = sub.add_parser("compare", help="exact vs every heuristic of a model")
+    c.add_argument("model")
+    c.add_argument("instance")
+    solver_args(c)
+    c.set_defaults(func=cmd_compare)
+
+    v = sub.add_parser("validate", help="check a schedule (or result JSON) against an instance")
+    v.add_argument("instance")
+    v.add_argument("schedule")
+    v.set_defaults(func=cmd_validate)
+
+    sub.add_parser("schema", help="print the instance JSON Schema").set_defaults(func=cmd_schema)
+    sub.add_parser("catalog", help="list workload profiles, cluster presets and instances"
+                   ).set_defaults(func=cmd_catalog)
+    i = sub.add_parser("instance", help="write a catalog instance (a model's demo or a "
+                       "shipped trace) as instance JSON")
+    i.add_argument("name", help="e.g. hadar-demo, gavel-philly-2000 (optsched catalog lists "
+                   "them)")
+    i.add_argument("--out", type=Path, help="file to write (default: stdout)")
+    i.add_argument("--jobs", type=int, help="keep only the first N jobs")
+    i.add_argument("--cluster", help="cluster preset for a trace (default: the trace's own)")
+    i.set_defaults(func=cmd_instance)
