@@ -522,9 +522,17 @@ class Job:
         """Seconds to finish alone with its full gang on its fastest GPU type."""
         return self.work / (self.workers * self.best_rate)
 
-    def value(self, delay: float) -> float:
-        """Utility of finishing with completion delay ``delay``; ``weight`` if none given."""
-        return self.weight * (1.0 if self.utility is None else self.utility(delay))
+    def value(self, delay: float | np.ndarray) -> float | np.ndarray:
+        """Utility of finishing with completion delay ``delay`` (a number or an array of
+        delays, answered in the same shape): ``weight x utility(delay)``.
+
+        A job without a ``utility`` has the constant utility 1, so its value is its
+        ``weight`` whenever it completes (the default of every utility-based model:
+        Hadar, HadarE)."""
+        if self.utility is None:
+            d = np.asarray(delay, dtype=float)
+            return self.weight if d.ndim == 0 else np.full(d.shape, self.weight)
+        return self.weight * self.utility(delay)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "arrival": self.arrival, "workers": self.workers,

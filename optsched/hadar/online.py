@@ -75,7 +75,7 @@ from .model import (
 )
 
 __all__ = ["Prices", "JobPlan", "slot_options", "dual_subroutine", "run_online", "online",
-           "plan_schedule", "DEFAULT_QUANTA"]
+           "plan_schedule", "quanta_per_slot", "coverable", "DEFAULT_QUANTA"]
 
 DEFAULT_QUANTA = 360
 # the DP's choice table is T x (Q+1) int16 per arrival: 100 MB at this size
@@ -162,13 +162,24 @@ def slot_options(model: HadarModel, j: int, price: np.ndarray, residual: np.ndar
     return cost, alloc
 
 
-def _quanta(model: HadarModel, j: int, rho: np.ndarray, Q: int, rounding: str) -> np.ndarray:
-    x = model.W[j] * rho * model.delta / model.E[j] * Q
-    if rounding == "safe":
-        q = np.floor(x + 1e-9)
-    else:
-        q = np.ceil(x - 1e-9)
+def quanta_per_slot(W: float, rho: np.ndarray, delta: float, E: float, Q: int,
+                    rounding: str) -> np.ndarray:
+    """Progress units a slot credits at threshold rates ``rho`` (see the module
+    docstring: floor for ``"safe"``, ceil for ``"optimistic"``, at most Q)."""
+    x = W * np.asarray(rho, dtype=float) * delta / E * Q
+    q = np.floor(x + 1e-9) if rounding == "safe" else np.ceil(x - 1e-9)
     return np.minimum(q, Q).astype(np.int64)
+
+
+def coverable(per_slot: np.ndarray, Q: int, n_slots: int) -> bool:
+    """Whether ``n_slots`` slots crediting at most ``max(per_slot)`` units each can reach
+    Q units: when not, no schedule exists whatever the prices or capacities."""
+    best = int(per_slot.max()) if per_slot.size else 0
+    return best > 0 and math.ceil(Q / best) <= n_slots
+
+
+def _quanta(model: HadarModel, j: int, rho: np.ndarray, Q: int, rounding: str) -> np.ndarray:
+    return quanta_per_slot(model.W[j], rho, model.delta, model.E[j], Q, rounding)
 
 
 def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.ndarray,
@@ -188,8 +199,11 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     if a >= T:
         return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
     rho = _thresholds(model, j)
-    cost = slot_options(model, j, price[a:], residual[a:], rho)
     pq = _quanta(model, j, rho, Q, rounding)
+    if not coverable(pq, Q, T - a):
+        # the DP below would find no schedule: an O(K) test spares its O(T(B log B + KQ))
+        return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
+    cost = slot_options(model, j, price[a:], residual[a:], rho)
     levels = np.arange(Q + 1)
     shift = [np.maximum(0, levels - p) for p in pq]
     nT = T - a

@@ -47,7 +47,7 @@ from ..errors import InvalidOption
 from ..instance import Instance
 from ..sim.policy import ClusterView, Placement
 from .model import HadarModel
-from .online import dual_subroutine
+from .online import coverable, dual_subroutine, quanta_per_slot
 
 __all__ = ["HadarPolicy", "rolling_price_params"]
 
@@ -197,6 +197,7 @@ class HadarPolicy:
                     for b, g in items:
                         self._g[t, b] -= g
         # best effort: jobs without a plan use GPUs left idle this round (no price change)
+        self._ensure(cur + 1)
         free = self._bc - self._g[cur]
         for m, jid in enumerate(view.ids):
             if jid in self._plans:
@@ -232,6 +233,14 @@ class HadarPolicy:
         nmax = float(np.where(np.isfinite(need), need, -1).max())
         f, s, mx = self.window
         w = int(min(mx, math.ceil(f * nmax) + s))
+        rho = np.unique(rates[rates > 0])
+        if not coverable(quanta_per_slot(Wj, rho, d, work, self.quanta, "safe"), self.quanta,
+                         w):
+            # the dual subroutine would reject it: skip pricing the window (same decision)
+            self._stats["subroutine_calls"] += 1
+            self._rejected[jid] = cur
+            self._stats["rejections"] += 1
+            return
         self._ensure(cur + w)
         arrival = float(view.arrivals[m])
         t_end = view.time + (np.arange(w) + 1) * d
