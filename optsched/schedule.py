@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import InvalidSchedule
+from .jsonio import load_json
 
 __all__ = ["Allocation", "Schedule", "load_schedule"]
 
@@ -175,14 +176,9 @@ def _alloc_from_dict(d: Any, path: str) -> Allocation:
 
 
 def load_schedule(path: str | Path) -> Schedule:
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except OSError as exc:
-        raise InvalidSchedule("(file)", str(p), f"cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidSchedule("(file)", str(p), f"not valid JSON: {exc.msg}") from None
-    return Schedule.from_dict(data)
+    """Read a schedule, or the schedule of a result JSON, from a UTF-8 JSON file (document
+    rules of :mod:`optsched.jsonio`)."""
+    return Schedule.from_dict(load_json(path, InvalidSchedule))
 
 
 def merge_intervals(allocations: Iterable[Allocation], tol: float = 1e-9) -> list[Allocation]:

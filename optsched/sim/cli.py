@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import InvalidInput, InvalidOption
 from ..instance import Cluster, Instance, load_instance
+from ..jsonio import load_json
 
 __all__ = ["add_simulate_parser", "add_plot_parser", "cmd_simulate", "cmd_plot",
            "load_cluster", "build_instance"]
@@ -70,12 +71,7 @@ def load_cluster(spec: str | None) -> Cluster | None:
         return None
     path = Path(spec)
     if path.suffix.lower() == ".json" or path.exists():
-        try:
-            data = json.loads(path.read_text())
-        except OSError as exc:
-            raise InvalidOption("--cluster", spec, f"cannot read: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise InvalidOption("--cluster", spec, f"not valid JSON: {exc.msg}") from None
+        data = load_json(path, InvalidOption, "--cluster")
         if isinstance(data, dict) and "cluster" in data:
             data = data["cluster"]
         return Cluster.from_dict(data)
@@ -156,13 +152,7 @@ def _hours(x: float | None) -> str:
 def cmd_plot(args) -> int:
     from .plot import MatplotlibMissing, plot_result
 
-    try:
-        data = json.loads(args.results.read_text())
-    except OSError as exc:
-        raise InvalidInput("results", str(args.results), f"cannot read: {exc.strerror}") \
-            from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInput("results", str(args.results), f"not valid JSON: {exc.msg}") from None
+    data = load_json(args.results, InvalidInput, "results")
     try:
         files = plot_result(data, args.out, gantt_jobs=args.gantt_jobs)
     except MatplotlibMissing as exc:
