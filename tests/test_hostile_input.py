@@ -136,6 +136,22 @@ def test_numbers_beyond_float_or_integer_range_are_typed_errors():
     assert Node("n", {"v100": 2**53}).gpus["v100"] == 2**53  # the largest accepted
 
 
+def test_schedule_from_dict_rejects_numbers_out_of_range():
+    for keys, value in [(["allocations", 0, "end"], 10**400),
+                        (["allocations", 0, "gpus"], 10**400),
+                        (["allocations", 0, "copy"], 2**63),
+                        (["completion", "a"], 10**400), (["consolidation"], 10**400)]:
+        d = schedule_dict()
+        target = d
+        for k in keys[:-1]:
+            target = target[k]
+        target[keys[-1]] = value
+        path = ".".join(str(k) for k in keys).replace(".0.", "[0].")
+        with pytest.raises(InvalidSchedule, match="number out of range") as err:
+            Schedule.from_dict(d)
+        assert err.value.path == path
+
+
 def test_error_message_survives_values_it_cannot_repr():
     deep: list = []
     for _ in range(100_000):
