@@ -697,8 +697,9 @@ class Instance:
         return cls(**kw)
 
     @classmethod
-    def from_json(cls, text: str) -> Instance:
-        """Parse JSON text (rules of :mod:`optsched.jsonio`) into an instance."""
+    def from_json(cls, text: str | bytes) -> Instance:
+        """Parse JSON text, or UTF-8 bytes, (rules of :mod:`optsched.jsonio`) into an
+        instance."""
         return cls.from_dict(parse_json(text, InvalidInstance))
 
 
@@ -758,7 +759,8 @@ def instance_json_schema() -> dict[str, Any]:
                 "properties": {
                     "name": {"type": "string", "minLength": 1},
                     "gpus": {"type": "object",
-                             "additionalProperties": {"type": "integer", "minimum": 0},
+                             "additionalProperties": {"type": "integer", "minimum": 0,
+                                                      "maximum": MAX_INTEGER},
                              "description": "GPU count per GPU type"},
                     "cpus": {**nonneg, "description": "CPU cores"},
                     "memory": {**nonneg, "description": "DRAM in GB"},
@@ -772,7 +774,8 @@ def instance_json_schema() -> dict[str, Any]:
                 "properties": {
                     "id": {"type": "string", "minLength": 1},
                     "arrival": {**nonneg, "description": "arrival time, s"},
-                    "workers": {"type": "integer", "minimum": 1, "description": "gang size (GPUs)"},
+                    "workers": {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER,
+                                "description": "gang size (GPUs)"},
                     "work": {**pos, "description": "iterations to train"},
                     "throughput": {"type": "object", "minProperties": 1,
                                    "additionalProperties": nonneg,

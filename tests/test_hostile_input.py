@@ -243,3 +243,25 @@ def test_cli_exits_2_on_hostile_files(name, inst, sched, needle, files, capsys):
         assert code == 2, (argv, err)
         assert needle in err and "Traceback" not in err, (argv, err)
     assert cli(["validate", good_inst, good_sched], capsys)[0] == 0
+
+
+def test_schema_states_the_integer_bound():
+    import jsonschema
+
+    from optsched.instance import MAX_INTEGER, instance_json_schema
+
+    schema = instance_json_schema()
+    d = instance_dict()
+    d["cluster"]["nodes"][0]["gpus"]["v100"] = MAX_INTEGER
+    d["jobs"][0]["workers"] = MAX_INTEGER
+    jsonschema.validate(d, schema)
+    for keys in (["cluster", "nodes", 0, "gpus", "v100"], ["jobs", 0, "workers"]):
+        bad = instance_dict()
+        target = bad
+        for k in keys[:-1]:
+            target = target[k]
+        target[keys[-1]] = MAX_INTEGER + 1
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+        with pytest.raises(InvalidInstance, match="number out of range"):
+            Instance.from_dict(bad)
