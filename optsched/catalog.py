@@ -38,7 +38,7 @@ import json
 import math
 import re
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -51,6 +51,7 @@ import numpy as np
 
 from .errors import InvalidInstance, InvalidOption, UnknownName
 from .instance import Cluster, Instance, Job, Node, Sensitivity
+from .jsonio import read_text
 
 __all__ = [
     "DATA_PACKAGE",
@@ -136,13 +137,7 @@ def _read_shipped(name: str) -> str:
 
 
 def _read_user_file(path: str | Path) -> str:
-    p = Path(path)
-    try:
-        return p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInstance("(file)", str(p), f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InvalidInstance("(file)", str(p), "not a UTF-8 text file") from None
+    return read_text(path, InvalidInstance)
 
 
 def _close(value: Any, choices: Iterable[str]) -> str:
@@ -625,8 +620,8 @@ def read_tiresias_trace(path: str | Path | None = None, cluster: Cluster | str |
         text, src = _read_shipped("tiresias_60_job.csv"), "tiresias_60_job.csv"
     else:
         text, src = _read_user_file(path), Path(path).name
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
+    reader = _csv_rows(text, src)
+    _, header = next(reader, (1, None))
     if header is None:
         raise InvalidInstance(f"{src}:line 1", "", "empty file; expected a CSV header")
     header = [h.strip() for h in header]
@@ -635,8 +630,7 @@ def read_tiresias_trace(path: str | Path | None = None, cluster: Cluster | str |
         raise InvalidInstance(f"{src}:line 1", ",".join(header),
                               f"missing column(s) {missing}")
     jobs: list[Job] = []
-    for fields in reader:
-        lineno = reader.line_num
+    for lineno, fields in reader:
         if not any(f.strip() for f in fields):
             continue
         where = f"{src}:line {lineno}"
@@ -679,6 +673,21 @@ def shipped_trace(name: str, cluster: Cluster | str | None = None) -> Instance:
     reader = read_tiresias_trace if kind == "tiresias" else read_gavel_trace
     with resources.as_file(data_files() / file) as path:
         return reader(path, cluster=cluster, name=name)
+
+
+def _csv_rows(text: str, src: str) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of each CSV record; a malformed record (e.g. a field past
+    the csv module's size limit) raises InvalidInstance naming its line."""
+    reader = csv.reader(io.StringIO(text))
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InvalidInstance(f"{src}:line {reader.line_num}", src,
+                                  f"not valid CSV: {exc}") from None
+        yield reader.line_num, fields
 
 
 def tiresias_gpu_time_samples() -> np.ndarray:

@@ -8,6 +8,7 @@ are never raised but reported as a :class:`optsched.result.Status` on the result
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 
@@ -72,6 +73,23 @@ class UnknownName(InvalidInput, KeyError):
         return Exception.__str__(self)
 
 
+class _BoundedRepr(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        try:
+            return super().repr_int(x, level)
+        except ValueError:  # more digits than int -> str conversion allows
+            return f"<{x.bit_length()}-bit integer>"
+
+
+_BOUNDED = _BoundedRepr()
+_BOUNDED.maxlevel = 4
+
+
 def _short(value: Any, limit: int = 80) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        # a value from hostile input (nested past the recursion limit, or an integer of
+        # thousands of digits) must not turn the error report into a crash
+        text = _BOUNDED.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidInstance
+from .jsonio import load_json, parse_json
 
 __all__ = [
     "Node",
@@ -45,13 +46,21 @@ __all__ = [
 
 UTILITY_KINDS = ("constant", "linear", "sigmoid", "step")
 
+#: Largest integer field (GPU counts, gang sizes) accepted: 2**53, beyond which integers
+#: are no longer exact as floats, which the LP models and the simulator compute in.
+MAX_INTEGER = 2**53
+
 
 # --------------------------------------------------------------------------- checks
 def _num(path: str, value: Any, *, minimum: float | None = 0.0, strict: bool = False,
          allow_inf: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InvalidInstance(path, value, "must be a number")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:
+        raise InvalidInstance(path, value, "number out of range (does not fit a 64-bit "
+                              "float)") from None
     if math.isnan(v):
         raise InvalidInstance(path, value, "must not be NaN")
     if math.isinf(v) and not allow_inf:
@@ -70,6 +79,9 @@ def _int(path: str, value: Any, *, minimum: int = 0) -> int:
             value = int(value)
         else:
             raise InvalidInstance(path, value, "must be an integer")
+    if abs(value) > MAX_INTEGER:
+        raise InvalidInstance(path, value, f"number out of range (integers are at most "
+                              f"2**53 = {MAX_INTEGER})")
     if value < minimum:
         raise InvalidInstance(path, value, f"must be >= {minimum}")
     return int(value)
@@ -693,27 +705,16 @@ class Instance:
         return cls(**kw)
 
     @classmethod
-    def from_json(cls, text: str) -> Instance:
-        try:
-            data = json.loads(text, parse_constant=_reject_constant)
-        except json.JSONDecodeError as exc:
-            raise InvalidInstance("(root)", text[:60], f"not valid JSON: {exc.msg} at line "
-                                  f"{exc.lineno} column {exc.colno}") from None
-        return cls.from_dict(data)
-
-
-def _reject_constant(name: str) -> Any:
-    raise InvalidInstance("(root)", name, "NaN and Infinity are not valid JSON numbers")
+    def from_json(cls, text: str | bytes) -> Instance:
+        """Parse JSON text, or UTF-8 bytes, (rules of :mod:`optsched.jsonio`) into an
+        instance."""
+        return cls.from_dict(parse_json(text, InvalidInstance))
 
 
 def load_instance(path: str | Path) -> Instance:
-    """Read an instance from a JSON file (see :func:`instance_json_schema`)."""
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise InvalidInstance("(file)", str(p), f"cannot read: {exc.strerror}") from None
-    return Instance.from_json(text)
+    """Read an instance from a UTF-8 JSON file (see :func:`instance_json_schema` and the
+    document rules of :mod:`optsched.jsonio`)."""
+    return Instance.from_dict(load_json(path, InvalidInstance))
 
 
 def _no_unknown(path: str, data: Mapping, allowed: Iterable[str]) -> None:
@@ -766,7 +767,8 @@ def instance_json_schema() -> dict[str, Any]:
                 "properties": {
                     "name": {"type": "string", "minLength": 1},
                     "gpus": {"type": "object",
-                             "additionalProperties": {"type": "integer", "minimum": 0},
+                             "additionalProperties": {"type": "integer", "minimum": 0,
+                                                      "maximum": MAX_INTEGER},
                              "description": "GPU count per GPU type"},
                     "cpus": {**nonneg, "description": "CPU cores"},
                     "memory": {**nonneg, "description": "DRAM in GB"},
@@ -780,7 +782,8 @@ def instance_json_schema() -> dict[str, Any]:
                 "properties": {
                     "id": {"type": "string", "minLength": 1},
                     "arrival": {**nonneg, "description": "arrival time, s"},
-                    "workers": {"type": "integer", "minimum": 1, "description": "gang size (GPUs)"},
+                    "workers": {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER,
+                                "description": "gang size (GPUs)"},
                     "work": {**pos, "description": "iterations to train"},
                     "throughput": {"type": "object", "minProperties": 1,
                                    "additionalProperties": nonneg,

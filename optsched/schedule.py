@@ -25,6 +25,7 @@ Progress semantics (checked by :mod:`optsched.validate`):
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import InvalidSchedule
+from .instance import MAX_INTEGER
+from .jsonio import load_json
 
 __all__ = ["Allocation", "Schedule", "load_schedule"]
 
@@ -128,8 +131,7 @@ class Schedule:
             data = data["schedule"]
             if not isinstance(data, Mapping):
                 raise InvalidSchedule("schedule", data, "must be an object")
-        extra = set(data) - {"allocations", "completion", "sharing", "forking", "consolidation",
-                             "resource_sensitive"}
+        extra = set(data) - {"allocations", "completion", *_FLAGS, "consolidation"}
         if extra:
             k = sorted(extra)[0]
             raise InvalidSchedule(k, data[k], "unknown field")
@@ -140,16 +142,41 @@ class Schedule:
         comp = data.get("completion", {})
         if not isinstance(comp, Mapping):
             raise InvalidSchedule("completion", comp, "must be an object job id -> time")
-        for k, v in comp.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise InvalidSchedule(f"completion.{k}", v, "must be a number")
-        cons = data.get("consolidation", 0.0)
-        if isinstance(cons, bool) or not isinstance(cons, (int, float)) or cons < 0:
-            raise InvalidSchedule("consolidation", cons, "must be a number >= 0")
-        return cls(tuple(allocs), {k: float(v) for k, v in comp.items()},
-                   sharing=bool(data.get("sharing", False)),
-                   forking=bool(data.get("forking", False)), consolidation=float(cons),
-                   resource_sensitive=bool(data.get("resource_sensitive", False)))
+        completion = {k: _number(f"completion.{k}", v) for k, v in comp.items()}
+        flags = {}
+        for k in _FLAGS:
+            v = data.get(k, False)
+            if not isinstance(v, bool):  # bool("no") is True: only JSON booleans are safe
+                raise InvalidSchedule(k, v, "must be a JSON boolean (true or false)")
+            flags[k] = v
+        cons = _number("consolidation", data.get("consolidation", 0.0))
+        if cons < 0:
+            raise InvalidSchedule("consolidation", cons, "must be >= 0")
+        return cls(tuple(allocs), completion, consolidation=cons, **flags)
+
+
+_FLAGS = ("sharing", "forking", "resource_sensitive")
+
+
+def _number(path: str, v: Any, *, integer: bool = False) -> Any:
+    """``v`` as a finite float (or, with ``integer``, an int of at most 2**53)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise InvalidSchedule(path, v, "must be a number")
+    if integer:
+        if isinstance(v, float) and not v.is_integer():
+            raise InvalidSchedule(path, v, "must be an integer")
+        if abs(v) > MAX_INTEGER:
+            raise InvalidSchedule(path, v, f"number out of range (integers are at most "
+                                  f"2**53 = {MAX_INTEGER})")
+        return int(v)
+    try:
+        f = float(v)
+    except OverflowError:
+        raise InvalidSchedule(path, v, "number out of range (does not fit a 64-bit "
+                              "float)") from None
+    if not math.isfinite(f):
+        raise InvalidSchedule(path, v, "must be a finite number")
+    return f
 
 
 def _alloc_from_dict(d: Any, path: str) -> Allocation:
@@ -161,13 +188,12 @@ def _alloc_from_dict(d: Any, path: str) -> Allocation:
             raise InvalidSchedule(f"{path}.{k}", v,
                                   f"unknown field; allowed {sorted(_ALLOC_FIELDS)}")
         typ = _ALLOC_FIELDS[k]
-        if typ is str and not isinstance(v, str):
-            raise InvalidSchedule(f"{path}.{k}", v, "must be a string")
-        if typ in (int, float) and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            raise InvalidSchedule(f"{path}.{k}", v, "must be a number")
-        if typ is int and isinstance(v, float) and not v.is_integer():
-            raise InvalidSchedule(f"{path}.{k}", v, "must be an integer")
-        kw[k] = typ(v)
+        if typ is str:
+            if not isinstance(v, str):
+                raise InvalidSchedule(f"{path}.{k}", v, "must be a string")
+            kw[k] = v
+        else:
+            kw[k] = _number(f"{path}.{k}", v, integer=typ is int)
     for k in ("job", "start", "end", "node", "gpu_type", "gpus"):
         if k not in kw:
             raise InvalidSchedule(f"{path}.{k}", None, "required field is missing")
@@ -175,14 +201,9 @@ def _alloc_from_dict(d: Any, path: str) -> Allocation:
 
 
 def load_schedule(path: str | Path) -> Schedule:
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except OSError as exc:
-        raise InvalidSchedule("(file)", str(p), f"cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidSchedule("(file)", str(p), f"not valid JSON: {exc.msg}") from None
-    return Schedule.from_dict(data)
+    """Read a schedule, or the schedule of a result JSON, from a UTF-8 JSON file (document
+    rules of :mod:`optsched.jsonio`)."""
+    return Schedule.from_dict(load_json(path, InvalidSchedule))
 
 
 def merge_intervals(allocations: Iterable[Allocation], tol: float = 1e-9) -> list[Allocation]:

@@ -56,7 +56,6 @@ import json
 import math
 import sys
 import time
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -64,6 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InvalidOption, ModelNotApplicable, UnknownName
+from .jsonio import parse_json, parse_toml, read_text
 
 __all__ = ["SweepConfig", "Cell", "load_config", "cells_of", "cell_key", "run_cell",
            "run_sweep", "load_table", "write_table", "plot_sweep", "COLUMNS", "FORMATS"]
@@ -172,16 +172,9 @@ def _int_list(v: Any, path: str, minimum: int) -> tuple[int, ...]:
 def load_config(path: str | Path) -> SweepConfig:
     """Read a ``.toml`` or ``.json`` sweep config."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise InvalidOption("config", str(p), f"cannot read: {exc.strerror}") from None
-    try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InvalidOption("config", str(p), f"not valid {p.suffix.lstrip('.') or 'TOML'}: "
-                            f"{exc}") from None
-    return SweepConfig.from_dict(data)
+    text = read_text(p, InvalidOption, "config")
+    parse = parse_json if p.suffix.lower() == ".json" else parse_toml
+    return SweepConfig.from_dict(parse(text, InvalidOption, "config", source=str(p)))
 
 
 # --------------------------------------------------------------------------- cells

@@ -117,6 +117,38 @@ def test_schedule_json_round_trip(inst):
                                              "gpu_type": "v100", "gpus": "two"}]})
 
 
+_NAN, _INF = float("nan"), float("inf")
+
+
+@pytest.mark.parametrize("keys,value", [
+    (["sharing"], "no"), (["forking"], "false"), (["resource_sensitive"], 1),
+    (["sharing"], None), (["consolidation"], _NAN), (["consolidation"], _INF),
+    (["completion", "a"], _NAN), (["completion", "b"], -_INF),
+    (["allocations", 0, "start"], _NAN), (["allocations", 0, "end"], _INF),
+    (["allocations", 0, "share"], _NAN), (["allocations", 0, "cpus"], _INF),
+])
+def test_schedule_reader_takes_only_json_booleans_and_finite_numbers(inst, keys, value,
+                                                                     tmp_path, capsys):
+    import json
+
+    from optsched.cli import main
+
+    d = good(inst).to_dict()
+    target = d
+    for k in keys[:-1]:
+        target = target[k]
+    target[keys[-1]] = value
+    path = ".".join(map(str, keys)).replace(".0.", "[0].")
+    with pytest.raises(InvalidSchedule) as err:
+        Schedule.from_dict(d)
+    assert err.value.path == path, str(err.value)
+    inst_file, sched_file = tmp_path / "i.json", tmp_path / "s.json"
+    inst.to_json(inst_file)
+    sched_file.write_text(json.dumps(d))
+    assert main(["validate", str(inst_file), str(sched_file)]) == 2
+    assert path in capsys.readouterr().err
+
+
 def test_resource_sensitive_progress_uses_cpu_and_memory_per_gpu():
     from optsched import Sensitivity
 

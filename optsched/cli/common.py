@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..errors import InvalidOption
+from ..jsonio import check_document
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "parse_options", "num", "pct", "secs",
            "hours", "table", "progress"]
@@ -33,9 +34,11 @@ def parse_options(items: list[str] | None) -> dict[str, Any]:
         if k in out:
             raise InvalidOption(k, v, "option given twice")
         try:
-            out[k] = json.loads(v)
+            value = json.loads(v)
         except (json.JSONDecodeError, RecursionError):
-            out[k] = v
+            value = v  # not JSON: the text itself
+        check_document(value, InvalidOption, f"--option {k}")  # NaN, 1e400, ...
+        out[k] = value
     return out
 
 

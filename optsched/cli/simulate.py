@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import InvalidInput, InvalidOption
 from ..instance import Cluster, Instance, load_instance
+from ..jsonio import load_json
 from .common import EXIT_OK, hours, parse_options, progress
 
 __all__ = ["add_parsers", "load_cluster", "build_instance"]
@@ -64,9 +65,7 @@ def load_cluster(spec: str | None) -> Cluster | None:
         return None
     path = Path(spec)
     if path.suffix.lower() == ".json" or path.exists():
-        from ..jsonio import read_json_file
-
-        data = read_json_file(path, InvalidOption, "--cluster")
+        data = load_json(path, InvalidOption, "--cluster")
         if isinstance(data, dict) and "cluster" in data:
             data = data["cluster"]
         return Cluster.from_dict(data)
@@ -136,10 +135,9 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from ..jsonio import read_json_file
     from ..sim.plot import plot_result
 
-    data = read_json_file(args.results, InvalidInput, "results")
+    data = load_json(args.results, InvalidInput, "results")
     for f in plot_result(data, args.out, gantt_jobs=args.gantt_jobs):
         print(f)
     return EXIT_OK

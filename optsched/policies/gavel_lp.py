@@ -56,7 +56,9 @@ Policies (§4), each one LP (or a short sequence) built with
   rates are jointly infeasible they are scaled by the largest feasible common factor.
 
 Every function takes arrays and returns :class:`LPAllocation` (``X``, ``objective``, the
-solver :class:`~optsched.result.Result`).
+solver :class:`~optsched.result.Result`). The returned ``X`` satisfies the base
+constraints exactly (up to float rounding), not merely within the solver's tolerance:
+:func:`repair_allocation` is applied to every returned allocation.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ from ..solvers.program import LinearProgram, VarBlock
 __all__ = [
     "LPAllocation", "allocation_program", "equal_share", "isolated_share", "max_min_fairness",
     "min_total_duration", "finish_time_fairness", "max_sum_throughput", "min_cost_slo",
-    "AWS_PRICES", "job_classes", "fill_idle",
+    "AWS_PRICES", "job_classes", "fill_idle", "repair_allocation",
 ]
 
 #: On-demand $/GPU-hour used by default for :func:`min_cost_slo`: AWS p3.2xlarge
@@ -151,8 +153,48 @@ def _solve(lp: LinearProgram, backend: str, opts: dict) -> tuple[Result, dict]:
     return res, res.values
 
 
-def _clip(X: np.ndarray, T: np.ndarray) -> np.ndarray:
-    return np.where(T > 0, np.clip(X, 0.0, 1.0), 0.0)
+def repair_allocation(X, T, workers, capacity) -> np.ndarray:
+    r"""``X`` made to satisfy Gavel's constraints (1)-(3) exactly, up to float rounding.
+
+    An LP solver returns X within its primal feasibility tolerance (HiGHS: 1e-7 on its
+    internally scaled rows; capacity rows have come back 4e-7 to 2.8e-6 GPUs over
+    :math:`c_k`); used as exact, that over-fills a GPU type. The repair clips X to
+    [0, 1] on usable types (0 elsewhere), divides each row with
+    :math:`\sum_k X_{mk} = 1 + \delta > 1` by :math:`1 + \delta`, then multiplies each
+    column with load :math:`\sum_m W_m X_{mk} = c_k + \epsilon > c_k` by
+    :math:`c_k / (c_k + \epsilon)`.
+    Column scaling only lowers entries, so the rows stay within 1.
+
+    Why this keeps every objective within the solver tolerance: the excesses
+    :math:`\delta, \epsilon` are the solver's own constraint violations, so every entry
+    shrinks by at most a relative :math:`\delta + \epsilon / c_k` (:math:`c_k \ge 1`
+    for a type that is used). The per-job rates :math:`\sum_k a_{mk} X_{mk}`
+    (:math:`a \ge 0`) then fall by at most that relative amount, and with them the
+    max-min value, total throughput, makespan and finish-time ratio, which are monotone
+    in the rates; the cost objective, a ratio of two such non-negative linear forms,
+    moves by at most twice as much. Either way the change is of the order of the
+    tolerance the solver already allowed itself on the optimum. A feasible X is
+    returned unchanged.
+    """
+    T = np.asarray(T, dtype=float)
+    W = np.asarray(workers, dtype=float).reshape(-1)
+    c = np.asarray(capacity, dtype=float).reshape(-1)
+    X = np.where(T > 0, np.clip(np.asarray(X, dtype=float), 0.0, 1.0), 0.0)
+    rows = X.sum(axis=1)
+    over = rows > 1.0
+    X[over] /= rows[over, None]
+    load = W @ X
+    over = load > c
+    X[:, over] *= c[over] / load[over]
+    return X
+
+
+def _allocation(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
+                objective: float | None, status: Status, result: Result | None,
+                **fields: Any) -> LPAllocation:
+    """Every policy's return: the allocation goes through :func:`repair_allocation` here,
+    so no caller ever sees an X that over-fills a type or a job's time."""
+    return LPAllocation(repair_allocation(X, T, W, c), objective, status, result, **fields)
 
 
 def _fail(n: int, K: int, res: Result, **info) -> LPAllocation:
@@ -265,13 +307,13 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
         solves += 1
         if res2.success:
             Xc = vals2["X"]
-    Xs = _clip(Xc, Tc)[inv]
+    Xs = repair_allocation(Xc[inv], T, W, c)
     if pareto == "greedy":
         Xs = fill_idle(Xs, Te, W, c, A)
     elif pareto not in (False, True, "lp"):
         raise InvalidOption("pareto", pareto, "must be False, 'greedy', True or 'lp'")
-    return LPAllocation(_clip(Xs, T), zstar, res.status, res, lp_solves=solves, seconds=seconds,
-                        info={"normalised": A, "classes": int(len(first))})
+    return _allocation(Xs, T, W, c, zstar, res.status, res, lp_solves=solves,
+                       seconds=seconds, info={"normalised": A, "classes": int(len(first))})
 
 
 def _max_common_rate(T, W, c, need, backend, opts, name) -> tuple[float | None, np.ndarray,
@@ -298,7 +340,7 @@ def _max_common_rate(T, W, c, need, backend, opts, name) -> tuple[float | None, 
     res, vals = _solve(lp, backend, opts)
     if not res.success:
         return None, np.zeros((n, K)), res
-    Xs = _clip(vals["X"], T)
+    Xs = repair_allocation(vals["X"], T, W, c)
     # report the lambda the returned X actually achieves (robust to solver tolerances)
     got = float(np.min((R * Xs).sum(axis=1)))
     return got, Xs, res
@@ -318,8 +360,8 @@ def min_total_duration(T, workers, capacity, remaining, *, backend: str = "highs
     tau, Xs, res = _max_common_rate(T, W, c, r, backend, solve_options, "gavel_makespan")
     if tau is None or tau <= 0:
         return _fail(n, K, res)
-    return LPAllocation(_clip(Xs, T), 1.0 / tau, res.status, res, seconds=res.seconds,
-                        info={"tau": tau})
+    return _allocation(Xs, T, W, c, 1.0 / tau, res.status, res, seconds=res.seconds,
+                       info={"tau": tau})
 
 
 def finish_time_fairness(T, workers, capacity, remaining, elapsed, isolated_time=None, *,
@@ -359,18 +401,17 @@ def finish_time_fairness(T, workers, capacity, remaining, elapsed, isolated_time
         seconds += res.seconds
         last = res
         if lam is None:
-            return LPAllocation(_clip(best_X, T), best, res.status, res, lp_solves=solves,
-                                seconds=seconds, info={"fallback": "isolated"})
+            return _allocation(best_X, T, W, c, best, res.status, res, lp_solves=solves,
+                               seconds=seconds, info={"fallback": "isolated"})
         if lam >= 1.0 - 1e-9:
-            Xc = _clip(Xs, T)
-            val = rho_of(W * (T * Xc).sum(axis=1))
+            val = rho_of(W * (T * Xs).sum(axis=1))
             hi = min(mid, val) if val >= lo else mid
             if val < best:
-                best_X, best = Xc, val
+                best_X, best = Xs, val
         else:
             lo = mid
-    return LPAllocation(_clip(best_X, T), best, Status.OPTIMAL, last, lp_solves=solves,
-                        seconds=seconds, info={"lower": lo, "upper": hi})
+    return _allocation(best_X, T, W, c, best, Status.OPTIMAL, last, lp_solves=solves,
+                       seconds=seconds, info={"lower": lo, "upper": hi})
 
 
 def max_sum_throughput(T, workers, capacity, *, backend: str = "highs",
@@ -385,8 +426,8 @@ def max_sum_throughput(T, workers, capacity, *, backend: str = "highs",
     res, vals = _solve(lp, backend, solve_options)
     if not res.success:
         return _fail(n, K, res)
-    return LPAllocation(_clip(vals["X"], T), float(res.objective), res.status, res,
-                        seconds=res.seconds)
+    return _allocation(vals["X"], T, W, c, float(res.objective), res.status, res,
+                       seconds=res.seconds)
 
 
 def min_cost_slo(T, workers, capacity, prices, slo_rate=None, *, backend: str = "highs",
@@ -448,6 +489,5 @@ def min_cost_slo(T, workers, capacity, prices, slo_rate=None, *, backend: str = 
     sv = float(vals["s"][0])
     if sv <= 1e-12:
         return _fail(n, K, res.replace(status=Status.ERROR))
-    Xs = _clip(vals["Y"] / sv, T)
-    return LPAllocation(Xs, float(res.objective), res.status, res, lp_solves=solves,
-                        seconds=seconds, info={"slo_scale": scale, "s": sv})
+    return _allocation(vals["Y"] / sv, T, W, c, float(res.objective), res.status, res,
+                       lp_solves=solves, seconds=seconds, info={"slo_scale": scale, "s": sv})
