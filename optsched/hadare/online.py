@@ -155,8 +155,9 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
 
     Options: ``slots`` (T), ``slot``, ``max_slots`` (the planning grid), ``quanta``,
     ``U``, ``L`` (Hadar's pricing, see :func:`optsched.hadar.online.online`);
-    ``consolidation`` (seconds) or ``consolidation_slots``; ``max_copies`` (:math:`F_j`: an integer or a mapping job id ->
-    integer; default as many as nodes); ``forking=False`` replays Hadar instead;
+    ``consolidation`` (seconds) or ``consolidation_slots``; ``max_copies`` (:math:`F_j`:
+    an integer or a mapping job id -> integer; default as many as nodes);
+    ``forking=False`` replays Hadar instead;
     ``completion`` ``"slot"`` (end of the slot in which the work is done, Hadar's slot
     model, comparable with the MILP) or ``"exact"`` (the instant the work is done, the
     simulator's semantics); both plus the consolidation cost.
