@@ -8,7 +8,14 @@ import pytest
 
 from optsched.cli import main
 from optsched.errors import InvalidOption
-from optsched.reproduce import CLAIMS, run_reproduction, talk_instance, talk_schedule
+from optsched.reproduce import (
+    CLAIMS,
+    quick_verdict,
+    run_reproduction,
+    talk_instance,
+    talk_schedule,
+    verdict_strength,
+)
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +32,14 @@ def test_quick_run_writes_every_row(quick):
     rows = {r["key"]: r for r in data["rows"]}
     assert set(rows) == {c.key for c in CLAIMS}
     assert data["meta"]["mode"] == "quick"
+    claims = {c.key: c for c in CLAIMS}
     for key, r in rows.items():
         assert r["verdict"] != "error", (key, r["notes"])
+        # labelled quick, and never claiming more than the committed full run
+        assert r["verdict"].startswith("quick: "), key
+        assert verdict_strength(r["verdict"]) <= verdict_strength(claims[key].full_verdict)
         if r["measured"] is None:
-            assert r["verdict"] == "not yet available" and len(r["notes"]) > 40, key
+            assert r["verdict"] == "quick: not yet available" and len(r["notes"]) > 40, key
         else:
             assert r["measured"] > 0 and r["measured_text"] and r["instance"], key
         for p in r["plots"]:
@@ -44,7 +55,7 @@ def test_rows_that_must_reproduce(quick):
     allox = rows["allox_talk"]
     assert allox["measured"] == pytest.approx(215 / 85)           # 2.53x mean JCT
     assert "4.00x vs the talk's optimum" in allox["measured_text"]
-    assert allox["verdict"] == "reproduced"
+    assert allox["verdict"] == "quick: reproduced"
     assert rows["salus_inference"]["measured"] == 39              # all 13 x 3 jobs fit
     for key in ("synergy_tune", "tiresias_vs_fifo", "gavel_hetero"):
         assert rows[key]["measured"] > 1.0, key                   # right direction
@@ -74,3 +85,24 @@ def test_only_merges_into_an_earlier_report_of_the_same_mode(tmp_path):
     assert keys == ["allox_talk", "salus_inference"]              # CLAIMS order, both kept
     md = (tmp_path / "REPRODUCTION.md").read_text()
     assert "2.53x mean JCT" in md and "39 of 39 jobs" in md
+
+
+def test_pinned_full_verdicts_are_the_committed_full_run():
+    """Claim.full_verdict caps the quick verdicts: it must be the committed run's."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks/results/REPRODUCTION.json"
+    data = json.loads(path.read_text())
+    assert data["meta"]["mode"] == "full"
+    committed = {r["key"]: r["verdict"] for r in data["rows"]}
+    assert {c.key: c.full_verdict for c in CLAIMS} == committed
+
+
+def test_quick_verdict_is_capped_by_the_full_run():
+    hadar = next(c for c in CLAIMS if c.key == "hadar_vs_gavel")
+    assert hadar.full_verdict == "not reproduced"
+    # the quick 20-job instance once gave 1.18x, "reproduced": never again
+    assert quick_verdict(hadar, "reproduced") == "quick: not reproduced"
+    allox = next(c for c in CLAIMS if c.key == "allox_talk")
+    assert quick_verdict(allox, "same direction, smaller factor") == \
+        "quick: same direction, smaller factor"

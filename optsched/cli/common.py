@@ -68,7 +68,7 @@ def pct(g: float | None) -> str:
         return "-"
     if g < 5e-5:
         return "0 %"
-    return f"{100 * g:.2g} %"
+    return f"{100 * g:,.0f} %" if g >= 1 else f"{100 * g:.2g} %"
 
 
 def secs(x: float | None) -> str:
