@@ -54,7 +54,6 @@ import importlib
 import inspect
 import json
 import math
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -64,6 +63,7 @@ from typing import Any
 
 from .errors import InvalidOption, ModelNotApplicable, UnknownName
 from .jsonio import parse_json, parse_toml, read_text
+from .progressbar import ProgressBar
 
 __all__ = ["SweepConfig", "Cell", "load_config", "cells_of", "cell_key", "run_cell",
            "run_sweep", "load_table", "write_table", "plot_sweep", "COLUMNS", "FORMATS"]
@@ -292,22 +292,6 @@ def _plain(v: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- engines
-def _progress(enabled: bool | None, total: int, label: str):
-    """A rich progress bar on a terminal (or when forced); ``None`` otherwise."""
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    if not enabled or total == 0:
-        return None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    bar = Progress("[progress.description]{task.description}", BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True),
-                   transient=True)
-    bar.start()
-    return bar, bar.add_task(label, total=total)
-
-
 def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None]) -> None:
     if workers <= 1 or len(todo) <= 1:
         for p in todo:
@@ -390,23 +374,17 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
     done = _read_store(store)
     grid = [c.params() for c in cells_of(config)]
     todo = [p for p in grid if cell_key(p) not in done]
-    bar = _progress(progress, len(todo), config.name)
-    with store.open("a") as fh:
+    with store.open("a") as fh, ProgressBar(len(todo), config.name, progress) as bar:
         def sink(row: dict) -> None:
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             if row["status"] != "error":
                 done[row["key"]] = row
-            if bar is not None:
-                bar[0].advance(bar[1])
-        try:
-            if engine == "local":
-                _run_local(todo, workers, sink)
-            else:
-                _run_dask(todo, workers, sink, scheduler, client)
-        finally:
-            if bar is not None:
-                bar[0].stop()
+            bar.advance()
+        if engine == "local":
+            _run_local(todo, workers, sink)
+        else:
+            _run_dask(todo, workers, sink, scheduler, client)
     failed = [p for p in grid if cell_key(p) not in done]
     rows = [done[cell_key(p)] for p in grid if cell_key(p) in done]
     rows += [{**{c: None for c in COLUMNS}, "key": cell_key(p), "model": p["model"],

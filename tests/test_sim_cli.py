@@ -60,3 +60,22 @@ def test_plot_without_matplotlib_exits_2(tmp_path, monkeypatch, capsys):
     from optsched.cli import main
     assert main(["plot", str(out), "--out", str(tmp_path / "p")]) == 2
     assert "plot" in capsys.readouterr().err
+
+
+def test_progress_bar_renders_when_asked(tmp_path, capsys):
+    """--progress draws the bar even when stderr is not a terminal; without it, nothing."""
+    argv = ["simulate", "--policy", "fifo", "--generate", "6", "--seed", "1"]
+    assert run([*argv, "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "simulate fifo" in err and "6/6" in err
+    assert run([*argv, "--no-progress"]) == 0
+    assert "simulate fifo" not in capsys.readouterr().err
+
+
+def test_sweep_progress_bar_renders_when_asked(tmp_path, capsys):
+    config = tmp_path / "grid.json"
+    config.write_text(json.dumps({"name": "tiny", "models": ["allox"], "methods": ["sjf"],
+                                  "sizes": [4], "seeds": [0, 1]}))
+    assert run(["sweep", str(config), "--out", str(tmp_path / "o"), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "tiny" in err and "2/2" in err

@@ -41,7 +41,6 @@ with ``seed``; iteration orders are fixed (arrival, then instance order).
 from __future__ import annotations
 
 import math
-import sys
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ import numpy as np
 from ..errors import InvalidOption
 from ..instance import Instance
 from ..progress import gang_rate
+from ..progressbar import ProgressBar
 from ..registry import finalize
 from ..result import Result, Status
 from ..schedule import Allocation, Schedule
@@ -72,24 +72,6 @@ class SimStats:
     idle_jumps: int = 0
 
 
-def _progress_bar(enabled: bool | None, total: int, label: str):
-    """A rich progress bar when stderr is a terminal (or forced), else ``None``."""
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    if not enabled:
-        return None
-    try:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-    except ImportError:  # pragma: no cover - rich is a soft dependency
-        return None
-    from rich.console import Console
-    bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-    bar.start()
-    task = bar.add_task(label, total=total)
-    return bar, task
-
-
 def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: bool | None = None,
              max_time: float | None = None,
              on_epoch: Callable[[float, list[Placement]], None] | None = None) -> Result:
@@ -105,7 +87,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     seed : int
         Seeds ``ClusterView.rng`` (the only randomness a policy may use).
     progress : bool or None
-        Show a rich progress bar (jobs completed); ``None``: only when stderr is a TTY.
+        Show a progress bar of jobs completed (:class:`optsched.progressbar.ProgressBar`:
+        ``None`` only when stderr is a terminal, ``True`` always).
     max_time : float or None
         Stop at this simulated time; unfinished jobs are left out of ``completion``.
     on_epoch : callable, optional
@@ -179,9 +162,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     stats = SimStats()
     rate_memo: dict[tuple, float] = {}
 
-    bar = _progress_bar(progress, n, f"simulate {pname}")
     t = float(arrival[order[0]]) if n else 0.0
-    try:
+    with ProgressBar(n, f"simulate {pname}", progress) as bar:
         while True:
             while ptr < n and arrival[order[ptr]] <= t + _EPS:
                 active.append(int(order[ptr]))
@@ -290,8 +272,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             if finished:
                 done = set(finished)
                 active = [i for i in active if i not in done]
-                if bar is not None:
-                    bar[0].update(bar[1], advance=len(finished))
+                bar.advance(len(finished))
             prev = tuple(p for i, copies in gangs.items() if i not in done
                          for ps in copies.values() for p in ps)
             if not gangs:
@@ -309,9 +290,6 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 prev, prev_sig = (), {}
                 continue
             t = end
-    finally:
-        if bar is not None:
-            bar[0].stop()
     closed.extend((k, s[0], s[1]) for k, s in open_.items())
     allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], cpus=k[4], memory=k[5], copy=k[6],
                          share=k[7]) for k, s, e in closed if e > s]
