@@ -31,6 +31,7 @@ from typing import Any
 
 from .errors import InvalidOption, ModelNotApplicable
 from .instance import Instance
+from .options import check_options
 from .registry import Method, ModelSpec, get_model
 from .result import Result, Status
 from .solvers import DEFAULT_TIME_LIMIT
@@ -83,11 +84,8 @@ class Row:
 def route_options(spec: ModelSpec, options: Mapping[str, Any],
                   backend: str | None) -> dict[str, tuple[dict[str, Any], list[str]]]:
     """Per method: the options it takes and those it does not (see module docstring)."""
-    for k, v in options.items():
-        if not any(k in m.options for m in spec.methods):
-            known = sorted({o for m in spec.methods for o in m.options})
-            raise InvalidOption(k, v, f"no method of {spec.name} takes this option; their "
-                                f"options: {', '.join(known)}")
+    check_options(f"any method of {spec.name}", options,
+                  {o for m in spec.methods for o in m.options})
     if backend is not None and not any(m.backend for m in spec.methods):
         raise InvalidOption("backend", backend, f"no method of {spec.name} solves an LP/MILP")
     out = {}

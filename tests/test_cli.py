@@ -150,3 +150,129 @@ def test_policy_failure_exits_1(monkeypatch, capsys):
     monkeypatch.setattr("optsched.cli.models.cmd_schema", boom)
     assert main(["schema"]) == 1
     assert "policy 'p' at t=3" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- options
+@pytest.fixture
+def salus_file(tmp_path):
+    from optsched.salus import demo_instance
+
+    path = tmp_path / "salus.json"
+    demo_instance().to_json(path)
+    return path
+
+
+def test_compare_options_reach_every_row(salus_file, capsys):
+    """objective=gpus goes to the exact rows and every heuristic; the ratios compare
+    GPUs with GPUs."""
+    assert main(["compare", "salus", str(salus_file), "--option", "objective=gpus",
+                 "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["objective"] for r in rows} == {"GPUs used"}
+    assert all(r["sense"] == "min" and not r["skipped"] for r in rows)
+    values = [r["value"] for r in rows]
+    assert all(v == int(v) and 1 <= v <= 2 for v in values)
+    assert all(r["factor"] >= 1 for r in rows if r["factor"] is not None)
+
+
+def test_compare_says_which_rows_do_not_take_an_option(instance_file, capsys):
+    assert main(["compare", "allox", str(instance_file), "--option", "alpha=0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "jsq: does not take option(s) alpha" in out
+    assert "online: does not take" not in out
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["compare", "allox", "{inst}", "--option", "alpah=0.5"], "did you mean 'alpha'"),
+    (["solve", "allox", "{inst}", "--method", "online", "--option", "alpah=0.5"],
+     "its options: alpha, max_jobs"),
+    (["solve", "allox", "{inst}", "--backend", "pyomo"], "takes no solver backend"),
+    (["solve", "allox", "{inst}", "--method", "sjf", "--time-limit", "5"], "time_limit"),
+    (["solve", "hadar", "{inst}", "--option", "nonsense=1"], "nonsense"),
+    (["solve", "hadare", "{inst}", "--option", "nonsense=1"], "nonsense"),
+    (["solve", "salus", "{inst}", "--option", "nonsense=1"], "nonsense"),
+    (["solve", "hadar", "{inst}", "--method", "online", "--option", "time_limit=3"],
+     "time_limit"),
+    (["simulate", "--policy", "max_min_fairness", "--generate", "4", "--option", "bogus=1"],
+     "bogus"),
+    (["simulate", "--policy", "max_min_fairness", "--generate", "4", "--option",
+      "prices={}"], "prices"),
+    (["simulate", "--policy", "fifo_yarn", "--generate", "4", "--option", "promote_knob=2"],
+     "promote_knob"),
+    (["simulate", "--policy", "tiresias_las", "--generate", "4", "--option",
+      "gittins_delta=3"], "gittins_delta"),
+    (["simulate", "--policy", "hadar", "--generate", "4", "--option", "bogus=1"], "bogus"),
+    (["simulate", "--policy", "synergy_tune", "--generate", "4", "--option", "bogus=1"],
+     "bogus"),
+    (["simulate", "--policy", "max_min_fairness", "--generate", "4", "--option",
+      "reset_interval=NaN"], "reset_interval"),
+])
+def test_unknown_or_inapplicable_options_exit_2(argv, needle, instance_file, capsys):
+    argv = [a.replace("{inst}", str(instance_file)) for a in argv]
+    assert main(argv) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_api_methods_raise_invalid_option_not_type_error(instance_file):
+    import optsched
+    from optsched import hadar, hadare, salus
+    from optsched.errors import InvalidOption
+
+    inst = optsched.load_instance(instance_file)
+    for call in (lambda: hadar.exact(inst, nonsense=1), lambda: hadare.exact(inst, nonsense=1),
+                 lambda: salus.exact(salus.demo_instance(), nonsense=1),
+                 lambda: salus.ffd(salus.demo_instance(), nonsense=1),
+                 lambda: optsched.solve(inst, "allox", "sjf", nonsense=1)):
+        with pytest.raises(InvalidOption, match="nonsense"):
+            call()
+
+
+def test_gavel_policy_whose_lp_fails_fails_loudly(capsys):
+    """No silent fallback: the LP's status, exit 1."""
+    assert main(["simulate", "--policy", "max_min_fairness", "--generate", "8", "--option",
+                 "solver=glpk"]) == 1
+    err = capsys.readouterr().err
+    assert "policy 'max_min_fairness'" in err and "solver_missing" in err
+
+
+def test_simulate_says_when_jobs_did_not_complete(capsys):
+    assert main(["simulate", "--policy", "hadare", "--generate", "30", "--seed", "1"]) == 0
+    cap = capsys.readouterr()
+    assert "jobs 29/30" in cap.out
+    assert "1 of 30 jobs did not complete (1 rejected by Hadar's admission" in cap.err
+
+
+def test_long_exact_solve_reports_limit_bound_and_exit(tmp_path, capsys):
+    """A 40-job Philly instance: the planning grid is sized from the instance, the time
+    limit (model build included) is stated, rows without an answer exit 1."""
+    from optsched.catalog import generate_philly
+
+    path = tmp_path / "p40.json"
+    generate_philly(40, seed=1).to_json(path)
+    code = main(["compare", "hadare", str(path), "--time-limit", "1"])
+    cap = capsys.readouterr()
+    assert "time limit per solve: 1 s" in cap.out
+    assert "hadare exact (time limit 1 s) ..." in cap.err
+    rows = {line.split()[0]: line for line in cap.out.splitlines()
+            if line.startswith(("exact", "online"))}
+    assert "time_limit" in rows["exact"]
+    assert code == (1 if "no answer from" in cap.err else 0)
+    assert main(["solve", "hadar", str(path), "--json", "--time-limit", "30"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["status"] in ("optimal", "time_limit") and res["objective"] is not None
+    assert res["extra"]["slots"] <= 64 and res["extra"]["time_limit"] == 30
+
+
+def test_model_size_is_guarded_before_building(tmp_path, capsys):
+    """A 3-job instance with a 1e-4 s slot and explicit slots: refused before the build,
+    naming the size and how to reduce it (exit 2)."""
+    from optsched.catalog import generate_philly
+
+    inst = generate_philly(3, seed=0)
+    path = tmp_path / "tiny.json"
+    inst.replace(slot=1e-4).to_json(path)
+    assert main(["solve", "hadar", str(path), "--option", "slots=100000000"]) == 2
+    err = capsys.readouterr().err
+    assert "columns" in err and "slot=SECONDS" in err
+    # without explicit slots the grid is sized from the instance and it solves
+    assert main(["solve", "hadar", str(path), "--json"]) == 0

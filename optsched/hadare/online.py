@@ -211,6 +211,14 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
              "done_at": done_at, "hadar_seconds": hr.seconds,
              "round_seconds": sim.extra["simulation_seconds"],
              "epochs": sim.extra["epochs"]}
+    left = [j.id for j in instance.jobs if j.id not in comp]
+    if left:
+        never = sorted(set(left) - set(admitted))
+        extra["unfinished_reason"] = "; ".join(filter(None, [
+            f"{len(never)} rejected by Hadar's admission (HadarE runs admitted jobs only)"
+            if never else "",
+            f"{len(left) - len(never)} admitted but not done by the last of the {model.T} "
+            f"slots of {d:g} s" if len(left) > len(never) else ""]))
     return finalize(instance, schedule, status=Status.FEASIBLE, objective=P,
                     model="hadare", method="online" if forking else "hadar-replay",
                     solver="hadar-primal-dual+fork", solve_seconds=seconds,
