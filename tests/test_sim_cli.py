@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import sys
 
 import pytest
@@ -79,3 +80,31 @@ def test_sweep_progress_bar_renders_when_asked(tmp_path, capsys):
     assert run(["sweep", str(config), "--out", str(tmp_path / "o"), "--progress"]) == 0
     err = capsys.readouterr().err
     assert "tiny" in err and "2/2" in err
+
+
+def test_gantt_legend_colours_are_the_bars_colours(tmp_path, monkeypatch):
+    """One legend entry per GPU type, in the colour its bars are drawn with."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_hex
+
+    import optsched.sim.plot as plot
+
+    out = tmp_path / "r.json"
+    assert run(["simulate", "--policy", "max_min_fairness", "--generate", "30", "--seed",
+                "3", "--out", str(out)]) == 0
+    figures = {}
+    real = plot.save_figure
+
+    def keep(fig, path, **kw):
+        figures[Path(path).name] = (fig.axes[0].get_legend(),
+                                    [(to_hex(b.get_facecolor())) for b in fig.axes[0].patches])
+        return real(fig, path, **kw)
+
+    monkeypatch.setattr(plot, "save_figure", keep)
+    plot.plot_result(json.loads(out.read_text()), tmp_path / "png")
+    legend, bars = figures["gantt.png"]
+    entries = {t.get_text(): to_hex(h.get_facecolor())
+               for t, h in zip(legend.get_texts(), legend.legend_handles)}
+    assert set(entries) == {"k80", "p100", "v100"}
+    assert len(set(entries.values())) == 3
+    assert set(entries.values()) == set(bars)
