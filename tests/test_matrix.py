@@ -1,0 +1,146 @@
+"""Every path a user can take from the command line, on every shipped trace.
+
+Cells: every registered model (``compare`` and ``solve`` with each of its methods, then
+``validate`` of the result) and every simulator policy (``simulate``, then ``validate``
+and, once per instance, ``plot``) on a short prefix of each shipped trace, on a
+generated Philly-like instance and on the models' demo instances (written by
+``optsched instance``). Each cell must exit 0 with a result that validates, or exit 2
+naming the field that puts the instance outside the model. Which cells exit 2 is pinned
+below, so a model that stops applying where it used to fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from optsched.catalog import SHIPPED_TRACES
+from optsched.cli import main
+from optsched.policies import simulation_names
+from optsched.registry import models
+
+PREFIX = 6
+TRACES = sorted(SHIPPED_TRACES)
+MODELS = sorted(models())
+DEMOS = [f"{m}-demo" for m in MODELS]
+INSTANCES = [*TRACES, "generated", *DEMOS]
+SIM_INSTANCES = [*TRACES, "generated", "salus-demo", "synergy-demo"]
+
+# (model or policy, instance) pairs outside the model: the command exits 2 naming a field
+OUTSIDE = {
+    **{("allox", i): "arrival|workers" for i in [*TRACES, "generated", "hadar-demo",
+                                               "hadare-demo"]},
+    ("allox", "synergy-demo"): "arrival|workers",
+    **{("salus", i): "memory|workers" for i in INSTANCES if i != "salus-demo"},
+    **{("synergy", i): "gpu_types|sensitivity" for i in INSTANCES
+       if i not in ("tiresias-60", "synergy-demo", "salus-demo")},
+    **{("salus_lanes", i): "memory|workers" for i in SIM_INSTANCES if i != "salus-demo"},
+    **{(p, i): "gpu_types|sensitivity" for p in ("synergy_tune", "synergy_greedy",
+                                                 "synergy_proportional")
+       for i in SIM_INSTANCES if i not in ("tiresias-60", "synergy-demo", "salus-demo")},
+}
+FIELD = re.compile(r"optsched: error: ([\w.\[\]]+): ")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Instance files written through the CLI (``optsched instance``)."""
+    root = tmp_path_factory.mktemp("matrix")
+    out = {}
+    for name in [*TRACES, *DEMOS]:
+        path = root / f"{name}.json"
+        argv = ["instance", name, "--out", str(path)]
+        if name in TRACES:
+            argv += ["--jobs", str(PREFIX)]
+        assert main(argv) == 0, name
+        out[name] = path
+    from optsched.catalog import generate_philly
+
+    out["generated"] = root / "generated.json"
+    generate_philly(PREFIX, seed=1, jobs_per_hour=2.0).to_json(out["generated"])
+    return out
+
+
+def _expect(key, code, err):
+    if key in OUTSIDE:
+        assert code == 2, (key, err)
+        field = FIELD.search(err)
+        assert field and re.search(OUTSIDE[key], field.group(1) + err), (key, err)
+    else:
+        assert code == 0, (key, err)
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("instance", INSTANCES)
+def test_compare(model, instance, files, capsys):
+    code = main(["compare", model, str(files[instance]), "--json", "--time-limit", "20"])
+    cap = capsys.readouterr()
+    _expect((model, instance), code, cap.err)
+    if code == 0:
+        rows = json.loads(cap.out)
+        assert [r["method"] for r in rows] == list(models()[model].method_names)
+
+
+@pytest.mark.parametrize("model,method", [(m, x) for m in MODELS
+                                          for x in models()[m].method_names])
+def test_solve_and_validate_on_demo(model, method, files, tmp_path, capsys):
+    inst = files[f"{model}-demo"]
+    out = tmp_path / "r.json"
+    assert main(["solve", model, str(inst), "--method", method, "--json",
+                 "--out", str(out)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["method"] == method and res["status"] in ("optimal", "feasible")
+    if res.get("schedule") is not None:
+        assert main(["validate", str(inst), str(out)]) == 0
+        assert json.loads(capsys.readouterr().out)["valid"] is True
+    else:  # a bound has no schedule, only the bound
+        assert res["bound"] is not None
+
+
+@pytest.mark.parametrize("policy", simulation_names())
+@pytest.mark.parametrize("instance", SIM_INSTANCES)
+def test_simulate_and_validate(policy, instance, files, tmp_path, capsys):
+    out = tmp_path / "sim.json"
+    code = main(["simulate", "--policy", policy, "--instance", str(files[instance]),
+                 "--out", str(out)])
+    cap = capsys.readouterr()
+    _expect((policy, instance), code, cap.err)
+    if code == 0:
+        res = json.loads(out.read_text())
+        n = len(json.loads(files[instance].read_text())["jobs"])
+        assert res["metrics"]["n_jobs"] == n
+        assert main(["validate", str(files[instance]), str(out)]) == 0
+
+
+@pytest.mark.parametrize("instance", SIM_INSTANCES)
+def test_plot_every_instance(instance, files, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "sim.json"
+    policy = {"salus-demo": "salus_lanes", "synergy-demo": "synergy_tune"}.get(
+        instance, "max_min_fairness")
+    assert main(["simulate", "--policy", policy, "--instance", str(files[instance]),
+                 "--out", str(out)]) == 0
+    assert main(["plot", str(out), "--out", str(tmp_path / "png")]) == 0
+    for f in ("jct_cdf.png", "utilization.png", "gantt.png"):
+        assert (tmp_path / "png" / f).stat().st_size > 1000
+
+
+def test_generate_source(capsys):
+    assert main(["simulate", "--policy", "tiresias_gittins", "--generate", str(PREFIX),
+                 "--cluster", "tiresias-n32g4"]) == 0
+    assert f"jobs {PREFIX}/{PREFIX}" in capsys.readouterr().out
+
+
+def test_remaining_commands(tmp_path, capsys):
+    assert main(["schema"]) == 0
+    assert main(["catalog"]) == 0
+    assert main(["instance", "gavel-phily-2000"]) == 2
+    assert "gavel-philly-2000" in capsys.readouterr().err
+    assert main(["reproduce", "--quick", "--only", "allox_talk", "--out",
+                 str(tmp_path / "rep")]) == 0
+    config = tmp_path / "grid.json"
+    config.write_text(json.dumps({"name": "m", "models": ["allox"],
+                                  "methods": ["exact", "sjf"], "sizes": [4], "seeds": [0]}))
+    assert main(["sweep", str(config), "--out", str(tmp_path / "s")]) == 0
