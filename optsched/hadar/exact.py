@@ -86,6 +86,8 @@ from .model import (
     HadarModel,
     build_model,
     check_size,
+    job_slots,
+    model_slots,
     planning_instance,
 )
 
@@ -295,16 +297,17 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         raise InvalidOption("placement", placement, "must be 'types' or 'nodes'")
     tb = time.perf_counter()
     plan = planning_instance(instance, slot, slots, max_slots)
-    model = build_model(plan, slots)
-    _, cnt, N, *_ = _job_slots(model)
-    usable = (model.rates > 0).sum(axis=1)
-    per = (model.rates > 0).astype(float) @ np.bincount(model.bucket_type,
-                                                         minlength=len(model.types))
-    width = 2 * usable + 2 if placement == "types" else usable + per + 2
+    T = model_slots(plan, slots)
+    usable = (plan.throughput_matrix > 0).sum(axis=1)
+    buckets = (plan.throughput_matrix > 0).astype(float) @ \
+        (plan.cluster.capacity > 0).sum(axis=0)
+    width = 2 * usable + 2 if placement == "types" else usable + buckets + 2
     if relax and lp_form == "projected":
         width = usable + 1
-    check_size("hadar " + ("LP relaxation" if relax else "MILP"), int((cnt * width).sum()),
-               max_columns, n_jobs=model.n_jobs, slots=model.T, slot=model.delta)
+    check_size("hadar " + ("LP relaxation" if relax else "MILP"),
+               int((job_slots(plan, T) * width).sum()), max_columns, n_jobs=plan.n_jobs,
+               slots=T, slot=plan.slot)
+    model = build_model(plan, T)
     if relax and lp_form == "projected":
         lp, index = build_projected_lp(model), {}
     else:

@@ -82,7 +82,8 @@ from ..errors import InvalidOption, ModelNotApplicable, ModelTooLarge
 from ..instance import Instance
 
 __all__ = ["HadarModel", "RatioReport", "assign_utilities", "build_model", "competitive_ratio",
-           "default_slots", "planning_instance", "check_size", "SMALL_DEMAND_THRESHOLD",
+           "default_slots", "planning_instance", "check_size", "model_slots", "job_slots",
+           "SMALL_DEMAND_THRESHOLD",
            "DEFAULT_MAX_SLOTS", "DEFAULT_MAX_COLUMNS"]
 
 SMALL_DEMAND_THRESHOLD = 0.25
@@ -343,8 +344,8 @@ class HadarModel:
                            self.eta_default, share, a, notes)
 
 
-def build_model(instance: Instance, slots: int | None = None) -> HadarModel:
-    """The slotted model of ``instance`` with ``slots`` slots (see :func:`default_slots`)."""
+def model_slots(instance: Instance, slots: int | None = None) -> int:
+    """T: ``slots`` if given, else from the horizon, else :func:`default_slots`."""
     if slots is None:
         if instance.horizon is not None:
             slots = math.ceil(instance.horizon / instance.slot - _EPS)
@@ -352,7 +353,23 @@ def build_model(instance: Instance, slots: int | None = None) -> HadarModel:
             slots = default_slots(instance)
     if isinstance(slots, bool) or not isinstance(slots, (int, np.integer)) or slots < 1:
         raise InvalidOption("slots", slots, "must be an integer >= 1")
-    T = int(slots)
+    return int(slots)
+
+
+def job_slots(instance: Instance, T: int) -> np.ndarray:
+    """Slots each job has variables for: :math:`T - a_j`, or 0 when it cannot finish
+    alone by slot T (the size of the exact programs, known before building them)."""
+    d = instance.slot
+    a = np.ceil(instance.arrivals / d - _EPS)
+    W = instance.workers.astype(float)
+    best = instance.throughput_matrix.max(axis=1)
+    nmin = np.ceil(instance.work / (W * best * d) - _EPS)
+    return np.where(a + nmin <= T, np.maximum(0, T - a), 0).astype(np.int64)
+
+
+def build_model(instance: Instance, slots: int | None = None) -> HadarModel:
+    """The slotted model of ``instance`` with ``slots`` slots (see :func:`default_slots`)."""
+    T = model_slots(instance, slots)
     d = float(instance.slot)
     cl = instance.cluster
     cap = cl.capacity

@@ -71,11 +71,13 @@ from .model import (
     SMALL_DEMAND_THRESHOLD,
     HadarModel,
     build_model,
+    model_slots,
     planning_instance,
 )
 
 __all__ = ["Prices", "JobPlan", "slot_options", "dual_subroutine", "run_online", "online",
-           "plan_schedule", "quanta_per_slot", "coverable", "DEFAULT_QUANTA"]
+           "plan_schedule", "quanta_per_slot", "coverable", "online_model",
+           "DEFAULT_QUANTA"]
 
 DEFAULT_QUANTA = 360
 # the DP's choice table is T x (Q+1) int16 per arrival: 100 MB at this size
@@ -313,6 +315,23 @@ def plan_schedule(model: HadarModel, plans: dict[int, JobPlan]) -> Schedule:
     return Schedule(tuple(merge_intervals(allocs)), comp)
 
 
+def online_model(instance: Instance, slot: float | None = None, slots: int | None = None,
+                 max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA
+                 ) -> HadarModel:
+    """The slotted model the online algorithm plans on (the planning grid of
+    :func:`~optsched.hadar.model.planning_instance`), refused with
+    :class:`~optsched.errors.ModelTooLarge` before it is built when the dual
+    subroutine's table (slots x quanta) would not fit in memory."""
+    plan = planning_instance(instance, slot, slots, max_slots)
+    T = model_slots(plan, slots)
+    if T * (quanta + 1) > _MAX_DP_CELLS:
+        raise ModelTooLarge("slots", T, f"the dual subroutine's table would have {T:,} slots "
+                            f"x {quanta + 1} quanta, over {_MAX_DP_CELLS:,} cells; pass a "
+                            "longer slot (slot=SECONDS), fewer slots (slots=N) or fewer "
+                            "quanta")
+    return build_model(plan, T)
+
+
 @declares()
 def online(instance: Instance, *, slots: int | None = None, slot: float | None = None,
            max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
@@ -331,12 +350,7 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     from .certificate import dual_certificate
 
     quanta = _check_quanta(quanta)
-    model = build_model(planning_instance(instance, slot, slots, max_slots), slots)
-    if model.T * (quanta + 1) > _MAX_DP_CELLS:
-        raise ModelTooLarge("slots", model.T, f"the dual subroutine's table would have "
-                            f"{model.T:,} slots x {quanta + 1} quanta, over "
-                            f"{_MAX_DP_CELLS:,} cells; pass a longer slot (slot=SECONDS), "
-                            "fewer slots (slots=N) or fewer quanta")
+    model = online_model(instance, slot, slots, max_slots, quanta)
     run = run_online(model, quanta=quanta, U=U, L=L)
     sched = plan_schedule(model, run.plans)
     P = float(sum(model.values[j, pl.t_hat] for j, pl in run.plans.items()))

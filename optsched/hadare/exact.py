@@ -63,8 +63,8 @@ from ..errors import InvalidOption
 from ..hadar.model import (
     DEFAULT_MAX_COLUMNS,
     DEFAULT_MAX_SLOTS,
-    build_model,
     check_size,
+    model_slots,
     planning_instance,
 )
 from ..instance import Instance
@@ -241,7 +241,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     plan = planning_instance(instance, slot, slots, max_slots)
     kappa = consolidation_seconds(plan, consolidation, consolidation_slots)
     F = max_copies_of(plan, max_copies)
-    T = build_model(plan, slots).T
+    T = model_slots(plan, slots)
     common = {"model": "hadare", "method": "exact-lp" if relax else "exact"}
     extra: dict[str, Any] = {"slots": T, "slot": plan.slot, "objective": objective,
                              "consolidation": kappa,

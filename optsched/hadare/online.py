@@ -75,8 +75,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidOption
-from ..hadar.model import DEFAULT_MAX_SLOTS, HadarModel, build_model, planning_instance
-from ..hadar.online import DEFAULT_QUANTA, OnlineRun, run_online
+from ..hadar.model import DEFAULT_MAX_SLOTS, HadarModel
+from ..hadar.online import DEFAULT_QUANTA, OnlineRun, online_model, run_online
 from ..instance import Instance
 from ..options import declares
 from ..registry import finalize
@@ -172,7 +172,7 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
         raise InvalidOption("forking", forking, "must be True or False")
     t0 = time.perf_counter()
     if hadar_run is None:
-        model = build_model(planning_instance(instance, slot, slots, max_slots), slots)
+        model = online_model(instance, slot, slots, max_slots, quanta)
         hr = run_online(model, quanta=quanta, U=U, L=L)
     else:
         if not isinstance(hadar_run, OnlineRun) or \

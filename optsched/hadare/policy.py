@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ..hadar.model import DEFAULT_MAX_SLOTS, HadarModel, build_model, planning_instance
-from ..hadar.online import DEFAULT_QUANTA, OnlineRun, run_online
+from ..hadar.model import DEFAULT_MAX_SLOTS, HadarModel
+from ..hadar.online import DEFAULT_QUANTA, OnlineRun, online_model, run_online
 from ..instance import Instance
 from ..result import Result
 from ..sim.policy import ClusterView, Placement
@@ -190,7 +190,7 @@ def simulate_pair(instance: Instance, *, slots: int | None = None, slot: float |
                   **options: Any) -> tuple[Result, Result]:
     """``(HadarE, Hadar)`` as :func:`simulate_hadare` would give them, sharing one pass of
     Hadar's admission (identical by construction; half the work on long traces)."""
-    model = build_model(planning_instance(instance, slot, slots, max_slots), slots)
+    model = online_model(instance, slot, slots, max_slots, quanta)
     hr = run_online(model, quanta=quanta, U=U, L=L)
     return (simulate_hadare(instance, forking=True, hadar_run=hr, **options),
             simulate_hadare(instance, forking=False, hadar_run=hr, **options))
