@@ -1,7 +1,15 @@
-"""Shared pytest fixtures and the Hypothesis profiles.
+"""Shared pytest fixtures, markers and the Hypothesis profiles.
 
-Profiles: ``default`` (25 derandomized examples, the normal run) and ``long`` (500
-examples); choose with ``OPTSCHED_HYPOTHESIS_PROFILE=long``.
+Profiles (``OPTSCHED_HYPOTHESIS_PROFILE``):
+
+* ``default``: the README's test command; seeds derandomised, so a run is reproducible;
+* ``long``: CI's second step; 10x the examples of every property test and fresh random
+  seeds each run (a failure prints the seed and the shrunk example to reproduce it).
+
+Per-test example counts are written as ``examples(n)`` (tests/strategies.py), so that
+the long profile scales them too. Markers: ``slow`` (documentation build, the quick
+reproduction) is left out of the default run and run by CI's second step; ``property``
+is set on every Hypothesis test, for ``pytest -m property``.
 """
 
 import os
@@ -9,10 +17,17 @@ import os
 import pytest
 from hypothesis import settings
 
-settings.register_profile("default", deadline=None, max_examples=25, derandomize=True,
+settings.register_profile("default", deadline=None, max_examples=50, derandomize=True,
                           database=None)
-settings.register_profile("long", deadline=None, max_examples=500)
+settings.register_profile("long", deadline=None, max_examples=500, derandomize=False,
+                          database=None, print_blob=True)
 settings.load_profile(os.environ.get("OPTSCHED_HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
 
 
 @pytest.fixture(params=["highs", "pyomo", "cvxpy"])

@@ -23,6 +23,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 MISSING = [m for m in ("sphinx", "myst_parser", "furo") if importlib.util.find_spec(m) is None]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(bool(MISSING), reason=f"docs tools not installed ({', '.join(MISSING)}): "
                     "pip install '.[docs]' (or '.[test]', which includes them)")
 def test_site_builds_without_warnings(tmp_path):

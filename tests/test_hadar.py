@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 import optsched
 import optsched.cli
@@ -265,7 +266,7 @@ def test_online_ratio_certificate_and_lp_bound(inst):
 
 
 @given(st.integers(0, 10_000), st.integers(2, 9), st.integers(2, 5))
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 def test_certificate_bounds_opt_without_assumptions(seed, n, T):
     """Tight buckets (1-2 GPUs, gangs of 2): small demands fail, D >= OPT must not."""
     inst = _small_instance(seed=seed, n=n, T=T)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 import optsched
 import optsched.cli
@@ -216,7 +217,7 @@ def test_counterexample_consolidation_cost():
 
 
 # --------------------------------------------------------------------------- exact
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(inst=instances(single_type=False, max_jobs=3, max_T=5),
        kappa=st.sampled_from([0.0, 1.0]), F=st.sampled_from([None, 1]))
 def test_lp_bound_geq_exact_geq_heuristic(inst, kappa, F):
@@ -298,7 +299,7 @@ def test_solve_cli_and_demo(tmp_path, capsys):
     assert out["extra"]["consolidation"] == 60 and out["schedule"]["consolidation"] == 60
 
 
-@settings(max_examples=10)
+@settings(max_examples=examples(10))
 @given(inst=instances(single_type=False, max_jobs=3, max_T=5))
 def test_exact_makespan_and_jct_never_worse_than_heuristic(inst):
     """The heuristic's slot-mode schedule is feasible for the MILP, so when it completes

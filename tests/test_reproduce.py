@@ -25,6 +25,7 @@ def quick(tmp_path_factory):
     return out, code
 
 
+@pytest.mark.slow
 def test_quick_run_writes_every_row(quick):
     out, code = quick
     assert code == 0
@@ -49,6 +50,7 @@ def test_quick_run_writes_every_row(quick):
         assert c.claim in md and c.paper in md
 
 
+@pytest.mark.slow
 def test_rows_that_must_reproduce(quick):
     out, _ = quick
     rows = {r["key"]: r for r in json.loads((out / "REPRODUCTION.json").read_text())["rows"]}

@@ -60,6 +60,7 @@ import math  # noqa: E402
 import numpy as np  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from strategies import examples  # noqa: E402
 
 import optsched  # noqa: E402
 from optsched import GpuMemory, ModelNotApplicable, Status  # noqa: E402
@@ -219,7 +220,7 @@ def test_every_lane_ever_formed_is_safe(ops, memory):
 
 
 # ------------------------------------------------------------------ exact vs brute force
-@settings(max_examples=12)
+@settings(max_examples=examples(12))
 @given(tiny())
 def test_exact_equals_brute_force_every_objective(inst):
     for objective in ("makespan", "admitted", "gpus"):
@@ -234,7 +235,7 @@ def test_exact_equals_brute_force_every_objective(inst):
             assert res.metrics.makespan == pytest.approx(val, rel=1e-6)
 
 
-@settings(max_examples=8)
+@settings(max_examples=examples(8))
 @given(tiny(max_jobs=3, horizon=True))
 def test_exact_equals_brute_force_with_horizon(inst):
     for objective in ("admitted", "gpus"):
@@ -247,7 +248,7 @@ def test_exact_equals_brute_force_with_horizon(inst):
 
 
 # ------------------------------------------------------------------ exact vs heuristics
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(tiny(max_jobs=6, max_gpus=3))
 def test_no_heuristic_beats_exact(inst):
     for objective in ("makespan", "admitted", "gpus"):
@@ -278,7 +279,7 @@ def identical_gpus(draw):
     return make(jobs, (4.0,) * n)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(identical_gpus(), st.sampled_from(["decreasing", "fifo"]))
 def test_first_fit_gpu_bound_holds(inst, order):
     view = salus_view(inst)
@@ -325,7 +326,7 @@ def test_lane_manager_unbounded_against_one_lane():
 
 
 # ------------------------------------------------------------------ lanes and parallelism
-@settings(max_examples=10)
+@settings(max_examples=examples(10))
 @given(tiny(max_jobs=4, max_gpus=2))
 def test_with_u_one_extra_lanes_never_help(inst):
     inst = inst.replace(jobs=tuple(Job(j.id, 0.0, 1, j.work, dict(j.throughput),
@@ -447,7 +448,7 @@ def online(draw):
     return Instance(Cluster(nodes), tuple(jobs))
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(online())
 def test_simulated_lanes_never_oversubscribe_memory(inst):
     mem = 4.0 * 1024

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 from optsched import Cluster, Instance, Job, Node, Sensitivity
 from optsched.errors import InvalidOption
@@ -130,7 +131,7 @@ CAPS = [dict(sharing=True), dict(resource_sensitive=True),
         dict(sharing=True, forking=True, resource_sensitive=True, consolidation=1.5)]
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(instances(), st.sampled_from(CAPS), st.integers(0, 3))
 def test_random_capability_policies(inst, caps, seed):
     res = simulate(inst, RandomPolicy(**caps), seed=seed, max_time=5000.0)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from strategies import examples
 
 import optsched
 from optsched import Cluster, Instance, Job, ModelNotApplicable, Node, Sensitivity, Status
@@ -192,7 +193,7 @@ def test_heuristics_fit_and_tune_is_fair(inst):
     assert t.objective >= p.objective - 1e-9
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(instances(max_servers=3, max_jobs=5))
 def test_exact_chain(inst):
     """step 1 >= joint >= TUNE >= proportional; joint >= two-step (realised) >= proportional."""
@@ -245,7 +246,7 @@ def brute_force(inst: Instance) -> float:
     return best
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(instances(max_servers=2, max_jobs=3, sizes=(2, 3)))
 def test_joint_equals_brute_force(inst):
     assert exact(inst).objective == pytest.approx(brute_force(inst), abs=1e-6)

@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption, UnknownName
+from ..errors import InvalidOption, ModelNotApplicable, UnknownName
 from ..options import check_options, declared_options
 from ..sim.policy import ClusterView, Placement, Policy
 
 __all__ = ["POLICIES", "RUNNERS", "PolicySpec", "register_policy", "register_runner",
            "get_policy", "policy_spec", "run_policy", "simulation_names", "place_gang",
-           "choose_nodes", "PLACEMENT_MODES"]
+           "choose_nodes", "check_single_type_gangs", "PLACEMENT_MODES"]
 
 PLACEMENT_MODES = ("consolidated", "spread")
 #: Arguments of a simulation, not options of its policy.
@@ -140,6 +140,23 @@ def get_policy(policy: str, /, **options: Any) -> Policy:
         raise UnknownName("policy", policy, "this policy is built from the instance: "
                           "use run_policy(name, instance, ...)")
     return spec.factory(**spec.check(options))
+
+
+def check_single_type_gangs(instance, policy: str) -> None:
+    """Raise :class:`ModelNotApplicable` for a job whose gang fits no single GPU type.
+
+    Gavel's allocation (:math:`X_{mk}`: job m on :math:`W_m` GPUs of type k) and
+    Tiresias' placement run a gang on one type; an instance may hold a job that only
+    fits across types, which such a policy would never start.
+    """
+    per_type = instance.cluster.gpus_per_type
+    for i, j in enumerate(instance.jobs):
+        pool = max((per_type.get(t, 0) for t, r in j.throughput.items() if r > 0), default=0)
+        if j.workers > pool:
+            raise ModelNotApplicable(
+                f"jobs[{i}].workers", j.workers,
+                f"policy {policy!r} runs a gang on one GPU type, and the largest pool of one "
+                f"type job {j.id!r} can use has {pool} GPUs")
 
 
 def place_gang(view: ClusterView, free: np.ndarray, job_id: str, workers: int, k: int,

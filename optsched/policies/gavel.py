@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import InvalidOption, SolverFailed
 from ..sim.policy import ClusterView, Placement
 from . import gavel_lp as glp
-from .base import choose_nodes, register_policy
+from .base import check_single_type_gangs, choose_nodes, register_policy
 
 __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS"]
 
@@ -272,6 +272,9 @@ class GavelPolicy:
             self.rounds.reset_counters(view.time)
         return self._X
 
+    def check(self, instance) -> None:
+        check_single_type_gangs(instance, self.name)
+
     def allocate(self, state: ClusterView) -> list[Placement]:
         return self.rounds.allocate(state, self.allocation(state))
 
@@ -304,6 +307,9 @@ class GavelFIFO:
     def reset(self) -> None:
         self.rounds.reset()
         self._type: dict[str, int] = {}
+
+    def check(self, instance) -> None:
+        check_single_type_gangs(instance, self.name)
 
     def allocate(self, state: ClusterView) -> list[Placement]:
         T = state.throughput_matrix

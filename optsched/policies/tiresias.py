@@ -66,7 +66,7 @@ import numpy as np
 
 from ..errors import InvalidOption
 from ..sim.policy import ClusterView, Placement
-from .base import PLACEMENT_MODES, place_gang, register_policy
+from .base import PLACEMENT_MODES, check_single_type_gangs, place_gang, register_policy
 
 __all__ = ["gittins_index", "gittins_index_fixed", "GittinsIndex", "Tiresias",
            "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS", "DEFAULT_THRESHOLDS", "PROMOTE_KNOB"]
@@ -203,6 +203,9 @@ class Tiresias:
 
     def stats(self) -> dict[str, Any]:
         return {"promotions": self._promotions}
+
+    def check(self, instance) -> None:
+        check_single_type_gangs(instance, self.name)
 
     # ------------------------------------------------------------------ priorities
     def service(self, view: ClusterView) -> np.ndarray:

@@ -107,6 +107,9 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     if max_time is not None and not (max_time > 0):
         raise InvalidOption("max_time", max_time, "must be > 0")
     wall0 = _time.perf_counter()
+    check = getattr(policy, "check", None)
+    if callable(check):  # the policy's own model may exclude the instance
+        check(instance)
     reset = getattr(policy, "reset", None)
     if callable(reset):
         reset()

@@ -220,7 +220,9 @@ class Policy(Protocol):
     Gavel's makespan and finish-time fairness). ``event_driven``: the simulator also
     calls it at arrival and completion instants (Tiresias), not only at round
     boundaries (Gavel). A policy may define ``reset()``; the simulator calls it before a
-    run so one policy object can be reused. Optional capabilities (``sharing``,
+    run so one policy object can be reused. A policy may define ``check(instance)``,
+    raising :class:`~optsched.errors.ModelNotApplicable` (naming the job field) for an
+    instance outside its model, before anything runs. Optional capabilities (``sharing``,
     ``forking``, ``consolidation``, ``resource_sensitive``) and ``horizon()``: see the
     module docstring.
     """
