@@ -270,6 +270,73 @@ def test_no_heuristic_beats_exact(inst):
                     assert s.metrics.makespan >= val * (1 - 1e-6)
 
 
+# ------------------------------------------------------------------ the horizon
+def latest_end(res) -> float:
+    """When the result's last allocation ends (its schedule, not its own makespan)."""
+    return max((a.end for a in res.schedule.allocations), default=0.0)
+
+
+def test_heuristics_honour_the_horizon_pinned():
+    """One 1 GB GPU, two jobs of P = T = 100 MB and 100 s alone, horizon 150 s.
+
+    Memory takes both (one lane: 300 MB), but with u = 1 they need 200 s of compute:
+    only one job fits the horizon.
+    """
+    inst = make([(100.0, 100.0, 100.0, 1.0, None)] * 2, (1.0,), horizon=150.0)
+    assert exact(inst, objective="admitted").objective == 1
+    for objective in ("makespan", "gpus"):
+        assert exact(inst, objective=objective).status is Status.INFEASIBLE
+    for h in HEURISTICS:
+        for realize in ("fluid", "serial"):
+            r = h(inst, objective="admitted", realize=realize)
+            assert r.success and r.objective == 1 and r.extra["admitted"] == 1, h.__name__
+            assert r.metrics.makespan == pytest.approx(100.0)
+            assert latest_end(r) <= 150.0
+            assert r.extra["horizon_refused"] == ["j1"]
+            for objective in ("makespan", "gpus"):
+                r = h(inst, objective=objective, realize=realize)
+                assert r.status is Status.INFEASIBLE and r.schedule is None, h.__name__
+                assert "'j1'" in r.message and "horizon 150 s" in r.message, r.message
+                assert "200 s" in r.message, r.message
+    # no horizon: both jobs fit as before
+    free = inst.replace(horizon=None)
+    for h in HEURISTICS:
+        assert h(free, objective="admitted").objective == 2
+        assert h(free).objective == pytest.approx(200.0)
+
+
+@st.composite
+def timed(draw):
+    """A tiny instance with a horizon that binds: a fraction of the total serial work."""
+    inst = draw(tiny(max_jobs=5, max_gpus=2))
+    total = sum(j.work / j.throughput["v100"] for j in inst.jobs)
+    frac = draw(st.sampled_from([0.25, 0.4, 0.6, 0.8, 1.0, 1.5]))
+    return inst.replace(horizon=round(frac * total, 3))
+
+
+@settings(max_examples=25)
+@given(timed())
+def test_no_heuristic_ends_after_the_horizon(inst):
+    """Every heuristic result ends within the horizon; exact admits at least as many."""
+    best = {o: _solve_or_none(inst, o)[1] for o in ("admitted", "makespan", "gpus")}
+    assert best["admitted"] is not None
+    for h in HEURISTICS:
+        for realize in ("fluid", "serial"):
+            for objective in ("admitted", "makespan", "gpus"):
+                r = h(inst, objective=objective, realize=realize)
+                if not r.success:
+                    assert r.status is Status.INFEASIBLE and objective != "admitted"
+                    continue
+                independent_check(inst, r)
+                assert latest_end(r) <= inst.horizon * (1 + 1e-9), (h.__name__, realize)
+                assert (r.metrics.makespan or 0.0) <= inst.horizon * (1 + 1e-9)
+                if objective == "admitted":
+                    assert r.objective <= best["admitted"] + 1e-9, (h.__name__, realize)
+                else:   # a plan within the horizon exists, so exact is feasible
+                    assert best[objective] is not None, (h.__name__, objective)
+                    assert r.objective >= best[objective] * (1 - 1e-6) - 1e-9
+
+
 # ------------------------------------------------------------------ the FF bound
 @st.composite
 def identical_gpus(draw):

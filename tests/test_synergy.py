@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import examples
 
@@ -250,6 +250,115 @@ def brute_force(inst: Instance) -> float:
 @given(instances(max_servers=2, max_jobs=3, sizes=(2, 3)))
 def test_joint_equals_brute_force(inst):
     assert exact(inst).objective == pytest.approx(brute_force(inst), abs=1e-6)
+
+
+# --------------------------------------------------------------------------- off-grid fair share
+def off_grid_case() -> Instance:
+    """One 2-GPU server (4 cores, 20 GB: f = (2, 10)); one job whose best case (4, 5) is
+    above f in CPU and below it in memory. TUNE raises it to (4, 10), off the grid."""
+    s = Sensitivity((1.0, 4.0), (5.0, 25.0), ((1.0, 1.0), (1.5, 3.0)), 4.0, 5.0)
+    cl = Cluster((Node("s0", {"v100": 2}, cpus=4.0, memory=20.0),))
+    return Instance(cl, (job(0, 1, s),), slot=300.0)
+
+
+def test_exact_offers_tunes_off_grid_point_pinned(backend):
+    inst = off_grid_case()
+    t, p, g = tune(inst), proportional(inst), greedy(inst)
+    # T(4, 10) = 1.5 + (10 - 5) / (25 - 5) * (3 - 1.5), bilinear on the 4-core row
+    assert t.extra["config"] == {"0": (4.0, 10.0)} and t.objective == pytest.approx(1.875)
+    assert p.extra["config"] == {"0": (2.0, 10.0)}
+    assert p.objective == pytest.approx(1.0 + 7 / 24)  # T(2, 10), bilinear
+    assert g.extra["config"] == {"0": (4.0, 5.0)} and g.objective == pytest.approx(1.5)
+    # (4, 25) needs 25 GB, more than the server has: (4, 10) is the best point offered
+    jt = exact(inst, backend=backend)
+    assert jt.status is Status.OPTIMAL
+    assert jt.objective >= t.objective - 1e-9
+    assert jt.extra["config"] == {"0": (4.0, 10.0)}
+    assert jt.objective == pytest.approx(1.875)
+    ts = exact(inst, backend=backend, formulation="two-step")
+    assert ts.extra["step1_objective"] == pytest.approx(1.875)
+    assert ts.objective == pytest.approx(1.875) and ts.status is Status.OPTIMAL
+    rnd = prepare(inst)
+    assert rnd.fair == (2.0, 10.0)
+    assert rnd.best[0] == (4.0, 5.0, 1.5)
+    assert rnd.comparable[0] == (4.0, 10.0, 1.875)
+
+
+# Grids around fair shares f_c in {2, 3}, f_m in {10, 20}: f is rarely a grid point, and
+# wide gaps above f make the grid points next to TUNE's raised best case too big to fit.
+OFF_CPU = ((1.0, 4.0), (1.0, 3.0, 6.0), (1.5, 2.5, 10.0), (1.0, 8.0))
+OFF_MEM = ((5.0, 25.0), (4.0, 15.0, 45.0), (8.0, 30.0, 60.0), (5.0, 12.0, 30.0))
+
+
+@st.composite
+def off_grid_sensitivities(draw, fair):
+    """Profiles around a fair share ``fair`` that need not be a grid point.
+
+    The best case is above the fair share in CPU and below it in memory, the reverse,
+    or drawn freely (declared values off the grid are snapped up). Throughput is mostly
+    monotone, :math:`x_c + y_m` plus non-negative cumulative interactions, steeper in
+    the resource the best case asks more of; else arbitrary.
+    """
+    cpu = draw(st.sampled_from(OFF_CPU))
+    mem = draw(st.sampled_from(OFF_MEM))
+    kind = draw(st.sampled_from(["cpu-high", "memory-high", "free"]))
+    if kind == "cpu-high":
+        bc = draw(st.sampled_from([c for c in cpu if c > fair[0]] + [fair[0] + 0.5]))
+        bm = draw(st.sampled_from([m for m in mem if m < fair[1]]))
+    elif kind == "memory-high":
+        bc = draw(st.sampled_from([c for c in cpu if c < fair[0]]))
+        bm = draw(st.sampled_from([m for m in mem if m > fair[1]] + [fair[1] + 5.0]))
+    else:
+        bc = draw(st.sampled_from([1.0, 2.0, 3.0, 4.0, 6.0]))
+        bm = draw(st.sampled_from([5.0, 10.0, 20.0, 40.0]))
+    if draw(st.integers(0, 3)):
+        steep, flat = st.sampled_from([0.5, 1.0, 2.0]), st.sampled_from([0.25, 0.5])
+        step_c = steep if kind == "cpu-high" else flat
+        step_m = steep if kind == "memory-high" else flat
+        x = np.cumsum([0.0] + [draw(step_c) for _ in cpu[1:]])
+        y = np.cumsum([0.0] + [draw(step_m) for _ in mem[1:]])
+        inc = [[draw(st.sampled_from([0.0, 0.0, 0.25])) for _ in mem] for _ in cpu]
+        mat = 0.5 + x[:, None] + y[None, :] + np.cumsum(np.cumsum(inc, axis=0), axis=1)
+    else:
+        mat = np.array([[draw(st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0])) for _ in mem]
+                        for _ in cpu])
+    return Sensitivity(cpu, mem, tuple(map(tuple, mat.tolist())), bc, bm)
+
+
+@st.composite
+def off_grid_instances(draw):
+    fair = (draw(st.sampled_from([2.0, 3.0])), draw(st.sampled_from([10.0, 20.0])))
+    sizes = draw(st.lists(st.sampled_from([2, 3, 1]), min_size=1, max_size=2))
+    cl = Cluster(tuple(Node(f"s{i}", {"v100": g}, cpus=fair[0] * g, memory=fair[1] * g)
+                       for i, g in enumerate(sizes)))
+    jobs = []
+    for i in range(draw(st.integers(1, 4))):
+        # mostly 1-GPU jobs: a gang filling a server fits nothing above the fair share
+        workers = min(max(sizes), draw(st.sampled_from([1, 1, 2, 3])))
+        sens = draw(off_grid_sensitivities(fair)) if draw(st.integers(0, 3)) else None
+        jobs.append(job(i, workers, sens))
+    return Instance(cl, tuple(jobs), slot=300.0)
+
+
+# the backend fixture is only a name, so sharing it across examples is safe
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(inst=off_grid_instances())
+def test_exact_bounds_tune_and_proportional_off_grid(backend, inst):
+    """Every configuration a heuristic picks is offered; joint >= TUNE, >= proportional."""
+    t, p, g = tune(inst), proportional(inst), greedy(inst)
+    jt = exact(inst, backend=backend)
+    assert jt.status is Status.OPTIMAL
+    assert jt.objective >= t.objective - 1e-6
+    assert jt.objective >= p.objective - 1e-6
+    assert t.objective >= p.objective - 1e-6
+    check_fits(inst, jt)
+    assert sorted(jt.extra["placed"]) == sorted(jt.extra["admitted"])
+    assert jt.extra["below_fair"] == []
+    rnd = prepare(inst)
+    for r in (t, p, g):
+        for jid, (c, m) in r.extra["config"].items():
+            cfg = rnd.configs[inst.job_index[jid]]
+            assert np.any(np.isclose(cfg[:, 0], c) & np.isclose(cfg[:, 1], m)), (jid, c, m)
 
 
 def test_backends_agree(backend):

@@ -3,24 +3,44 @@ r"""Salus heuristics: the lane manager, first-fit(-decreasing) and LPT over lane
 All build a lane plan for the same objectives as :func:`optsched.salus.exact` (option
 ``objective``: ``"makespan"``, ``"admitted"`` or ``"gpus"``) and realise it with the
 same schedule (option ``realize``), so they compare with the exact optimum directly.
-A job a static plan cannot place (Salus would queue it until a lane frees) is left out
-for ``"admitted"``; for the other objectives the result is ``infeasible`` with a
-message naming the job.
+
+**Horizon.** With ``instance.horizon`` set, the exact model requires
+:math:`C \le \text{horizon} - \text{release}` for every objective. Every heuristic
+honours it as a second fit condition next to memory: a placement of job i on GPU g is
+kept only if the GPU's realised end with i, :func:`~optsched.salus.lanes.gpu_end` in the
+realisation the result uses (``"fluid"``: :math:`\text{release} + \max(\max_l S_l,
+W_g)`; ``"serial"``: the last completion of the serial schedule), stays within the
+horizon. A GPU's end depends on its own jobs only, and it was checked when its last job
+was added, so the final plan ends within the horizon, in the realisation reported.
+For ``"admitted"`` a job is therefore admitted only if the plan stays within the
+horizon with it.
+
+A job a static plan cannot place (memory, or the horizon; Salus would queue it until a
+lane frees) is left out for ``"admitted"``. For the other objectives the result is
+``infeasible``, as the exact model's is when no plan fits, with a message naming the
+job and, when the horizon refused it, the horizon and the earliest end its memory-safe
+placements would give the plan (a heuristic's ``infeasible`` says only that its rule
+found no plan). ``extra["horizon_refused"]`` lists the jobs for which the horizon
+refused at least one memory-safe placement.
 
 * :func:`lane_manager`: Salus' ``GpuControlBlock::bestFitFor`` per job in FIFO order, on
   the first GPU that takes it: a new lane of exactly :math:`P+T` while un-laned memory
   allows, else the first existing lane (ascending available memory) that stays safe.
-  Lanes are freed when empty (:class:`~optsched.salus.lanes.GpuLanes`).
+  Lanes are freed when empty (:class:`~optsched.salus.lanes.GpuLanes`). If the lane
+  ``bestFitFor`` picks on a GPU would end that GPU after the horizon, the job is taken
+  off again and the next GPU is tried (Salus' lane choice on a GPU is not revised).
 * :func:`ffd`: first-fit decreasing by peak :math:`P+T` into **one** lane per GPU (the
   memory-optimal layout, by the merging lemma); ``order="fifo"`` is plain first fit.
+  A GPU takes the job if memory and the horizon allow.
 * :func:`lpt`: longest serial work :math:`n_i d_i` first; each job goes where the
   resulting GPU makespan :math:`\max(\max_l S_l, W_g)` is smallest, into an existing
-  lane or a new one, as long as the GPU's lanes stay within its memory.
+  lane or a new one, as long as the GPU's lanes stay within its memory and the GPU's
+  realised end within the horizon.
 
 Bound (GPUs used, identical GPUs of memory :math:`M`; proved in ``docs/salus.md``)
 -------------------------------------------------------------------------------------
 First fit into one lane per GPU, in **any** job order (so ``ffd`` with either order),
-opens :math:`k` GPUs with
+without a horizon that refuses a placement, opens :math:`k` GPUs with
 
 .. math::
 
@@ -36,7 +56,10 @@ necessary for first fit in arbitrary order: jobs alternating :math:`(\varepsilon
 \theta M)` and :math:`((1-\theta)M - \varepsilon, 0)` make it open one GPU per pair while
 the optimum needs about :math:`1 + k(1-\theta)` GPUs. The lane manager has **no** bound
 of this kind: jobs :math:`(\varepsilon, T)` with :math:`T = M/3` each get a lane of their
-own (3 per GPU) while one lane holds :math:`(M - T)/\varepsilon` of them.
+own (3 per GPU) while one lane holds :math:`(M - T)/\varepsilon` of them. The bound
+counts memory only: once the horizon refuses a placement (``extra["horizon_refused"]``
+non-empty), time decides too (two jobs with :math:`u = 1` and serial work above half
+the horizon cannot share a GPU) and ``ffd`` reports no ratio.
 """
 
 from __future__ import annotations
@@ -51,7 +74,7 @@ from ..options import declares
 from ..registry import finalize
 from ..result import Result, Status
 from .exact import check_objective, check_realize, result_of_plan
-from .lanes import GpuLanes, LanePlan, SalusView, _le, lane_need, salus_view
+from .lanes import GpuLanes, LanePlan, SalusView, _le, gpu_end, lane_need, salus_view
 
 __all__ = ["lane_manager", "ffd", "lpt", "ff_gpu_bound"]
 
@@ -72,50 +95,93 @@ def ff_gpu_bound(view: SalusView) -> int | None:
     return max(1, 2 * math.ceil(float(view.P.sum()) / (M - tmax) - 1e-12) - 1)
 
 
+class _Horizon:
+    """``instance.horizon`` as a fit condition: a placement is kept only if its GPU's
+    realised end (:func:`~optsched.salus.lanes.gpu_end`, the realisation the result
+    uses) stays within the horizon. ``refused`` records, per job, the earliest end of a
+    memory-safe placement the horizon refused."""
+
+    def __init__(self, instance: Instance, view: SalusView, realize: str):
+        self.limit = instance.horizon
+        self.view = view
+        self.realize = realize
+        self.refused: dict[int, float] = {}
+
+    def admits(self, i: int, g: int, lanes: list[list[int]]) -> bool:
+        """Whether GPU g may run ``lanes`` (job i's candidate placement) in time."""
+        if self.limit is None:
+            return True
+        end = gpu_end(self.view, g, lanes, self.realize)
+        if _le(end, self.limit):
+            return True
+        self.refused[i] = min(end, self.refused.get(i, math.inf))
+        return False
+
+    def extra(self) -> dict:
+        return {"horizon": self.limit,
+                "horizon_refused": sorted(self.view.ids[i] for i in self.refused)}
+
+
 def _unplaced(instance: Instance, view: SalusView, i: int, method: str, objective: str,
-              seconds: float) -> Result:
+              seconds: float, horizon: _Horizon) -> Result:
+    if i in horizon.refused:
+        # memory would take it, time would not: name the horizon and the end it forces
+        msg = (f"job {view.ids[i]!r} fits no GPU within the horizon {horizon.limit:g} s: "
+               f"placed where memory allows, the plan would end at "
+               f"{horizon.refused[i]:g} s at the earliest ({horizon.realize} realisation)")
+    else:
+        msg = (f"job {view.ids[i]!r} fits no GPU in this plan (P+T = {view.peak[i]:g} MB); "
+               f"Salus would queue it until a lane frees")
     return finalize(instance, None, status=Status.INFEASIBLE, model="salus", method=method,
-                    solve_seconds=seconds,
-                    message=f"job {view.ids[i]!r} fits no GPU in this plan (P+T = "
-                            f"{view.peak[i]:g} MB); Salus would queue it until a lane frees",
-                    extra={"objective_kind": objective})
+                    solve_seconds=seconds, message=msg,
+                    extra={"objective_kind": objective, **horizon.extra()})
 
 
 @declares()
 def lane_manager(instance: Instance, *, objective: str = "makespan", realize: str = "fluid",
                  shared_lanes: bool = True) -> Result:
-    """Salus' lane manager (module docstring), jobs in instance (FIFO) order."""
+    """Salus' lane manager (module docstring), jobs in instance (FIFO) order.
+
+    With ``instance.horizon`` set, a GPU keeps the job only if its realised end stays
+    within the horizon; otherwise the next GPU is tried.
+    """
     check_objective(objective)
     check_realize(realize)
     t0 = time.perf_counter()
     view = salus_view(instance)
+    hz = _Horizon(instance, view, realize)
     gpus = [GpuLanes(float(m), shared_lanes=shared_lanes) for m in view.memory]
-    where: dict[int, tuple[int, int]] = {}
     for i in range(view.n_jobs):
         for g, gl in enumerate(gpus):
             if not np.isfinite(view.d[i, g]):
                 continue
             lane = gl.best_fit_for(str(i), float(view.P[i]), float(view.T[i]))
-            if lane is not None:
-                where[i] = (g, id(lane))
+            if lane is None:
+                continue
+            if hz.admits(i, g, [[int(j) for j in ln.jobs] for ln in gl.lanes]):
                 break
+            gl.release(str(i))  # restores the GPU's lanes exactly (an emptied lane goes)
         else:
             if objective != "admitted":
                 return _unplaced(instance, view, i, "lane_manager", objective,
-                                 time.perf_counter() - t0)
+                                 time.perf_counter() - t0, hz)
     plan: LanePlan = [[[int(j) for j in lane.jobs] for lane in gl.lanes] for gl in gpus]
     assert all(gl.safe() for gl in gpus)
     return result_of_plan(instance, view, plan, objective, realize, method="lane_manager",
                           solve_seconds=time.perf_counter() - t0, ratio=None,
                           ratio_note=NO_RATIO,
                           extra={"lane_capacity_mb": [[l.capacity for l in gl.lanes]
-                                                      for gl in gpus]})
+                                                      for gl in gpus], **hz.extra()})
 
 
 @declares()
 def ffd(instance: Instance, *, objective: str = "makespan", realize: str = "fluid",
         order: str = "decreasing") -> Result:
-    """First fit (decreasing by P + T, or FIFO) into one lane per GPU."""
+    """First fit (decreasing by P + T, or FIFO) into one lane per GPU.
+
+    A GPU fits a job if its lane stays safe and, with ``instance.horizon`` set, the
+    GPU's realised end stays within the horizon.
+    """
     from ..errors import InvalidOption
 
     check_objective(objective)
@@ -124,6 +190,7 @@ def ffd(instance: Instance, *, objective: str = "makespan", realize: str = "flui
         raise InvalidOption("order", order, "must be 'decreasing' or 'fifo'")
     t0 = time.perf_counter()
     view = salus_view(instance)
+    hz = _Horizon(instance, view, realize)
     idx = list(range(view.n_jobs))
     if order == "decreasing":
         idx.sort(key=lambda i: (-view.peak[i], i))
@@ -132,32 +199,44 @@ def ffd(instance: Instance, *, objective: str = "makespan", realize: str = "flui
         for g in range(view.n_gpus):
             cand = lanes[g] + [i]
             if np.isfinite(view.d[i, g]) and _le(lane_need(view.P[cand], view.T[cand]),
-                                                 view.memory[g]):
+                                                 view.memory[g]) and hz.admits(i, g, [cand]):
                 lanes[g].append(i)
                 break
         else:
             if objective != "admitted":
-                return _unplaced(instance, view, i, "ffd", objective, time.perf_counter() - t0)
+                return _unplaced(instance, view, i, "ffd", objective, time.perf_counter() - t0,
+                                 hz)
     plan: LanePlan = [[lane] if lane else [] for lane in lanes]
     bound = ff_gpu_bound(view)
     ratio, note = None, NO_RATIO
     if objective == "gpus" and bound is not None:
         theta = float(view.T.max() / view.memory[0])
-        ratio = 2.0 / (1.0 - theta) + 1.0
-        note = (f"first fit, one lane per GPU: GPUs <= max(1, 2 ceil(sum P/(M - Tmax)) - 1) "
-                f"= {bound} <= 2 OPT/(1 - theta) + 1, theta = Tmax/M = {theta:.3g}")
+        if hz.refused:
+            note = (f"no ratio: the horizon refused memory-safe placements, and the "
+                    f"first-fit bound {bound} counts memory only")
+        else:
+            # the horizon refused nothing: this is the memory-only first fit of the theorem
+            ratio = 2.0 / (1.0 - theta) + 1.0
+            note = (f"first fit, one lane per GPU: GPUs <= max(1, 2 ceil(sum P/(M - Tmax))"
+                    f" - 1) = {bound} <= 2 OPT/(1 - theta) + 1, theta = Tmax/M = {theta:.3g}")
     return result_of_plan(instance, view, plan, objective, realize, method="ffd",
                           solve_seconds=time.perf_counter() - t0, ratio=ratio,
-                          ratio_note=note, extra={"ff_gpu_bound": bound, "order": order})
+                          ratio_note=note, extra={"ff_gpu_bound": bound, "order": order,
+                                                  **hz.extra()})
 
 
 @declares()
 def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "fluid") -> Result:
-    """Longest serial work first, to the lane (new or existing) with the least makespan."""
+    """Longest serial work first, to the lane (new or existing) with the least makespan.
+
+    Only memory-safe lanes whose GPU's realised end stays within ``instance.horizon``
+    (if set) are candidates.
+    """
     check_objective(objective)
     check_realize(realize)
     t0 = time.perf_counter()
     view = salus_view(instance)
+    hz = _Horizon(instance, view, realize)
     G = view.n_gpus
     lanes: list[list[list[int]]] = [[] for _ in range(G)]
     serial = [[] for _ in range(G)]          # S_l per lane
@@ -181,6 +260,10 @@ def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "flui
                     s = nd
                 if not _le(mem, view.memory[g]):
                     continue
+                if hz.limit is not None:
+                    trial = [ln + [i] if q == k else ln for q, ln in enumerate(lanes[g])]
+                    if not hz.admits(i, g, trial if k < len(lanes[g]) else trial + [[i]]):
+                        continue
                 cg = max([s, work[g] + nd * view.u[i]]
                          + [x for q, x in enumerate(serial[g]) if q != k])
                 key = (cg, mem, g, k)
@@ -189,7 +272,7 @@ def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "flui
         if best is None:
             if objective == "admitted":
                 continue
-            return _unplaced(instance, view, i, "lpt", objective, time.perf_counter() - t0)
+            return _unplaced(instance, view, i, "lpt", objective, time.perf_counter() - t0, hz)
         _, g, k, s, nd = best
         if k == len(lanes[g]):
             lanes[g].append([i])
@@ -200,4 +283,4 @@ def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "flui
         work[g] += nd * view.u[i]
     return result_of_plan(instance, view, lanes, objective, realize, method="lpt",
                           solve_seconds=time.perf_counter() - t0, ratio=None,
-                          ratio_note=NO_RATIO)
+                          ratio_note=NO_RATIO, extra=hz.extra())

@@ -70,8 +70,8 @@ from ..instance import Instance
 from ..schedule import Allocation, Schedule, merge_intervals
 
 __all__ = ["MB_PER_GB", "TOL", "lane_need", "is_safe", "Lane", "GpuLanes", "SalusView",
-           "salus_view", "LanePlan", "gpu_makespans", "fluid_schedule", "serial_schedule",
-           "persistent_from_peaks", "split_peak"]
+           "salus_view", "LanePlan", "gpu_makespans", "gpu_end", "fluid_schedule",
+           "serial_schedule", "persistent_from_peaks", "split_peak"]
 
 MB_PER_GB = 1024.0
 TOL = 1e-9  # relative tolerance of memory comparisons
@@ -304,28 +304,58 @@ def fluid_schedule(view: SalusView, plan: LanePlan) -> Schedule:
     return Schedule(tuple(allocs), comp, sharing=True)
 
 
+def _serial_gpu(view: SalusView, g: int, lanes: Sequence[Sequence[int]]
+                ) -> tuple[list[Allocation], dict[str, float]]:
+    """The serial realisation of GPU g's lanes (see :func:`serial_schedule`)."""
+    allocs: list[Allocation] = []
+    comp: dict[str, float] = {}
+    queues = [sorted(l, key=lambda i: (view.n[i] * view.d[i, g], i)) for l in lanes if l]
+    left = {i: float(view.n[i]) for q in queues for i in q}
+    t = view.release
+    while any(queues):
+        heads = [q[0] for q in queues if q]
+        f = min(1.0, 1.0 / float(sum(view.u[i] for i in heads)))
+        dt = float(min(left[i] * view.d[i, g] / f for i in heads))
+        for i in heads:
+            allocs.append(Allocation(view.ids[i], t, t + dt, view.node[g],
+                                     view.gpu_type[g], 1, share=float(view.u[i] * f)))
+            left[i] -= dt * f / view.d[i, g]
+        t += dt
+        for q in queues:
+            if q and left[q[0]] <= 1e-9 * max(1.0, view.n[q[0]]):
+                comp[view.ids[q[0]]] = float(t)
+                q.pop(0)
+    return allocs, comp
+
+
 def serial_schedule(view: SalusView, plan: LanePlan) -> Schedule:
     """Lanes run their jobs one by one (shortest first); compute shared in proportion."""
     allocs: list[Allocation] = []
     comp: dict[str, float] = {}
     for g, lanes in enumerate(plan):
-        queues = [sorted(l, key=lambda i: (view.n[i] * view.d[i, g], i)) for l in lanes if l]
-        left = {i: float(view.n[i]) for q in queues for i in q}
-        t = view.release
-        while any(queues):
-            heads = [q[0] for q in queues if q]
-            f = min(1.0, 1.0 / float(sum(view.u[i] for i in heads)))
-            dt = float(min(left[i] * view.d[i, g] / f for i in heads))
-            for i in heads:
-                allocs.append(Allocation(view.ids[i], t, t + dt, view.node[g],
-                                         view.gpu_type[g], 1, share=float(view.u[i] * f)))
-                left[i] -= dt * f / view.d[i, g]
-            t += dt
-            for q in queues:
-                if q and left[q[0]] <= 1e-9 * max(1.0, view.n[q[0]]):
-                    comp[view.ids[q[0]]] = float(t)
-                    q.pop(0)
+        a, c = _serial_gpu(view, g, lanes)
+        allocs.extend(a)
+        comp.update(c)
     return Schedule(tuple(merge_intervals(allocs)), comp, sharing=True)
+
+
+def gpu_end(view: SalusView, g: int, lanes: Sequence[Sequence[int]], realize: str) -> float:
+    r"""When GPU g's last job ends (absolute time) if its lanes are ``lanes``.
+
+    ``realize="fluid"``: :math:`\text{release} + C_g` with
+    :math:`C_g = \max(\max_l S_l, W_g)` (:func:`gpu_makespans`, attained by
+    :func:`fluid_schedule`); ``"serial"``: the last completion of
+    :func:`serial_schedule` on that GPU, which is never earlier (:math:`C_g` bounds every
+    schedule). An unused GPU ends at the release time. GPUs are realised independently,
+    so a plan's end is the largest of its GPUs' ends.
+    """
+    if not any(lanes):
+        return view.release
+    if realize == "serial":
+        return max(_serial_gpu(view, g, lanes)[1].values())
+    serial = max(float(sum(view.n[i] * view.d[i, g] for i in lane)) for lane in lanes if lane)
+    work = float(sum(view.n[i] * view.d[i, g] * view.u[i] for lane in lanes for i in lane))
+    return view.release + max(serial, work)
 
 
 # =========================================================================== data

@@ -25,20 +25,22 @@ objective (total normalized throughput :math:`\sum_j T_j`).
 
 Guarantee of TUNE (Synergy §4.2, made rigorous here)
 ----------------------------------------------------
-Every TUNE allocation is *comparable* with the fair share: either at least
-:math:`f` in both resources (a best case that dominates it) or at most :math:`f` in both.
-A best case that is above the fair share in one resource and below in the other
-(none of the 33 catalog profiles) is raised to the fair share in the lower one,
-keeping the raised point's throughput if it is at least :math:`T^f_j`, else the fair
-share is used. Then, once every peer on a server that is above the fair share has
-been reduced to it, every GPU in use there holds at most :math:`f`, and since the server
-has :math:`G_s f` of each resource, any :math:`k` free GPUs have room for a job at most
-:math:`f`. Synergy stops reducing peers when its estimate of the shortfall reaches
-zero and exits the program if the final attempt fails; here a second pass keeps reducing
-the remaining above-fair peers of the chosen servers, which by the argument above always
-succeeds. Hence: **TUNE places every admitted job, i.e. it never fails when the
-proportional allocation fits, and gives every job at least** :math:`T^f_j` (peers are
-only ever reduced to the fair share). No ratio to the optimum is proved.
+Every TUNE allocation is *comparable* with the fair share: either at least :math:`f` in
+both resources (a best case that dominates it) or at most :math:`f` in both. A best case
+that is above the fair share in one resource and below in the other (none of the 33
+catalog profiles) is raised to the fair share in the lower one, keeping the raised
+point's throughput if it is at least :math:`T^f_j`, else the fair share is used
+(:func:`optsched.synergy.model.comparable_best`; the raised point is one of the
+configurations the exact models offer, so they bound TUNE). Then, once every peer on a
+server that is above the fair share has been reduced to it, every GPU in use there holds
+at most :math:`f`, and since the server has :math:`G_s f` of each resource, any
+:math:`k` free GPUs have room for a job at most :math:`f`. Synergy stops reducing peers
+when its estimate of the shortfall reaches zero and exits the program if the final
+attempt fails; here a second pass keeps reducing the remaining above-fair peers of the
+chosen servers, which by the argument above always succeeds. Hence: **TUNE places every
+admitted job, i.e. it never fails when the proportional allocation fits, and gives every
+job at least** :math:`T^f_j` (peers are only ever reduced to the fair share). No ratio
+to the optimum is proved.
 
 Complexity (n eligible jobs, S servers, at most G GPUs per server)
 ------------------------------------------------------------------
@@ -147,17 +149,6 @@ def _greedy(state: RoundState) -> list[int]:
     return skipped
 
 
-def _comparable_best(rnd: SynergyRound, j: int) -> tuple[float, float, float]:
-    c, m, t = rnd.best[j]
-    fc, fm = rnd.fair
-    if (c > fc + TOL and m < fm - TOL) or (m > fm + TOL and c < fc - TOL):
-        c, m = max(c, fc), max(m, fm)
-        t = rnd.rel(j, c, m)
-        if t < rnd.fair_rel[j] - TOL:
-            c, m, t = fc, fm, rnd.fair_rel[j]
-    return c, m, t
-
-
 def _choose_servers(state: RoundState, g: int) -> list[tuple[int, int]]:
     free = state.free_g
     if g > 1:
@@ -181,7 +172,7 @@ def _tune(state: RoundState) -> dict[str, list[int]]:
     how: dict[str, list[int]] = {"best": [], "fair": [], "tuned": [], "reduced_peers": []}
     for j in rnd.admitted:
         g = rnd.gpus(j)
-        c, m, t = _comparable_best(rnd, j)
+        c, m, t = rnd.comparable[j]
         if state.first_fit(j, c, m, t):
             how["best"].append(j)
             continue

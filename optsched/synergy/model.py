@@ -50,6 +50,27 @@ a profiled point. A declared best case whose throughput is below the fair throug
 falls below a profile's grid (throughput 0) makes the model inapplicable to that job
 (:class:`~optsched.errors.ModelNotApplicable`).
 
+**Comparable best case** (:func:`comparable_best`). Synergy-TUNE needs every demand to
+be comparable with the fair share (at least :math:`f` in both resources or at most
+:math:`f` in both; see :mod:`optsched.synergy.heuristics` for why). A best case
+:math:`b = (b_c, b_m)` above :math:`f` in one resource and below it in the other is
+therefore raised to :math:`\tilde b = (\max(b_c, f_c), \max(b_m, f_m))`, which is off
+the profile grid when :math:`f` is; if :math:`T_j(\tilde b) < T^f_j` the fair share is
+used instead. Otherwise :math:`\tilde b = b`.
+
+Configurations
+--------------
+The configurations of job :math:`j` (``SynergyRound.configs[j]``) are
+
+.. math::
+
+    \bar Q_j = \{(c, m) \text{ on the profile grid} : T_j(c, m) > 0\}
+      \cup \{f,\ b_j,\ \tilde b_j\},
+
+i.e. every profiled point plus the three off-grid points a round allocator can ask for:
+the fair share (proportional, TUNE's fallback and peer reduction), the snapped best case
+(GREEDY) and the comparable best case (TUNE). An insensitive job has only :math:`f`.
+
 What a round schedule is
 ------------------------
 The round runs over :math:`[t_0, t_0 + \text{slot})`, :math:`t_0` = ``start`` (default:
@@ -80,9 +101,9 @@ from ..registry import finalize
 from ..result import Result, Status
 from ..schedule import Allocation, Schedule
 
-__all__ = ["relative_throughput", "best_case", "SynergyRound", "Placement", "prepare",
-           "round_result", "effective_instance", "synergy_workload", "JOB_CLASSES",
-           "TOL"]
+__all__ = ["relative_throughput", "best_case", "comparable_best", "SynergyRound", "Placement",
+           "prepare", "round_result", "effective_instance", "synergy_workload",
+           "JOB_CLASSES", "TOL"]
 
 TOL = 1e-9
 
@@ -118,6 +139,27 @@ def best_case(sens: Sensitivity | None, fair: tuple[float, float]) -> tuple[floa
     return _snap_up(sens.cpu_grid, sens.best_cpu), _snap_up(sens.memory_grid, sens.best_memory)
 
 
+def comparable_best(sens: Sensitivity | None, fair: tuple[float, float],
+                    best: tuple[float, float, float], fair_rel: float
+                    ) -> tuple[float, float, float]:
+    r"""TUNE's demand :math:`(\tilde b_c, \tilde b_m, T_j(\tilde b))` (module docstring).
+
+    ``best`` is the snapped best case with its throughput, ``fair_rel`` is
+    :math:`T^f_j`. A best case above the fair share in one resource and below it in the
+    other is raised to :math:`\max(b, f)` per resource, falling back to the fair share
+    when that point runs slower than :math:`T^f_j`; any other best case is returned as
+    it is.
+    """
+    c, m, t = best
+    fc, fm = fair
+    if (c > fc + TOL and m < fm - TOL) or (m > fm + TOL and c < fc - TOL):
+        c, m = max(c, fc), max(m, fm)
+        t = relative_throughput(sens, c, m)
+        if t < fair_rel - TOL:
+            c, m, t = fc, fm, fair_rel
+    return float(c), float(m), float(t)
+
+
 # --------------------------------------------------------------------------- round data
 @dataclass(frozen=True)
 class Placement:
@@ -136,8 +178,9 @@ class SynergyRound:
 
     Arrays are indexed by *server* (nodes with GPUs, in cluster order) and configuration
     lists are per instance job index. ``configs[j]`` is an ``(n, 3)`` array of
-    (cpu per GPU, memory per GPU, T) over the profile grid points with T > 0, plus the
-    fair share and the best case.
+    (cpu per GPU, memory per GPU, T) over :math:`\bar Q_j` (module docstring): the
+    profile grid points with T > 0, the fair share, the best case ``best[j]`` and the
+    comparable best case ``comparable[j]`` that TUNE asks for.
     """
 
     instance: Instance
@@ -153,6 +196,7 @@ class SynergyRound:
     fair_rel: dict[int, float]
     best: dict[int, tuple[float, float, float]]
     configs: dict[int, np.ndarray] = field(default_factory=dict)
+    comparable: dict[int, tuple[float, float, float]] = field(default_factory=dict)
 
     @property
     def n_servers(self) -> int:
@@ -248,8 +292,9 @@ def prepare(instance: Instance, *, start: float | None = None,
         if instance.jobs[j].workers <= free:
             admitted.append(j)
             free -= instance.jobs[j].workers
-    fair_rel, best, configs = {}, {}, {}
-    per_profile: dict[int, tuple[float, tuple[float, float, float], np.ndarray]] = {}
+    fair_rel, best, comparable, configs = {}, {}, {}, {}
+    per_profile: dict[int, tuple[float, tuple[float, float, float],
+                                 tuple[float, float, float], np.ndarray]] = {}
     for j in eligible:
         job = instance.jobs[j]
         if job.rate(gtype) <= 0:
@@ -267,18 +312,22 @@ def prepare(instance: Instance, *, start: float | None = None,
             bc, bm = best_case(s, fair)
             bt = relative_throughput(s, bc, bm)
             b = (bc, bm, bt) if bt >= tf - TOL else (fair[0], fair[1], tf)
-            rows = np.array([(fair[0], fair[1], tf), b], dtype=float)
+            cb = comparable_best(s, fair, b, tf)
+            # TUNE may ask for cb, which is off the grid when f is: the exact models
+            # must offer it, or TUNE could score above their optimum
+            rows = np.array([(fair[0], fair[1], tf), b, cb], dtype=float)
             if s is not None:
                 mat = s.matrix
                 a, k = np.nonzero(mat > 0)
                 grid = np.column_stack([np.asarray(s.cpu_grid)[a],
                                         np.asarray(s.memory_grid)[k], mat[a, k]])
                 rows = np.vstack([rows, grid])
-            per_profile[key] = (tf, b, rows)
-        fair_rel[j], best[j], configs[j] = per_profile[key]
+            per_profile[key] = (tf, b, cb, rows)
+        fair_rel[j], best[j], comparable[j], configs[j] = per_profile[key]
     return SynergyRound(instance=instance, gpu_type=gtype, nodes=nodes, G=G, C=C, M=M,
                         fair=fair, start=float(start), order=eligible, admitted=admitted,
-                        fair_rel=fair_rel, best=best, configs=configs)
+                        fair_rel=fair_rel, best=best, configs=configs,
+                        comparable=comparable)
 
 
 # --------------------------------------------------------------------------- results

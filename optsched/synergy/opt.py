@@ -1,9 +1,22 @@
 r"""Exact Synergy: the two-step Synergy-OPT and the joint multi-resource packing ILP.
 
 Notation (see :mod:`optsched.synergy.model`): admitted jobs :math:`j \in A` with
-:math:`g_j` GPUs; fair configurations :math:`Q_j` of job j (profile points
-:math:`q = (c_q, m_q)` with :math:`T_{jq} \ge T^f_j`, Pareto-pruned); servers :math:`s`
-with :math:`(G_s, C_s, M_s)`; fair share :math:`(f_c, f_m)`.
+:math:`g_j` GPUs; servers :math:`s` with :math:`(G_s, C_s, M_s)`; fair share
+:math:`f = (f_c, f_m)`; fair configurations :math:`Q_j` of job j.
+
+Configurations (the feasible set, per job)
+------------------------------------------
+:math:`Q_j` is built from the model's configurations
+:math:`\bar Q_j = \{\text{profile grid points with } T > 0\} \cup \{f, b_j, \tilde b_j\}`
+(:mod:`optsched.synergy.model`: :math:`b_j` the best case snapped to the grid,
+:math:`\tilde b_j` TUNE's comparable best case, off the grid when :math:`f` is) by
+keeping the points :math:`q = (c_q, m_q)` with :math:`T_{jq} \ge T^f_j` (fairness),
+:math:`c_q \le \max_s C_s` and :math:`m_q \le \max_s M_s`, then dropping every point
+that another point dominates (no more CPU, no more memory, no less :math:`T`, and not
+equal). Every admitted job gets exactly one configuration of :math:`Q_j`, the same on
+each of its GPUs. Values between the points of :math:`\bar Q_j` are not offered: the
+models are exact over this finite set, not over the continuum of interpolated
+configurations.
 
 Two-step Synergy-OPT (Mohan et al., OSDI'22, §4.1; ``opt_algo/synergy_opt.py``)
 -------------------------------------------------------------------------------
@@ -55,12 +68,23 @@ configuration q:
     \sum_{j,q} m_q w_{jqs} \le M_s\ \forall s,\quad
     y \in \{0,1\},\ w \in \mathbb{Z}_{\ge 0}.
 
-This is the exact optimum of the round model. The two-step result is a feasible point
-of it (one configuration per job, integral per-server slices, fair), so
-**step 1 >= joint >= two-step (realised)**, and joint >= TUNE >= proportional since
-TUNE's and the proportional allocations are feasible points too. Pareto pruning of
-:math:`Q_j` keeps every optimum (a dominated configuration uses no less of any resource
-for no more throughput).
+This is the exact optimum of the round model over :math:`Q_j`. The two-step result is a
+feasible point of it (one configuration per job, integral per-server slices, fair), so
+**step 1 >= joint >= two-step (realised)**.
+
+**Why joint >= TUNE >= proportional.** Both heuristics place every admitted job (and no
+other) in integral per-server slices within each server's GPUs, cores and DRAM, each job
+at one fair configuration: proportional at :math:`f`; TUNE at :math:`\tilde b_j`, or at
+:math:`f` when it falls back or reduces the job as a peer (``_tune`` asks for nothing
+else; :math:`T_j(\tilde b_j) \ge T^f_j` by construction). Both :math:`f` and
+:math:`\tilde b_j` lie in :math:`\bar Q_j`, so before pruning these allocations are
+feasible points of the joint ILP. Pruning keeps, for every dropped configuration, an
+undominated one that dominates it (dominance is a strict partial order on a finite
+set); swapping it in keeps the placement feasible and the objective no lower. Hence the
+joint optimum is at least TUNE's and the proportional total. GREEDY's per-job choice
+:math:`b_j` is in :math:`\bar Q_j` too, but GREEDY may skip admitted jobs and place jobs
+that the admission did not admit, so its allocation is in general **not** a feasible
+point, and its total can exceed the joint optimum.
 
 Both are NP-hard (they contain multi-dimensional knapsack); sizes are
 :math:`|A|\cdot\bar Q` binaries for step 1, :math:`|A|(2S + 1)` variables for step 2 and
@@ -89,7 +113,7 @@ _SOLVER_KEYS = ("solver", "time_limit", "mip_gap", "threads", "seed", "verbose",
 
 
 def _pairs(rnd: SynergyRound) -> tuple[np.ndarray, np.ndarray]:
-    """Flattened (job, c, m, T) rows over admitted jobs' candidate configurations."""
+    """Flattened (job, c, m, T) rows over admitted jobs' configurations :math:`Q_j`."""
     jobs, rows = [], []
     for j in rnd.admitted:
         cand = rnd.candidates(j)
