@@ -564,3 +564,19 @@ def test_single_lane_srtf_equals_spt_and_alone_runs_at_full_speed():
     assert simulate_lanes(two, mode="single_lane").metrics.makespan == pytest.approx(60.0)
     with pytest.raises(InvalidOption):
         simulate_lanes(two, policy="lifo")
+
+
+def test_exact_serial_realisation_past_the_horizon_is_refused():
+    """The MILP bounds the fluid makespan; a serial realisation that ends after the
+    horizon is an error naming the realisation, not a schedule past the horizon."""
+    from optsched import Cluster, Instance, Job, Node
+
+    cl = Cluster((Node("n", {"v100": 1}, gpu_memory={"v100": 16.0}),))
+    jobs = (Job("a", 0.0, 1, 50.0, {"v100": 1.0}, memory=GpuMemory(100, 100)),
+            Job("b", 0.0, 1, 100.0, {"v100": 1.0}, memory=GpuMemory(100, 100),
+                compute_share=0.5))
+    inst = Instance(cl, jobs, horizon=110.0)
+    fluid = optsched.solve(inst, "salus")
+    assert fluid.status is Status.OPTIMAL and fluid.schedule.end <= 110.0 + 1e-6
+    with pytest.raises(InvalidOption, match="realize"):
+        optsched.solve(inst, "salus", realize="serial")

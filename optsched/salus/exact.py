@@ -62,7 +62,15 @@ from ..registry import finalize
 from ..result import Result, Status
 from ..solvers import solve_program
 from ..solvers.program import LinearProgram
-from .lanes import LanePlan, SalusView, check_plan, fluid_schedule, gpu_makespans, salus_view
+from .lanes import (
+    LanePlan,
+    SalusView,
+    check_plan,
+    fluid_schedule,
+    gpu_end,
+    gpu_makespans,
+    salus_view,
+)
 from .lanes import serial_schedule as _serial
 
 __all__ = ["exact", "OBJECTIVES", "lane_limits", "plan_objective", "result_of_plan"]
@@ -229,6 +237,15 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
         i, g, l = trip[k]
         plan[g][l].append(i)
     obj = plan_objective(view, plan, objective)
+    if horizon is not None and realize == "serial":
+        end = max((gpu_end(view, g, lanes, "serial") for g, lanes in enumerate(plan)),
+                  default=view.release)
+        if end > instance.horizon * (1 + 1e-9):
+            # the MILP bounds the fluid realisation; serial lanes may leave compute idle
+            raise InvalidOption("realize", realize, f"the exact plan meets the horizon in "
+                                f"its fluid realisation only; run one lane at a time it "
+                                f"ends at {end:g} s, after the horizon "
+                                f"{instance.horizon:g} s (use realize='fluid')")
     # ratio 1 only when the lane limit is not a restriction (lanes=None is exact)
     ratio = 1.0 if res.status is Status.OPTIMAL and lanes is None else None
     return result_of_plan(
