@@ -19,7 +19,7 @@ from common import write_results
 
 from optsched.allox import exact, jsq, online, sjf, sjf_fastest
 from optsched.catalog import generate_philly
-from optsched.instance import Cluster, Node
+from optsched.core.instance import Cluster, Node
 
 TYPES = ("v100", "p100", "k80")
 

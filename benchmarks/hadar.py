@@ -25,7 +25,7 @@ from common import write_results
 
 from optsched.catalog import generate_philly
 from optsched.hadar import assign_utilities, competitive_ratio, exact, online
-from optsched.instance import Cluster, Node
+from optsched.core.instance import Cluster, Node
 
 # congested rows: single-GPU jobs on 4 GPUs per type (demand share 1/4), many jobs
 CONGESTED = [(40, 16, 4, 1), (80, 16, 4, 1)]

@@ -4,14 +4,28 @@ Each model is exposed two ways: an exact LP/MILP solved through one solver layer
 (HiGHS directly, Pyomo or CVXPY) and the polynomial-time heuristic from its paper.
 """
 
-from . import (
+from optsched import (
     allox,  # noqa: E402  (each model package registers itself)
     hadar,  # noqa: E402
     hadare,  # noqa: E402
     salus,  # noqa: E402
     synergy,  # noqa: E402
 )
-from .errors import (
+from optsched.core.instance import (
+    Cluster,
+    GpuMemory,
+    Instance,
+    Job,
+    Node,
+    Sensitivity,
+    Utility,
+    load_instance,
+)
+from optsched.core.metrics import Metrics, compute_metrics
+from optsched.core.result import Result, Status
+from optsched.core.schedule import Allocation, Schedule, load_schedule
+from optsched.core.validate import validate_schedule
+from optsched.errors import (
     InvalidInput,
     InvalidInstance,
     InvalidOption,
@@ -20,12 +34,7 @@ from .errors import (
     OptschedError,
     UnknownName,
 )
-from .instance import Cluster, GpuMemory, Instance, Job, Node, Sensitivity, Utility, load_instance
-from .metrics import Metrics, compute_metrics
-from .registry import ModelSpec, get_model, models, solve
-from .result import Result, Status
-from .schedule import Allocation, Schedule, load_schedule
-from .validate import validate_schedule
+from optsched.registry import ModelSpec, get_model, models, solve
 
 __version__ = "0.1.0"
 

@@ -22,7 +22,7 @@ Sources
   Applications", MLSys'20; code ``SymbioticLab/Salus``, Apache-2.0): JCT, peak GPU memory
   and iterations of 99 TensorFlow training runs, plus the peak memory the paper reports.
 
-Units follow :mod:`optsched.instance`: seconds, iterations, and throughput in iterations
+Units follow :mod:`optsched.core.instance`: seconds, iterations, and throughput in iterations
 per second **per worker**. Gavel measures the throughput of the *whole job* (all its
 workers); the catalog divides by the number of workers, so a gang of ``W`` workers with
 per-worker rate ``r`` makes ``W * r`` iterations per second, which is exactly Gavel's
@@ -49,9 +49,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidInstance, InvalidOption, UnknownName
-from .instance import Cluster, Instance, Job, Node, Sensitivity
-from .jsonio import read_text
+from optsched.core.instance import Cluster, Instance, Job, Node, Sensitivity
+from optsched.core.jsonio import read_text
+from optsched.errors import InvalidInstance, InvalidOption, UnknownName
 
 __all__ = [
     "DATA_PACKAGE",
@@ -272,7 +272,7 @@ def job_from_profile(profile_name: str, id: str, arrival: float, workers: int,
                      reference_type: str = "v100", weight: float = 1.0,
                      user: str | None = None, gpu_types: Iterable[str] | None = None,
                      *, throughputs: str = "simulation", extrapolate: bool = False) -> Job:
-    """A :class:`~optsched.instance.Job` of a Gavel job type.
+    """A :class:`~optsched.core.instance.Job` of a Gavel job type.
 
     Give exactly one of ``work`` (iterations) and ``duration`` (seconds): with
     ``duration`` the work is ``duration`` x the job's throughput on ``reference_type``
@@ -516,7 +516,7 @@ def _parse_number(where: str, text: str, *, integer: bool = False, positive: boo
 def read_gavel_trace(path: str | Path | None = None, cluster: Cluster | str | None = None,
                      throughputs: str = "simulation", *, slot: float = GAVEL_ROUND,
                      extrapolate: bool = True, name: str | None = None) -> Instance:
-    """Read a Gavel trace (tab-separated) into an :class:`~optsched.instance.Instance`.
+    """Read a Gavel trace (tab-separated) into an :class:`~optsched.core.instance.Instance`.
 
     Both layouts are accepted and told apart by the column count of the first line:
 

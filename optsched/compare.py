@@ -29,12 +29,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InvalidOption, ModelNotApplicable
-from .instance import Instance
-from .options import check_options
-from .registry import Method, ModelSpec, get_model
-from .result import Result, Status
-from .solvers import DEFAULT_TIME_LIMIT
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status
+from optsched.errors import InvalidOption, ModelNotApplicable
+from optsched.options import check_options
+from optsched.registry import Method, ModelSpec, get_model
+from optsched.solvers import DEFAULT_TIME_LIMIT
 
 __all__ = ["Row", "compare", "route_options", "result_row"]
 

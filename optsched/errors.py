@@ -3,7 +3,7 @@
 Everything raised on purpose derives from :class:`OptschedError`, so callers can catch
 the whole family at once. Errors about the *input* (a malformed instance, an invalid
 schedule, a bad option) carry the field path and the offending value; solver outcomes
-are never raised but reported as a :class:`optsched.result.Status` on the result.
+are never raised but reported as a :class:`optsched.core.result.Status` on the result.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .errors import InvalidOption
+from optsched.errors import InvalidOption
 
 __all__ = ["SOLVER_OPTIONS", "declared_options", "check_options", "declares"]
 

@@ -4,7 +4,7 @@ Each model package (``optsched.allox``, ...) registers a :class:`ModelSpec`: its
 (the exact formulation, bounds such as LP relaxations, and the paper's heuristics), each
 a :class:`Method` that declares its options. :func:`solve` resolves a method by name,
 checks the options against that declaration (:mod:`optsched.options`) and runs it; every
-method returns a :class:`~optsched.result.Result` whose schedule has already passed the
+method returns a :class:`~optsched.core.result.Result` whose schedule has already passed the
 independent validator (:func:`finalize` is the one place that does it).
 """
 
@@ -16,16 +16,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from .errors import InvalidOption, UnknownName
-from .instance import Instance
-from .metrics import compute_metrics
-from .options import SOLVER_OPTIONS, check_options, declared_options
-from .result import Result, Status
-from .schedule import Schedule
-from .validate import validate_schedule
+from optsched.core.instance import Instance
+from optsched.core.result import Result
+from optsched.errors import InvalidOption, UnknownName
+from optsched.options import SOLVER_OPTIONS, check_options, declared_options
 
-__all__ = ["Method", "ModelSpec", "register", "get_model", "models", "solve", "finalize",
-           "METHOD_KINDS"]
+__all__ = ["Method", "ModelSpec", "register", "get_model", "models", "solve", "METHOD_KINDS"]
 
 METHOD_KINDS = ("exact", "bound", "heuristic")
 
@@ -185,16 +181,3 @@ def solve(instance: Instance, model: str, method: str = "exact", backend: str | 
     """
     spec = get_model(model)
     return spec.method(method).run(instance, backend, model=spec.name, **options)
-
-
-def finalize(instance: Instance, schedule: Schedule | None, **fields: Any) -> Result:
-    """Validate ``schedule`` against ``instance``, attach its metrics, build the Result.
-
-    A schedule that fails validation raises :class:`~optsched.errors.InvalidSchedule`:
-    a method that produced it is wrong, and no result is returned for it.
-    """
-    if schedule is None:
-        return Result(**fields)
-    validate_schedule(instance, schedule)
-    fields.setdefault("status", Status.FEASIBLE)
-    return Result(schedule=schedule, metrics=compute_metrics(instance, schedule), **fields)

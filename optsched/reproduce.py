@@ -39,10 +39,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidOption
-from .instance import Cluster, Instance, Job, Node
-from .schedule import Allocation, Schedule
-from .sim.plot import save_figure
+from optsched.core.instance import Cluster, Instance, Job, Node
+from optsched.core.schedule import Allocation, Schedule
+from optsched.errors import InvalidOption
+from optsched.sim.plot import save_figure
 
 __all__ = ["CLAIMS", "Claim", "NotYetAvailable", "run_reproduction", "write_report",
            "talk_instance", "talk_schedule", "plot_gantts", "plot_jct_cdfs",
@@ -98,7 +98,7 @@ class Row:
 
 # --------------------------------------------------------------------------- plotting
 def _plt():
-    from .sim.plot import _mpl  # the plotting helpers' lazy matplotlib import
+    from optsched.sim.plot import _mpl  # the plotting helpers' lazy matplotlib import
     return _mpl()
 
 
@@ -106,7 +106,7 @@ def plot_gantts(instance: Instance, schedules: Mapping[str, Schedule], path: str
                 *, title: str = "") -> Path:
     """Side-by-side Gantt charts (one row per node/GPU type, time in seconds) of several
     schedules of the same instance, with each panel's mean JCT and makespan."""
-    from .metrics import compute_metrics
+    from optsched.core.metrics import compute_metrics
 
     plt = _plt()
     rows = [(n.name, t) for n in instance.cluster.nodes for t in n.gpus]
@@ -160,7 +160,7 @@ def plot_jct_cdfs(curves: Mapping[str, Sequence[float]], path: str | Path, *,
 def plot_utilization(curves: Mapping[str, Schedule], total_gpus: int, path: str | Path, *,
                      title: str = "") -> Path:
     """GPU utilisation over time of several schedules (``optsched.sim.plot``'s curve)."""
-    from .sim.plot import utilization_curve
+    from optsched.sim.plot import utilization_curve
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -207,9 +207,9 @@ def talk_schedule() -> Schedule:
 
 
 def _allox_talk(quick: bool, img: Path) -> dict[str, Any]:
-    from . import allox
-    from .metrics import compute_metrics
-    from .validate import validate_schedule
+    from optsched import allox
+    from optsched.core.metrics import compute_metrics
+    from optsched.core.validate import validate_schedule
 
     inst = talk_instance()
     opt = allox.exact(inst)
@@ -254,7 +254,7 @@ def _allox_talk(quick: bool, img: Path) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- Salus
 def _salus_inference(quick: bool, img: Path) -> dict[str, Any]:
-    from . import salus
+    from optsched import salus
 
     models = sorted(salus.inference_models())
     cluster = Cluster((Node("server", {"v100": 1}, cpus=32, memory=128,
@@ -297,9 +297,9 @@ def _salus_inference(quick: bool, img: Path) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- Gavel
 def _gavel_hetero(quick: bool, img: Path) -> dict[str, Any]:
-    from .catalog import generate_philly, read_gavel_trace
-    from .policies import get_policy
-    from .sim import simulate
+    from optsched.catalog import generate_philly, read_gavel_trace
+    from optsched.policies import get_policy
+    from optsched.sim import simulate
 
     trace = read_gavel_trace()
     n = 60 if quick else 400
@@ -349,9 +349,9 @@ def _gavel_hetero(quick: bool, img: Path) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- Tiresias
 def _tiresias_vs_fifo(quick: bool, img: Path) -> dict[str, Any]:
-    from .catalog import cluster_preset, generate_philly, read_tiresias_trace
-    from .policies import get_policy
-    from .sim import simulate
+    from optsched.catalog import cluster_preset, generate_philly, read_tiresias_trace
+    from optsched.policies import get_policy
+    from optsched.sim import simulate
 
     if quick:
         small = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(2)))
@@ -402,7 +402,7 @@ def _tiresias_vs_fifo(quick: bool, img: Path) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- Synergy
 def _synergy_tune(quick: bool, img: Path) -> dict[str, Any]:
-    from .synergy import simulate_synergy, synergy_workload
+    from optsched.synergy import simulate_synergy, synergy_workload
 
     if quick:
         settings = [((50, 0, 50), 9.0)]
@@ -451,9 +451,9 @@ def _hadar_instance(quick: bool) -> Instance:
     AWS-like heterogeneous cluster of :func:`optsched.hadare.aws_like_cluster`, with
     constant utilities (value independent of completion time) so that Hadar's admission
     control admits every job and total time is comparable with Gavel's."""
-    from .catalog import generate_philly
-    from .hadar import assign_utilities
-    from .hadare import aws_like_cluster
+    from optsched.catalog import generate_philly
+    from optsched.hadar import assign_utilities
+    from optsched.hadare import aws_like_cluster
 
     n, cluster = (20, aws_like_cluster()) if quick else (60, aws_like_cluster(2, 2, 2))
     inst = generate_philly(n, cluster=cluster, seed=SEED, max_workers=4, jobs_per_hour=4.0,
@@ -463,7 +463,7 @@ def _hadar_instance(quick: bool) -> Instance:
 
 @functools.lru_cache(maxsize=2)
 def _hadar_runs(quick: bool):
-    from .hadare import simulate_pair
+    from optsched.hadare import simulate_pair
 
     inst = _hadar_instance(quick)
     hadare, hadar = simulate_pair(inst)  # one shared Hadar admission pass
@@ -489,10 +489,10 @@ def _hadar_plots(inst, runs, img: Path, keys: Sequence[str], name: str) -> list[
 
 
 def _hadar_vs_gavel(quick: bool, img: Path) -> dict[str, Any]:
-    from .hadar import assign_utilities
-    from .hadar.policy import HadarPolicy
-    from .policies import get_policy
-    from .sim import PolicyViolation, simulate
+    from optsched.hadar import assign_utilities
+    from optsched.hadar.policy import HadarPolicy
+    from optsched.policies import get_policy
+    from optsched.sim import PolicyViolation, simulate
 
     base, replay = _hadar_runs(quick)
     # Hadar maximises utility: the same jobs with OASiS-style sigmoid utilities
@@ -678,7 +678,7 @@ def write_report(rows: Sequence[Row], out: str | Path, *, quick: bool) -> Path:
     import platform
     import sys
 
-    from . import __version__
+    from optsched import __version__
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ A sweep is described by a TOML or JSON config::
 Instances: ``"demo"`` calls the model's ``ModelSpec.demo_instance(n_jobs=size,
 seed=seed)``; ``"philly"`` calls :func:`optsched.catalog.generate_philly` (``size``
 jobs); ``"module:function"`` calls any importable ``function(size, seed=seed, **kw)``
-returning an :class:`~optsched.instance.Instance`.
+returning an :class:`~optsched.core.instance.Instance`.
 
 Cells. Each cell is identified by the SHA-256 of the canonical JSON of its parameters
 (model, method, size, seed, options, instance config): :func:`cell_key`. Finished cells
@@ -61,9 +61,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidOption, ModelNotApplicable, UnknownName
-from .jsonio import parse_json, parse_toml, read_text
-from .progressbar import ProgressBar
+from optsched.core.jsonio import parse_json, parse_toml, read_text
+from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
+from optsched.progressbar import ProgressBar
 
 __all__ = ["SweepConfig", "Cell", "load_config", "cells_of", "cell_key", "run_cell",
            "run_sweep", "load_table", "write_table", "plot_sweep", "COLUMNS", "FORMATS"]
@@ -93,7 +93,7 @@ class SweepConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepConfig:
-        from .registry import get_model
+        from optsched.registry import get_model
 
         if not isinstance(data, Mapping):
             raise InvalidOption("config", type(data).__name__, "must be a table/object")
@@ -208,7 +208,7 @@ def cell_key(params: Mapping[str, Any]) -> str:
 def cells_of(config: SweepConfig) -> list[Cell]:
     """The grid in order: model, method, size, seed. Each cell carries the options its
     method declares (the backend only for methods that solve an LP/MILP)."""
-    from .registry import get_model
+    from optsched.registry import get_model
 
     out = []
     for m in config.models:
@@ -223,8 +223,8 @@ def cells_of(config: SweepConfig) -> list[Cell]:
 
 def build_instance(model: str, size: int, seed: int, spec: Mapping[str, Any]):
     """The instance of one cell (see the module docstring)."""
-    from .instance import Instance
-    from .registry import get_model
+    from optsched.core.instance import Instance
+    from optsched.registry import get_model
 
     kw = {k: v for k, v in spec.items() if k != "generator"}
     gen = spec.get("generator", "demo")
@@ -240,7 +240,7 @@ def build_instance(model: str, size: int, seed: int, spec: Mapping[str, Any]):
                                     "need another generator")
         return demo(n_jobs=size, seed=seed, **kw)
     if gen == "philly":
-        from .catalog import generate_philly
+        from optsched.catalog import generate_philly
         return generate_philly(size, seed=seed, **kw)
     mod, _, fn = gen.partition(":")
     try:
@@ -256,7 +256,7 @@ def build_instance(model: str, size: int, seed: int, spec: Mapping[str, Any]):
 
 def run_cell(params: Mapping[str, Any]) -> dict[str, Any]:
     """Build the cell's instance, solve it, and return its table row (never raises)."""
-    from .registry import solve
+    from optsched.registry import solve
 
     t0 = time.perf_counter()
     row: dict[str, Any] = {c: None for c in COLUMNS}
@@ -469,7 +469,7 @@ def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
     over seeds, min-max band). Rows without a number in ``y`` are left out."""
     import numpy as np
 
-    from .sim.plot import _mpl, save_figure  # lazy: matplotlib is the plot extra
+    from optsched.sim.plot import _mpl, save_figure  # lazy: matplotlib is the plot extra
 
     plt = _mpl()
     groups: dict[str, dict[str, dict[float, list[float]]]] = {}

@@ -30,7 +30,7 @@ from optsched.catalog import (
     tiresias_gpu_time_samples,
 )
 from optsched.errors import InvalidInstance, InvalidOption, UnknownName
-from optsched.instance import Cluster, Instance, Node, Sensitivity
+from optsched.core.instance import Cluster, Instance, Node, Sensitivity
 
 ROOT = Path(__file__).resolve().parents[1]
 

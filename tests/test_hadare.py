@@ -24,7 +24,7 @@ from optsched.hadare import (
     simulate_pair,
     utilization_violations,
 )
-from optsched.schedule import Allocation, Schedule
+from optsched.core.schedule import Allocation, Schedule
 
 TYPES = ("v100", "p100", "k80")
 

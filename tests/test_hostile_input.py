@@ -20,8 +20,8 @@ from optsched.catalog import read_gavel_trace, read_tiresias_trace
 from optsched.cli import main
 from optsched.cli.simulate import load_cluster
 from optsched.errors import InvalidSchedule
-from optsched.jsonio import MAX_DEPTH, load_json, parse_json, parse_toml
-from optsched.schedule import Schedule, load_schedule
+from optsched.core.jsonio import MAX_DEPTH, load_json, parse_json, parse_toml
+from optsched.core.schedule import Schedule, load_schedule
 from optsched.sweep import load_config
 
 
@@ -248,7 +248,7 @@ def test_cli_exits_2_on_hostile_files(name, inst, sched, needle, files, capsys):
 def test_schema_states_the_integer_bound():
     import jsonschema
 
-    from optsched.instance import MAX_INTEGER, instance_json_schema
+    from optsched.core.instance import MAX_INTEGER, instance_json_schema
 
     schema = instance_json_schema()
     d = instance_dict()

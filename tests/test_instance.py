@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from optsched import Cluster, Instance, InvalidInstance, Job, Node, Utility
-from optsched.instance import instance_json_schema
+from optsched.core.instance import instance_json_schema
 
 
 def base() -> dict:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linprog, milp
 
 from optsched.errors import InvalidOption, UnknownName
-from optsched.result import Status
+from optsched.core.result import Status
 from optsched.solvers import (
     BACKENDS,
     LinearProgram,

@@ -11,11 +11,11 @@ mean JCT is that divided by the number of jobs.
 
 from __future__ import annotations
 
-from ..instance import Instance
-from ..registry import Method, ModelSpec, register
-from .exact import exact, match
-from .heuristics import jsq, online, sjf, sjf_fastest
-from .machines import Machines, machines_of
+from optsched.allox.exact import exact, match
+from optsched.allox.heuristics import jsq, online, sjf, sjf_fastest
+from optsched.allox.machines import Machines, machines_of
+from optsched.core.instance import Instance
+from optsched.registry import Method, ModelSpec, register
 
 __all__ = ["exact", "match", "sjf", "sjf_fastest", "jsq", "online", "machines_of",
            "Machines", "demo_instance", "SPEC"]
@@ -26,8 +26,8 @@ def demo_instance(n_jobs: int = 24, seed: int = 0) -> Instance:
 
     Durations follow Gavel's Philly-derived mixture; all jobs are queued at time 0.
     """
-    from ..catalog import generate_philly
-    from ..instance import Cluster, Node
+    from optsched.catalog import generate_philly
+    from optsched.core.instance import Cluster, Node
 
     cluster = Cluster(tuple(Node(f"{t}-node", {t: 2}, cpus=16, memory=128)
                             for t in ("v100", "p100", "k80")))

@@ -44,15 +44,14 @@ import time
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ..errors import InvalidOption, ModelNotApplicable
-from ..instance import Instance
-from ..options import declares
-from ..registry import finalize
-from ..result import Result, Status
-from ..schedule import Allocation, Schedule
-from ..solvers import solve_program
-from ..solvers.program import LinearProgram
-from .machines import Machines, machines_of
+from optsched.allox.machines import Machines, machines_of
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, finalize
+from optsched.core.schedule import Allocation, Schedule
+from optsched.errors import InvalidOption, ModelNotApplicable
+from optsched.options import declares
+from optsched.solvers import solve_program
+from optsched.solvers.program import LinearProgram
 
 __all__ = ["exact", "match", "plan_cost", "plan_schedule"]
 

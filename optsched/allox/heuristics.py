@@ -38,14 +38,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..instance import Instance
-from ..options import declares
-from ..registry import finalize
-from ..result import Result
-from ..schedule import Allocation, Schedule
-from .exact import match
-from .machines import Machines, machines_of
+from optsched.allox.exact import match
+from optsched.allox.machines import Machines, machines_of
+from optsched.core.instance import Instance
+from optsched.core.result import Result, finalize
+from optsched.core.schedule import Allocation, Schedule
+from optsched.errors import InvalidOption
+from optsched.options import declares
 
 __all__ = ["sjf", "sjf_fastest", "jsq", "online"]
 

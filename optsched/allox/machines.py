@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ModelNotApplicable
-from ..instance import Instance
+from optsched.core.instance import Instance
+from optsched.errors import ModelNotApplicable
 
 __all__ = ["Machines", "machines_of"]
 

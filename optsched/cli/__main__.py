@@ -2,6 +2,6 @@
 
 import sys
 
-from . import main
+from optsched.cli import main
 
 sys.exit(main())

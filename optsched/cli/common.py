@@ -8,8 +8,8 @@ import math
 import sys
 from typing import Any
 
-from ..errors import InvalidOption
-from ..jsonio import check_document
+from optsched.core.jsonio import check_document
+from optsched.errors import InvalidOption
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "parse_options", "num", "pct", "secs",
            "hours", "table", "progress"]

@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from ..compare import Row, compare, result_row
-from ..errors import InvalidOption
-from ..instance import Instance, instance_json_schema, load_instance
-from ..registry import Method, get_model, models, solve
-from ..solvers import BACKENDS, DEFAULT_TIME_LIMIT
-from .common import EXIT_FAILED, EXIT_OK, num, parse_options, pct, progress, secs, table
+from optsched.cli.common import EXIT_FAILED, EXIT_OK, num, parse_options, pct, progress, secs, table
+from optsched.compare import Row, compare, result_row
+from optsched.core.instance import Instance, instance_json_schema, load_instance
+from optsched.errors import InvalidOption
+from optsched.registry import Method, get_model, models, solve
+from optsched.solvers import BACKENDS, DEFAULT_TIME_LIMIT
 
 __all__ = ["add_parsers", "render_rows"]
 
@@ -168,9 +168,9 @@ def cmd_compare(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from ..metrics import compute_metrics
-    from ..schedule import load_schedule
-    from ..validate import validate_schedule
+    from optsched.core.metrics import compute_metrics
+    from optsched.core.schedule import load_schedule
+    from optsched.core.validate import validate_schedule
 
     inst = load_instance(args.instance)
     sched = load_schedule(args.schedule)
@@ -186,7 +186,7 @@ def cmd_schema(args) -> int:
 
 
 def cmd_catalog(args) -> int:
-    from .. import catalog
+    from optsched import catalog
 
     print("Cluster presets:")
     for name in catalog.PRESETS:
@@ -208,19 +208,19 @@ def cmd_catalog(args) -> int:
 
 def catalog_instances() -> list[str]:
     """Names ``optsched instance`` writes: every model's demo and every shipped trace."""
-    from .. import catalog
+    from optsched import catalog
 
     return [f"{n}-demo" for n, s in sorted(models().items()) if s.demo_instance] + \
         list(catalog.SHIPPED_TRACES)
 
 
 def cmd_instance(args) -> int:
-    from .. import catalog
+    from optsched import catalog
 
     name = args.name
     known = catalog_instances()
     if name not in known:
-        from ..errors import UnknownName
+        from optsched.errors import UnknownName
         raise UnknownName("instance", name, f"known: {', '.join(known)}")
     if name.endswith("-demo"):
         inst = get_model(name[: -len("-demo")]).demo_instance()

@@ -15,16 +15,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import InvalidInput, InvalidOption
-from ..instance import Cluster, Instance, load_instance
-from ..jsonio import load_json
-from .common import EXIT_OK, hours, parse_options, progress
+from optsched.cli.common import EXIT_OK, hours, parse_options, progress
+from optsched.core.instance import Cluster, Instance, load_instance
+from optsched.core.jsonio import load_json
+from optsched.errors import InvalidInput, InvalidOption
 
 __all__ = ["add_parsers", "load_cluster", "build_instance"]
 
 
 def add_parsers(subparsers) -> None:
-    from ..policies import simulation_names
+    from optsched.policies import simulation_names
 
     p = subparsers.add_parser(
         "simulate", help="run an online policy over a trace in the round-based simulator",
@@ -69,12 +69,12 @@ def load_cluster(spec: str | None) -> Cluster | None:
         if isinstance(data, dict) and "cluster" in data:
             data = data["cluster"]
         return Cluster.from_dict(data)
-    from ..catalog import cluster_preset
+    from optsched.catalog import cluster_preset
     return cluster_preset(spec)
 
 
 def build_instance(args) -> Instance:
-    from .. import catalog
+    from optsched import catalog
 
     cluster = load_cluster(args.cluster)
     if args.generate is not None:
@@ -102,7 +102,7 @@ def build_instance(args) -> Instance:
 
 
 def cmd_simulate(args) -> int:
-    from ..policies import policy_spec, run_policy
+    from optsched.policies import policy_spec, run_policy
 
     options = parse_options(args.option)
     if args.backend is not None:
@@ -135,7 +135,7 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from ..sim.plot import plot_result
+    from optsched.sim.plot import plot_result
 
     data = load_json(args.results, InvalidInput, "results")
     for f in plot_result(data, args.out, gantt_jobs=args.gantt_jobs):

@@ -6,14 +6,14 @@ import argparse
 import time
 from pathlib import Path
 
-from .common import EXIT_FAILED, EXIT_OK
+from optsched.cli.common import EXIT_FAILED, EXIT_OK
 
 __all__ = ["add_parsers"]
 
 
 def add_parsers(subparsers) -> None:
-    from ..reproduce import CLAIMS
-    from ..sweep import ENGINES, FORMATS
+    from optsched.reproduce import CLAIMS
+    from optsched.sweep import ENGINES, FORMATS
 
     p = subparsers.add_parser(
         "reproduce", help="re-measure every seed paper's headline claim (REPRODUCTION.md)",
@@ -49,7 +49,7 @@ def add_parsers(subparsers) -> None:
 
 
 def cmd_reproduce(args) -> int:
-    from ..reproduce import run_reproduction
+    from optsched.reproduce import run_reproduction
 
     rows = run_reproduction(args.out, quick=args.quick, only=args.only)
     print(args.out / "REPRODUCTION.md")
@@ -57,7 +57,7 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from ..sweep import load_config, plot_sweep, run_sweep
+    from optsched.sweep import load_config, plot_sweep, run_sweep
 
     config = load_config(args.config)
     out = args.out or Path(f"sweep-{config.name}")

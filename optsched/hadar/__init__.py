@@ -16,13 +16,11 @@ every assumption.
 
 from __future__ import annotations
 
-from ..instance import Instance
-from ..policies.base import register_runner
-from ..registry import Method, ModelSpec, register
-from ..result import Result
-from .certificate import Certificate, dual_certificate
-from .exact import build_program, exact, lp_bound
-from .model import (
+from optsched.core.instance import Instance
+from optsched.core.result import Result
+from optsched.hadar.certificate import Certificate, dual_certificate
+from optsched.hadar.exact import build_program, exact, lp_bound
+from optsched.hadar.model import (
     HadarModel,
     RatioReport,
     assign_utilities,
@@ -30,7 +28,9 @@ from .model import (
     competitive_ratio,
     default_slots,
 )
-from .online import DEFAULT_QUANTA, dual_subroutine, online, run_online
+from optsched.hadar.online import DEFAULT_QUANTA, dual_subroutine, online, run_online
+from optsched.policies.base import register_runner
+from optsched.registry import Method, ModelSpec, register
 
 __all__ = ["exact", "lp_bound", "build_program", "online", "run_online", "dual_subroutine",
            "dual_certificate", "Certificate", "competitive_ratio", "RatioReport",
@@ -42,8 +42,8 @@ def demo_instance(n_jobs: int = 8, seed: int = 0) -> Instance:
     """Gavel-profile jobs (Philly-derived sizes, 1-2 workers) arriving over about two
     hours on 2 nodes x 4 GPUs of each of V100/P100/K80, 30-minute slots, OASiS-style
     sigmoid utilities, 16 slots."""
-    from ..catalog import generate_philly
-    from ..instance import Cluster, Node
+    from optsched.catalog import generate_philly
+    from optsched.core.instance import Cluster, Node
 
     cluster = Cluster(tuple(Node(f"{t}-{i}", {t: 4}) for t in ("v100", "p100", "k80")
                             for i in range(2)))
@@ -73,15 +73,15 @@ def simulate_hadar(instance: Instance, *, seed: int = 0, max_time: float | None 
     """Hadar as an online policy in the shared simulator: ``optsched simulate --policy
     hadar``. ``options`` go to :class:`~optsched.hadar.policy.HadarPolicy` (which
     estimates U and L from the instance unless both are given)."""
-    from ..sim import simulate
-    from .policy import HadarPolicy
+    from optsched.hadar.policy import HadarPolicy
+    from optsched.sim import simulate
 
     return simulate(instance, HadarPolicy(instance, **options), seed=seed, max_time=max_time,
                     progress=progress)
 
 
 def _takes_policy_options():
-    from .policy import HadarPolicy
+    from optsched.hadar.policy import HadarPolicy
 
     return HadarPolicy
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import HadarModel
-from .online import DEFAULT_QUANTA, Prices, dual_subroutine
+from optsched.hadar.model import HadarModel
+from optsched.hadar.online import DEFAULT_QUANTA, Prices, dual_subroutine
 
 __all__ = ["Certificate", "dual_certificate"]
 

@@ -72,15 +72,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..instance import Instance
-from ..options import declares
-from ..registry import finalize
-from ..result import Result, Status
-from ..schedule import Allocation, Schedule, merge_intervals
-from ..solvers import solve_program
-from ..solvers.program import LinearProgram
-from .model import (
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, finalize
+from optsched.core.schedule import Allocation, Schedule, merge_intervals
+from optsched.errors import InvalidOption
+from optsched.hadar.model import (
     DEFAULT_MAX_COLUMNS,
     DEFAULT_MAX_SLOTS,
     HadarModel,
@@ -90,6 +86,9 @@ from .model import (
     model_slots,
     planning_instance,
 )
+from optsched.options import declares
+from optsched.solvers import solve_program
+from optsched.solvers.program import LinearProgram
 
 __all__ = ["exact", "lp_bound", "build_program"]
 

@@ -78,8 +78,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption, ModelNotApplicable, ModelTooLarge
-from ..instance import Instance
+from optsched.core.instance import Instance
+from optsched.errors import InvalidOption, ModelNotApplicable, ModelTooLarge
 
 __all__ = ["HadarModel", "RatioReport", "assign_utilities", "build_model", "competitive_ratio",
            "default_slots", "planning_instance", "check_size", "model_slots", "job_slots",
@@ -425,7 +425,7 @@ def assign_utilities(instance: Instance, kind: str = "sigmoid", seed: int = 0) -
     """
     from dataclasses import replace as dc_replace
 
-    from ..instance import Utility
+    from optsched.core.instance import Utility
 
     if kind not in ("sigmoid", "linear", "step", "constant"):
         raise InvalidOption("kind", kind, "must be 'sigmoid', 'linear', 'step' or 'constant'")

@@ -60,13 +60,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption, ModelTooLarge
-from ..instance import Instance
-from ..options import declares
-from ..registry import finalize
-from ..result import Result, Status, relative_gap
-from ..schedule import Allocation, Schedule, merge_intervals
-from .model import (
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, finalize, relative_gap
+from optsched.core.schedule import Allocation, Schedule, merge_intervals
+from optsched.errors import InvalidOption, ModelTooLarge
+from optsched.hadar.model import (
     DEFAULT_MAX_SLOTS,
     SMALL_DEMAND_THRESHOLD,
     HadarModel,
@@ -74,6 +72,7 @@ from .model import (
     model_slots,
     planning_instance,
 )
+from optsched.options import declares
 
 __all__ = ["Prices", "JobPlan", "slot_options", "dual_subroutine", "run_online", "online",
            "plan_schedule", "quanta_per_slot", "coverable", "online_model",
@@ -347,7 +346,7 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     (``extra["competitive_ratio"]`` lists them), else ``None`` and
     ``extra["ratio_unproved"]`` holds the value the theorem would give.
     """
-    from .certificate import dual_certificate
+    from optsched.hadar.certificate import dual_certificate
 
     quanta = _check_quanta(quanta)
     model = online_model(instance, slot, slots, max_slots, quanta)

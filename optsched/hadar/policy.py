@@ -43,11 +43,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..instance import Instance
-from ..sim.policy import ClusterView, Placement
-from .model import HadarModel
-from .online import coverable, dual_subroutine, quanta_per_slot
+from optsched.core.instance import Instance
+from optsched.errors import InvalidOption
+from optsched.hadar.model import HadarModel
+from optsched.hadar.online import coverable, dual_subroutine, quanta_per_slot
+from optsched.sim.policy import ClusterView, Placement
 
 __all__ = ["HadarPolicy", "rolling_price_params"]
 

@@ -19,21 +19,21 @@ model and where it is our own reading.
 
 from __future__ import annotations
 
-from ..errors import InvalidOption
-from ..instance import Instance
-from ..policies.base import register_runner
-from ..registry import Method, ModelSpec, register
-from ..result import Result
-from .exact import build_program, exact, lp_bound
-from .model import (
+from optsched.core.instance import Instance
+from optsched.core.result import Result
+from optsched.errors import InvalidOption
+from optsched.hadare.exact import build_program, exact, lp_bound
+from optsched.hadare.model import (
     OBJECTIVES,
     completion_values,
     consolidation_seconds,
     max_copies_of,
     utilization_violations,
 )
-from .online import hadar_replay, online
-from .policy import HadarEPolicy, simulate_hadare, simulate_pair
+from optsched.hadare.online import hadar_replay, online
+from optsched.hadare.policy import HadarEPolicy, simulate_hadare, simulate_pair
+from optsched.policies.base import register_runner
+from optsched.registry import Method, ModelSpec, register
 
 __all__ = ["exact", "lp_bound", "build_program", "online", "hadar_replay", "HadarEPolicy",
            "simulate_hadare", "simulate_pair", "utilization_violations", "consolidation_seconds",
@@ -45,7 +45,7 @@ def aws_like_cluster(v100: int = 1, p100: int = 1, k80: int = 1, gpus_per_node: 
     """A small heterogeneous cluster shaped like the paper's AWS testbed (our reading of
     the abstract: nodes of one GPU type each, V100 / P100 / K80): ``v100`` nodes of
     ``gpus_per_node`` V100 (p3.8xlarge-like), likewise P100 and K80 (p2.xlarge-like)."""
-    from ..instance import Cluster, Node
+    from optsched.core.instance import Cluster, Node
 
     nodes = []
     for t, count in (("v100", v100), ("p100", p100), ("k80", k80)):
@@ -56,8 +56,8 @@ def aws_like_cluster(v100: int = 1, p100: int = 1, k80: int = 1, gpus_per_node: 
 def demo_instance(n_jobs: int = 6, seed: int = 0) -> Instance:
     """Gavel-profile jobs (1-4 workers) arriving over about an hour on one node of 4 GPUs
     of each of V100/P100/K80, 30-minute slots, OASiS-style sigmoid utilities, 12 slots."""
-    from ..catalog import generate_philly
-    from ..hadar import assign_utilities
+    from optsched.catalog import generate_philly
+    from optsched.hadar import assign_utilities
 
     inst = generate_philly(n_jobs, cluster=aws_like_cluster(), seed=seed, max_workers=4,
                            jobs_per_hour=4.0, slot=1800.0)

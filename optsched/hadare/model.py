@@ -41,7 +41,7 @@ The forking model (our reading)
 
 Copy identifiers: the copy on node :math:`h` carries ``copy = h`` (the node's index in
 ``cluster.nodes``), so a (job, copy) pair never spans two nodes and two copies of a job
-never share a node, which is what :func:`optsched.validate.validate_schedule` checks
+never share a node, which is what :func:`optsched.core.validate.validate_schedule` checks
 for ``Schedule(forking=True)``.
 
 Maximal utilization (the abstract's claim, stated exactly)
@@ -63,9 +63,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..instance import Instance
-from ..schedule import Schedule
+from optsched.core.instance import Instance
+from optsched.core.schedule import Schedule
+from optsched.errors import InvalidOption
 
 __all__ = ["consolidation_seconds", "max_copies_of", "completion_values",
            "utilization_violations", "OBJECTIVES"]

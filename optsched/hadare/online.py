@@ -74,16 +74,15 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..hadar.model import DEFAULT_MAX_SLOTS, HadarModel
-from ..hadar.online import DEFAULT_QUANTA, OnlineRun, online_model, run_online
-from ..instance import Instance
-from ..options import declares
-from ..registry import finalize
-from ..result import Result, Status
-from ..schedule import Schedule
-from ..sim.core import simulate
-from .model import consolidation_seconds, max_copies_of
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, finalize
+from optsched.core.schedule import Schedule
+from optsched.errors import InvalidOption
+from optsched.hadar.model import DEFAULT_MAX_SLOTS, HadarModel
+from optsched.hadar.online import DEFAULT_QUANTA, OnlineRun, online_model, run_online
+from optsched.hadare.model import consolidation_seconds, max_copies_of
+from optsched.options import declares
+from optsched.sim.core import simulate
 
 __all__ = ["online", "hadar_replay"]
 
@@ -185,7 +184,7 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     F = max_copies_of(plan, max_copies)
     if completion not in ("slot", "exact"):
         raise InvalidOption("completion", completion, "must be 'slot' or 'exact'")
-    from .policy import HadarEPolicy
+    from optsched.hadare.policy import HadarEPolicy
 
     policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa)
     d = model.delta

@@ -4,7 +4,7 @@ r"""HadarE (and the Hadar replay) as a policy of the shared simulator.
 (``False`` for the Hadar replay) and ``consolidation`` :math:`\kappa` seconds. The shared
 simulator (:mod:`optsched.sim.core`) checks each copy (1..:math:`W_j` GPUs on one node,
 copies of a job on distinct nodes), adds the copies' rates
-(:math:`\sum_c g_c \tau_{k_c}`, :func:`optsched.progress.gang_rate` per copy) and
+(:math:`\sum_c g_c \tau_{k_c}`, :func:`optsched.core.progress.gang_rate` per copy) and
 completes a job :math:`\kappa` seconds after its work is done (it holds nothing
 meanwhile); the schedule declares ``forking`` and ``consolidation`` for the validator.
 
@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from ..hadar.model import DEFAULT_MAX_SLOTS, HadarModel
-from ..hadar.online import DEFAULT_QUANTA, OnlineRun, online_model, run_online
-from ..instance import Instance
-from ..result import Result
-from ..sim.policy import ClusterView, Placement
-from .online import _fill, online
+from optsched.core.instance import Instance
+from optsched.core.result import Result
+from optsched.hadar.model import DEFAULT_MAX_SLOTS, HadarModel
+from optsched.hadar.online import DEFAULT_QUANTA, OnlineRun, online_model, run_online
+from optsched.hadare.online import _fill, online
+from optsched.sim.policy import ClusterView, Placement
 
 __all__ = ["HadarEPolicy", "simulate_hadare", "simulate_pair"]
 

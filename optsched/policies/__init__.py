@@ -11,8 +11,8 @@ Model packages register *runners* for policies built from the instance (Hadar, H
 Synergy, Salus); :func:`run_policy` simulates either kind by name.
 """
 
-from . import gavel, tiresias  # noqa: F401  (register their policies)
-from .base import (
+from optsched.policies import gavel, tiresias  # noqa: F401  (register their policies)
+from optsched.policies.base import (
     PLACEMENT_MODES,
     POLICIES,
     RUNNERS,

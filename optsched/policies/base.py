@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption, ModelNotApplicable, UnknownName
-from ..options import check_options, declared_options
-from ..sim.policy import ClusterView, Placement, Policy
+from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
+from optsched.options import check_options, declared_options
+from optsched.sim.policy import ClusterView, Placement, Policy
 
 __all__ = ["POLICIES", "RUNNERS", "PolicySpec", "register_policy", "register_runner",
            "get_policy", "policy_spec", "run_policy", "simulation_names", "place_gang",
@@ -125,7 +125,7 @@ def run_policy(name: str, instance, *, seed: int = 0, max_time: float | None = N
     kw = spec.check(options)
     if spec.runner is not None:
         return spec.runner(instance, seed=seed, max_time=max_time, progress=progress, **kw)
-    from ..sim.core import simulate
+    from optsched.sim.core import simulate
 
     assert spec.factory is not None
     return simulate(instance, spec.factory(**kw), seed=seed, progress=progress,

@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption, SolverFailed
-from ..sim.policy import ClusterView, Placement
-from . import gavel_lp as glp
-from .base import check_single_type_gangs, choose_nodes, register_policy
+from optsched.errors import InvalidOption, SolverFailed
+from optsched.policies import gavel_lp as glp
+from optsched.policies.base import check_single_type_gangs, choose_nodes, register_policy
+from optsched.sim.policy import ClusterView, Placement
 
 __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS"]
 

@@ -36,7 +36,7 @@ Policies (§4), each one LP (or a short sequence) built with
 * :func:`finish_time_fairness` (Themis, §4): minimise :math:`\max_m \rho_m` with
   :math:`\rho_m(X) = (t_m + r_m/\mathrm{thr}_m(X)) / d_m`, :math:`t_m` the time since
   arrival and :math:`d_m` the job's run time on an isolated 1/n share of the cluster
-  (:func:`optsched.metrics.isolated_runtime` with n = visible jobs). For fixed
+  (:func:`optsched.core.metrics.isolated_runtime` with n = visible jobs). For fixed
   :math:`\rho`, :math:`\rho_m \le \rho` is the linear constraint
   :math:`\mathrm{thr}_m(X) \ge r_m / (\rho d_m - t_m)` (needs :math:`\rho d_m > t_m`), so we
   bisect on :math:`\rho` over LP feasibility checks. Each check is the makespan-type LP
@@ -56,7 +56,7 @@ Policies (§4), each one LP (or a short sequence) built with
   rates are jointly infeasible they are scaled by the largest feasible common factor.
 
 Every function takes arrays and returns :class:`LPAllocation` (``X``, ``objective``, the
-solver :class:`~optsched.result.Result`). The returned ``X`` satisfies the base
+solver :class:`~optsched.core.result.Result`). The returned ``X`` satisfies the base
 constraints exactly (up to float rounding), not merely within the solver's tolerance:
 :func:`repair_allocation` is applied to every returned allocation.
 """
@@ -68,10 +68,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..result import Result, Status
-from ..solvers import solve_program
-from ..solvers.program import LinearProgram, VarBlock
+from optsched.core.result import Result, Status
+from optsched.errors import InvalidOption
+from optsched.solvers import solve_program
+from optsched.solvers.program import LinearProgram, VarBlock
 
 __all__ = [
     "LPAllocation", "allocation_program", "equal_share", "isolated_share", "max_min_fairness",

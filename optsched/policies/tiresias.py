@@ -64,9 +64,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..sim.policy import ClusterView, Placement
-from .base import PLACEMENT_MODES, check_single_type_gangs, place_gang, register_policy
+from optsched.errors import InvalidOption
+from optsched.policies.base import (
+    PLACEMENT_MODES,
+    check_single_type_gangs,
+    place_gang,
+    register_policy,
+)
+from optsched.sim.policy import ClusterView, Placement
 
 __all__ = ["gittins_index", "gittins_index_fixed", "GittinsIndex", "Tiresias",
            "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS", "DEFAULT_THRESHOLDS", "PROMOTE_KNOB"]
@@ -118,7 +123,7 @@ class GittinsIndex:
     def __init__(self, samples: Sequence[float] | np.ndarray | None = None, *,
                  delta: float | None = None, code_quirk: bool = False):
         if samples is None:
-            from ..catalog import tiresias_gpu_time_samples
+            from optsched.catalog import tiresias_gpu_time_samples
             samples = tiresias_gpu_time_samples()
         s = np.sort(np.asarray(samples, dtype=float).ravel())
         if s.size == 0 or not np.all(np.isfinite(s)) or s[0] <= 0:

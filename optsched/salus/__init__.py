@@ -23,16 +23,16 @@ is the makespan in seconds unless ``objective`` says otherwise.
 
 from __future__ import annotations
 
-from ..errors import InvalidOption
-from ..instance import Cluster, Instance, Node
-from ..policies.base import register_runner
-from ..registry import Method, ModelSpec, register
-from ..result import Result
-from .exact import OBJECTIVES, exact
-from .heuristics import ff_gpu_bound, ffd, lane_manager, lpt
-from .lanes import GpuLanes, Lane, SalusView, is_safe, lane_need, salus_view
-from .sim import SalusPolicy, simulate_lanes
-from .workloads import footprints, inference_job, inference_models, training_job
+from optsched.core.instance import Cluster, Instance, Node
+from optsched.core.result import Result
+from optsched.errors import InvalidOption
+from optsched.policies.base import register_runner
+from optsched.registry import Method, ModelSpec, register
+from optsched.salus.exact import OBJECTIVES, exact
+from optsched.salus.heuristics import ff_gpu_bound, ffd, lane_manager, lpt
+from optsched.salus.lanes import GpuLanes, Lane, SalusView, is_safe, lane_need, salus_view
+from optsched.salus.sim import SalusPolicy, simulate_lanes
+from optsched.salus.workloads import footprints, inference_job, inference_models, training_job
 
 __all__ = ["exact", "lane_manager", "ffd", "lpt", "ff_gpu_bound", "OBJECTIVES", "GpuLanes",
            "Lane", "SalusView", "is_safe", "lane_need", "salus_view", "footprints",

@@ -55,14 +55,11 @@ import time
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..instance import Instance
-from ..options import declares
-from ..registry import finalize
-from ..result import Result, Status
-from ..solvers import solve_program
-from ..solvers.program import LinearProgram
-from .lanes import (
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, finalize
+from optsched.errors import InvalidOption
+from optsched.options import declares
+from optsched.salus.lanes import (
     LanePlan,
     SalusView,
     check_plan,
@@ -71,7 +68,9 @@ from .lanes import (
     gpu_makespans,
     salus_view,
 )
-from .lanes import serial_schedule as _serial
+from optsched.salus.lanes import serial_schedule as _serial
+from optsched.solvers import solve_program
+from optsched.solvers.program import LinearProgram
 
 __all__ = ["exact", "OBJECTIVES", "lane_limits", "plan_objective", "result_of_plan"]
 

@@ -69,12 +69,11 @@ import time
 
 import numpy as np
 
-from ..instance import Instance
-from ..options import declares
-from ..registry import finalize
-from ..result import Result, Status
-from .exact import check_objective, check_realize, result_of_plan
-from .lanes import GpuLanes, LanePlan, SalusView, _le, gpu_end, lane_need, salus_view
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, finalize
+from optsched.options import declares
+from optsched.salus.exact import check_objective, check_realize, result_of_plan
+from optsched.salus.lanes import GpuLanes, LanePlan, SalusView, _le, gpu_end, lane_need, salus_view
 
 __all__ = ["lane_manager", "ffd", "lpt", "ff_gpu_bound"]
 
@@ -182,7 +181,7 @@ def ffd(instance: Instance, *, objective: str = "makespan", realize: str = "flui
     A GPU fits a job if its lane stays safe and, with ``instance.horizon`` set, the
     GPU's realised end stays within the horizon.
     """
-    from ..errors import InvalidOption
+    from optsched.errors import InvalidOption
 
     check_objective(objective)
     check_realize(realize)

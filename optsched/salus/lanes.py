@@ -65,9 +65,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelNotApplicable
-from ..instance import Instance
-from ..schedule import Allocation, Schedule, merge_intervals
+from optsched.core.instance import Instance
+from optsched.core.schedule import Allocation, Schedule, merge_intervals
+from optsched.errors import ModelNotApplicable
 
 __all__ = ["MB_PER_GB", "TOL", "lane_need", "is_safe", "Lane", "GpuLanes", "SalusView",
            "salus_view", "LanePlan", "gpu_makespans", "gpu_end", "fluid_schedule",

@@ -4,7 +4,7 @@ r"""Online GPU sharing with Salus lanes: :class:`SalusPolicy` in the shared simu
 ``sharing = True``: each running job holds one GPU at a compute ``share`` below 1, and
 the shared simulator (:mod:`optsched.sim.core`) checks that the shares on every node and
 GPU type sum to at most the GPU count and advances each job by the validator's rule
-(:func:`optsched.progress.gang_rate`: ``min(1, share / u)`` times the rate). GPU memory
+(:func:`optsched.core.progress.gang_rate`: ``min(1, share / u)`` times the rate). GPU memory
 (the lanes) is the policy's own state, kept per GPU device (the simulator knows GPUs
 only as counts per node and type) and checked by the policy at every decision.
 
@@ -49,12 +49,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import InvalidOption, ModelNotApplicable
-from ..instance import Instance
-from ..result import Result
-from ..sim.core import simulate
-from ..sim.policy import ClusterView, Placement
-from .lanes import MB_PER_GB, GpuLanes, Lane, _le, salus_view
+from optsched.core.instance import Instance
+from optsched.core.result import Result
+from optsched.errors import InvalidOption, ModelNotApplicable
+from optsched.salus.lanes import MB_PER_GB, GpuLanes, Lane, _le, salus_view
+from optsched.sim.core import simulate
+from optsched.sim.policy import ClusterView, Placement
 
 __all__ = ["simulate_lanes", "SalusPolicy", "MODES", "POLICIES"]
 

@@ -32,10 +32,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..catalog import salus_published, salus_workloads
-from ..errors import UnknownName
-from ..instance import GpuMemory, Job
-from .lanes import persistent_from_peaks
+from optsched.catalog import salus_published, salus_workloads
+from optsched.core.instance import GpuMemory, Job
+from optsched.errors import UnknownName
+from optsched.salus.lanes import persistent_from_peaks
 
 __all__ = ["ModelFootprint", "footprints", "training_job", "inference_job",
            "inference_models", "median_persistent_fraction"]

@@ -8,8 +8,8 @@ See :mod:`optsched.sim.core` for the mechanics and :mod:`optsched.sim.policy` fo
 policy sees (:class:`ClusterView`) and returns (:class:`Placement`).
 """
 
-from .core import SimStats, simulate
-from .policy import ClusterView, JobView, Placement, Policy, PolicyViolation
+from optsched.sim.core import SimStats, simulate
+from optsched.sim.policy import ClusterView, JobView, Placement, Policy, PolicyViolation
 
 __all__ = ["simulate", "SimStats", "ClusterView", "JobView", "Placement", "Policy",
            "PolicyViolation"]

@@ -13,7 +13,7 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   :math:`K_j` progresses at :math:`W_j \min_{k \in K_j} T_{jk}` iterations/s (synchronous
   data parallelism waits for the slowest worker), times the share factor and the
   CPU/DRAM sensitivity when the policy declares ``sharing`` / ``resource_sensitive``:
-  the rule is :func:`optsched.progress.gang_rate`, the one the validator credits. With
+  the rule is :func:`optsched.core.progress.gang_rate`, the one the validator credits. With
   ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
   work :math:`r_j` runs out inside the epoch has its work done at the exact instant
   :math:`t + r_j / R_j` and completes then (plus the policy's ``consolidation`` seconds,
@@ -32,7 +32,7 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   on. A violation raises :class:`~optsched.sim.policy.PolicyViolation` naming the policy.
 * The schedule (back-to-back identical allocations merged, declaring the policy's
   ``sharing``, ``forking``, ``consolidation`` and ``resource_sensitive``) goes through
-  :func:`optsched.registry.finalize` (independent validator + metrics).
+  :func:`optsched.core.result.finalize` (independent validator + metrics).
 
 Determinism: the only randomness is ``ClusterView.rng``, a ``numpy`` generator seeded
 with ``seed``; iteration orders are fixed (arrival, then instance order).
@@ -48,14 +48,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..instance import Instance
-from ..progress import gang_rate
-from ..progressbar import ProgressBar
-from ..registry import finalize
-from ..result import Result, Status
-from ..schedule import Allocation, Schedule
-from .policy import ClusterView, Placement, Policy, PolicyViolation
+from optsched.core.instance import Instance
+from optsched.core.progress import gang_rate
+from optsched.core.result import Result, Status, finalize
+from optsched.core.schedule import Allocation, Schedule
+from optsched.errors import InvalidOption
+from optsched.progressbar import ProgressBar
+from optsched.sim.policy import ClusterView, Placement, Policy, PolicyViolation
 
 __all__ = ["simulate", "SimStats"]
 

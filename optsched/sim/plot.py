@@ -1,6 +1,6 @@
 """Plots of a simulation result: JCT CDF, GPU utilisation over time, Gantt chart.
 
-Works on the JSON form of a :class:`~optsched.result.Result` (``Result.to_dict()``, what
+Works on the JSON form of a :class:`~optsched.core.result.Result` (``Result.to_dict()``, what
 ``optsched simulate --out`` writes) so results can be plotted later. matplotlib is
 imported lazily (the ``plot`` extra: ``pip install optsched[plot]``).
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInput
+from optsched.errors import InvalidInput
 
 __all__ = ["plot_result", "utilization_curve", "MatplotlibMissing"]
 

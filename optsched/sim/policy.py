@@ -40,8 +40,8 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import OptschedError
-from ..instance import Cluster, GpuMemory, Sensitivity
+from optsched.core.instance import Cluster, GpuMemory, Sensitivity
+from optsched.errors import OptschedError
 
 __all__ = ["Placement", "JobView", "ClusterView", "Policy", "PolicyViolation"]
 

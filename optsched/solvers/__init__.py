@@ -8,7 +8,7 @@ a :class:`LinearProgram`, freezes it, and :func:`solve_program` hands the arrays
   by any Pyomo solver (default ``appsi_highs``, then ``highs``);
 * ``"cvxpy"``: a cvxpy ``Problem`` solved by any installed cvxpy solver (default HIGHS).
 
-Every backend returns the same :class:`~optsched.result.Result`:
+Every backend returns the same :class:`~optsched.core.result.Result`:
 
 * ``objective`` is ``c @ x + offset`` of the returned ``x`` (the incumbent), in the
   program's own sense; ``bound`` is the optimum for a solved LP and the solver's dual bound
@@ -47,9 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidOption, UnknownName
-from ..result import Result, Status, relative_gap
-from .program import LinearProgram, ProgramData, RowBlock, VarBlock
+from optsched.core.result import Result, Status, relative_gap
+from optsched.errors import InvalidOption, UnknownName
+from optsched.solvers.program import LinearProgram, ProgramData, RowBlock, VarBlock
 
 __all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
            "available_backends", "solve_program", "write_program"]
@@ -63,9 +63,9 @@ DEFAULT_TIME_LIMIT = 60.0
 
 def available_backends() -> dict[str, bool]:
     """Which backends can run here (package importable and its default solver present)."""
-    from .cvxpy.backend import available as cvxpy_ok
-    from .highs.backend import available as highs_ok
-    from .pyomo.backend import available as pyomo_ok
+    from optsched.solvers.cvxpy.backend import available as cvxpy_ok
+    from optsched.solvers.highs.backend import available as highs_ok
+    from optsched.solvers.pyomo.backend import available as pyomo_ok
     return {"highs": highs_ok(), "pyomo": pyomo_ok(), "cvxpy": cvxpy_ok()}
 
 
@@ -73,7 +73,7 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
                   time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None,
                   threads: int | None = None, seed: int = 0, verbose: bool = False,
                   options: dict[str, Any] | None = None, spent: float = 0.0) -> Result:
-    """Solve ``data`` with ``backend`` and return a :class:`~optsched.result.Result`.
+    """Solve ``data`` with ``backend`` and return a :class:`~optsched.core.result.Result`.
 
     Parameters
     ----------
@@ -108,11 +108,11 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
                                   "time limit; no solve was started")
         opts["time_limit"] = left
     if backend == "highs":
-        from .highs.backend import solve
+        from optsched.solvers.highs.backend import solve
     elif backend == "pyomo":
-        from .pyomo.backend import solve
+        from optsched.solvers.pyomo.backend import solve
     else:
-        from .cvxpy.backend import solve
+        from optsched.solvers.cvxpy.backend import solve
     res = solve(data, solver=solver, **opts)
     return res.replace(extra={**res.extra, "time_limit": limit})
 
@@ -143,7 +143,7 @@ def write_program(data: ProgramData, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".mps", ".lp"):
         raise InvalidOption("path", str(path), "suffix must be .mps or .lp")
-    from .highs.backend import write
+    from optsched.solvers.highs.backend import write
     write(data, path)
     return path
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import InvalidOption
+from optsched.errors import InvalidOption
 
 __all__ = ["LinearProgram", "ProgramData", "VarBlock", "RowBlock"]
 

@@ -14,12 +14,12 @@ off-grid interpolation and what a round schedule is.
 
 from __future__ import annotations
 
-from ..instance import Cluster, Instance, Node
-from ..policies.base import register_runner
-from ..registry import Method, ModelSpec, register
-from ..result import Result
-from .heuristics import allocate, greedy, proportional, tune
-from .model import (
+from optsched.core.instance import Cluster, Instance, Node
+from optsched.core.result import Result
+from optsched.policies.base import register_runner
+from optsched.registry import Method, ModelSpec, register
+from optsched.synergy.heuristics import allocate, greedy, proportional, tune
+from optsched.synergy.model import (
     JOB_CLASSES,
     Placement,
     SynergyRound,
@@ -29,8 +29,8 @@ from .model import (
     relative_throughput,
     synergy_workload,
 )
-from .opt import exact, joint, joint_program, step1_program, two_step
-from .simulate import SynergyPolicy, simulate_synergy
+from optsched.synergy.opt import exact, joint, joint_program, step1_program, two_step
+from optsched.synergy.simulate import SynergyPolicy, simulate_synergy
 
 __all__ = ["exact", "joint", "two_step", "step1_program", "joint_program", "tune", "greedy",
            "proportional", "allocate", "prepare", "relative_throughput", "best_case",

@@ -56,10 +56,10 @@ import time
 
 import numpy as np
 
-from ..instance import Instance
-from ..options import declares
-from ..result import Result
-from .model import TOL, Placement, SynergyRound, prepare, round_result
+from optsched.core.instance import Instance
+from optsched.core.result import Result
+from optsched.options import declares
+from optsched.synergy.model import TOL, Placement, SynergyRound, prepare, round_result
 
 __all__ = ["proportional", "greedy", "tune", "RoundState", "allocate"]
 

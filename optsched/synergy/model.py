@@ -15,7 +15,7 @@ Round model
   several servers takes :math:`k\,c_q` cores and :math:`k\,m_q` GB on a server that holds
   :math:`k` of its GPUs (Synergy's per-GPU slices, ``_top_synergy_gpus``).
 * :math:`T_j(c, m)` is the job's per-GPU throughput relative to the proportional share
-  on Synergy's servers (the profile matrix, :class:`~optsched.instance.Sensitivity`).
+  on Synergy's servers (the profile matrix, :class:`~optsched.core.instance.Sensitivity`).
   Its **fair throughput** is :math:`T^{f}_j = T_j(f_c, f_m)` (1.0 for every catalog
   profile on the preset servers). A job without a sensitivity is insensitive: its only
   configuration is the fair share, with :math:`T = 1`.
@@ -95,11 +95,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import InvalidOption, ModelNotApplicable
-from ..instance import Cluster, Instance, Job, Node, Sensitivity
-from ..registry import finalize
-from ..result import Result, Status
-from ..schedule import Allocation, Schedule
+from optsched.core.instance import Cluster, Instance, Job, Node, Sensitivity
+from optsched.core.result import Result, Status, finalize
+from optsched.core.schedule import Allocation, Schedule
+from optsched.errors import InvalidOption, ModelNotApplicable
 
 __all__ = ["relative_throughput", "best_case", "comparable_best", "SynergyRound", "Placement",
            "prepare", "round_result", "effective_instance", "synergy_workload",
@@ -120,7 +119,7 @@ def relative_throughput(sens: Sensitivity | None, cpu: float, memory: float) -> 
     """:math:`T(c, m)` per GPU relative to the proportional share (module docstring).
 
     ``sens=None`` (an insensitive job) gives 1.0 everywhere; otherwise
-    :meth:`optsched.instance.Sensitivity.relative`.
+    :meth:`optsched.core.instance.Sensitivity.relative`.
     """
     return 1.0 if sens is None else sens.relative(cpu, memory)
 
@@ -399,7 +398,7 @@ def round_result(rnd: SynergyRound, placements: Sequence[Placement], method: str
 # --------------------------------------------------------------------------- workloads
 @lru_cache(maxsize=1)
 def _profiles_by_model() -> dict[str, dict[int, object]]:
-    from ..catalog import synergy_profiles
+    from optsched.catalog import synergy_profiles
     out: dict[str, dict[int, object]] = {}
     for p in synergy_profiles().values():
         out.setdefault(p.model, {})[p.gpus] = p
@@ -423,7 +422,7 @@ def synergy_workload(n_jobs: int, cluster: Cluster | str = "synergy-128", seed: 
     * Arrivals: Poisson at ``jobs_per_hour`` (first at 0), or all at 0 if ``None``.
     * Round length ``slot`` = 300 s (Synergy's lease).
     """
-    from ..catalog import _resolve_cluster
+    from optsched.catalog import _resolve_cluster
 
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 0:
         raise InvalidOption("n_jobs", n_jobs, "must be an integer >= 0")

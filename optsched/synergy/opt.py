@@ -98,13 +98,13 @@ import time
 
 import numpy as np
 
-from ..errors import InvalidOption
-from ..instance import Instance
-from ..options import declares
-from ..result import Result, Status, relative_gap
-from ..solvers import solve_program
-from ..solvers.program import LinearProgram
-from .model import Placement, SynergyRound, prepare, round_result
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, relative_gap
+from optsched.errors import InvalidOption
+from optsched.options import declares
+from optsched.solvers import solve_program
+from optsched.solvers.program import LinearProgram
+from optsched.synergy.model import Placement, SynergyRound, prepare, round_result
 
 __all__ = ["exact", "two_step", "joint", "step1_program", "joint_program"]
 

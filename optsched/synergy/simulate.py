@@ -4,7 +4,7 @@ r"""Synergy over many rounds: :class:`SynergyPolicy` in the shared simulator.
 ``resource_sensitive = True``: its placements carry CPU cores and DRAM, and the shared
 simulator (:mod:`optsched.sim.core`) runs each gang at its throughput times the job's
 sensitivity at the allocation's per-GPU cores and memory -- the rule the validator
-checks (:func:`optsched.progress.gang_rate`). Round mechanics are the simulator's:
+checks (:func:`optsched.core.progress.gang_rate`). Round mechanics are the simulator's:
 
 * rounds of ``instance.slot`` seconds (300 s for :func:`~optsched.synergy.synergy_workload`);
   a job arriving inside a round waits for the next boundary; when nothing is queued or
@@ -27,7 +27,7 @@ Orders (Synergy ``schedulers/*_synergy_new.py``; ties by arrival, then instance 
   (E_j / (g_j r_j))`, largest first (Themis; Synergy ``ftf_synergy_new.py``; clairvoyant).
 
 The schedule (GPU, CPU and DRAM per server, ``resource_sensitive``) is validated by
-:func:`~optsched.registry.finalize` against the real instance: the validator credits
+:func:`~optsched.core.result.finalize` against the real instance: the validator credits
 each allocation with the sensitivity-scaled progress, so every completion is checked
 against the job's real work. ``Result.objective`` is the mean JCT (s) of completed jobs.
 """
@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import math
 
-from ..errors import InvalidOption
-from ..instance import Instance, Job
-from ..result import Result
-from ..sim.core import simulate
-from ..sim.policy import ClusterView, Placement
-from .heuristics import allocate
-from .model import prepare
+from optsched.core.instance import Instance, Job
+from optsched.core.result import Result
+from optsched.errors import InvalidOption
+from optsched.sim.core import simulate
+from optsched.sim.policy import ClusterView, Placement
+from optsched.synergy.heuristics import allocate
+from optsched.synergy.model import prepare
 
 __all__ = ["simulate_synergy", "SynergyPolicy", "ORDERS", "ALLOCATORS"]
 

@@ -1,5 +1,5 @@
 """The cvxpy backend (see :mod:`optsched.solvers` for the conventions)."""
 
-from .backend import solve, to_cvxpy
+from optsched.solvers.cvxpy.backend import solve, to_cvxpy
 
 __all__ = ["solve", "to_cvxpy"]

@@ -23,9 +23,9 @@ import warnings
 
 import numpy as np
 
-from ...result import Result, Status
-from .. import make_result, missing, reset_highs_threads
-from ..program import ProgramData
+from optsched.core.result import Result, Status
+from optsched.solvers import make_result, missing, reset_highs_threads
+from optsched.solvers.program import ProgramData
 
 BACKEND = "cvxpy"
 DEFAULT_SOLVER = "HIGHS"

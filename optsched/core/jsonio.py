@@ -27,7 +27,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInput
+from optsched.errors import InvalidInput
 
 __all__ = ["MAX_DEPTH", "read_text", "parse_json", "load_json", "parse_toml", "check_document"]
 

@@ -1,0 +1,826 @@
+"""The one instance format: cluster, jobs and time discretisation.
+
+Every model in optsched reads an :class:`Instance`. Objects are immutable and validated
+on construction: a bad value raises :class:`~optsched.errors.InvalidInstance` naming
+the field path (``jobs[3].throughput.v100``) and the value. Nothing is clipped, guessed
+or dropped.
+
+Units
+-----
+* time in seconds (arrival, slot length, horizon, completion delays);
+* work in iterations; throughput in iterations per second *per worker*;
+* CPU in cores, DRAM and GPU memory in GB (Salus footprints in MB).
+
+A job's throughput map lists the GPU types it can run on; a GPU type absent from the
+map means the job cannot run there (Gavel writes ``-inf`` for the same fact, §3.1).
+A map naming a type the cluster does not have is an error.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from optsched.core.jsonio import load_json, parse_json
+from optsched.errors import InvalidInstance
+
+__all__ = [
+    "Node",
+    "Cluster",
+    "Job",
+    "Instance",
+    "Utility",
+    "Sensitivity",
+    "GpuMemory",
+    "load_instance",
+    "instance_json_schema",
+]
+
+UTILITY_KINDS = ("constant", "linear", "sigmoid", "step")
+
+#: Largest integer field (GPU counts, gang sizes) accepted: 2**53, beyond which integers
+#: are no longer exact as floats, which the LP models and the simulator compute in.
+MAX_INTEGER = 2**53
+
+
+# --------------------------------------------------------------------------- checks
+def _num(path: str, value: Any, *, minimum: float | None = 0.0, strict: bool = False,
+         allow_inf: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InvalidInstance(path, value, "must be a number")
+    try:
+        v = float(value)
+    except OverflowError:
+        raise InvalidInstance(path, value, "number out of range (does not fit a 64-bit "
+                              "float)") from None
+    if math.isnan(v):
+        raise InvalidInstance(path, value, "must not be NaN")
+    if math.isinf(v) and not allow_inf:
+        raise InvalidInstance(path, value, "must be finite")
+    if minimum is not None:
+        if strict and not v > minimum:
+            raise InvalidInstance(path, value, f"must be > {minimum:g}")
+        if not strict and v < minimum:
+            raise InvalidInstance(path, value, f"must be >= {minimum:g}")
+    return v
+
+
+def _int(path: str, value: Any, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+            value = int(value)
+        else:
+            raise InvalidInstance(path, value, "must be an integer")
+    if abs(value) > MAX_INTEGER:
+        raise InvalidInstance(path, value, f"number out of range (integers are at most "
+                              f"2**53 = {MAX_INTEGER})")
+    if value < minimum:
+        raise InvalidInstance(path, value, f"must be >= {minimum}")
+    return int(value)
+
+
+def _str(path: str, value: Any, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise InvalidInstance(path, value, "must be a string")
+    if not allow_empty and not value.strip():
+        raise InvalidInstance(path, value, "must be a non-empty string")
+    return value
+
+
+def _mapping(path: str, value: Any) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise InvalidInstance(path, value, "must be an object (mapping)")
+    return value
+
+
+def _frozen(d: Mapping) -> Mapping:
+    return MappingProxyType(dict(d))
+
+
+# --------------------------------------------------------------------------- utility
+@dataclass(frozen=True)
+class Utility:
+    r"""Utility :math:`f(d) \ge 0` of finishing a job with completion delay ``d`` seconds.
+
+    ``d`` is completion time minus arrival time (the job's JCT). Every kind is
+    non-negative and non-increasing in ``d``, as the OASiS/Hadar primal-dual analysis
+    requires (Bao et al., INFOCOM'18, §II).
+
+    * ``constant``: :math:`f(d) = v`.
+    * ``linear``: :math:`f(d) = \max(0, v - s\,d)` (``value`` v, ``slope`` s per second).
+    * ``sigmoid``: :math:`f(d) = \gamma_1 / (1 + e^{\gamma_2 (d - \gamma_3)})` with
+      ``gamma1, gamma2, gamma3`` (OASiS §V; ``gamma2`` per second, ``gamma3`` seconds).
+    * ``step``: :math:`f(d) = v` if :math:`d \le D` else ``late_value`` (deadline D).
+    """
+
+    kind: str = "constant"
+    value: float = 1.0
+    slope: float = 0.0
+    gamma1: float = 1.0
+    gamma2: float = 0.0
+    gamma3: float = 0.0
+    deadline: float = math.inf
+    late_value: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._check("utility")
+
+    def _check(self, path: str) -> None:
+        if self.kind not in UTILITY_KINDS:
+            raise InvalidInstance(f"{path}.kind", self.kind, f"must be one of {UTILITY_KINDS}")
+        _num(f"{path}.value", self.value)
+        _num(f"{path}.slope", self.slope)
+        _num(f"{path}.gamma1", self.gamma1)
+        _num(f"{path}.gamma2", self.gamma2)
+        _num(f"{path}.gamma3", self.gamma3, minimum=None)
+        _num(f"{path}.deadline", self.deadline, allow_inf=True)
+        late = _num(f"{path}.late_value", self.late_value)
+        if self.kind == "step" and late > self.value:
+            raise InvalidInstance(f"{path}.late_value", self.late_value,
+                                  "must not exceed value (utility must be non-increasing)")
+
+    def __call__(self, delay: float | np.ndarray) -> float | np.ndarray:
+        d = np.asarray(delay, dtype=float)
+        if self.kind == "constant":
+            out = np.full_like(d, self.value)
+        elif self.kind == "linear":
+            out = np.maximum(0.0, self.value - self.slope * d)
+        elif self.kind == "sigmoid":
+            z = np.clip(self.gamma2 * (d - self.gamma3), -700.0, 700.0)
+            out = self.gamma1 / (1.0 + np.exp(z))
+        else:  # step
+            out = np.where(d <= self.deadline, self.value, self.late_value)
+        return float(out) if out.ndim == 0 else out
+
+    def to_dict(self) -> dict[str, Any]:
+        keys = {"constant": ("value",), "linear": ("value", "slope"),
+                "sigmoid": ("gamma1", "gamma2", "gamma3"),
+                "step": ("value", "deadline", "late_value")}[self.kind]
+        return {"kind": self.kind, **{k: getattr(self, k) for k in keys}}
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "utility") -> Utility:
+        data = _mapping(path, data)
+        allowed = {"kind", "value", "slope", "gamma1", "gamma2", "gamma3", "deadline",
+                   "late_value"}
+        _no_unknown(path, data, allowed)
+        kw = {k: data[k] for k in data}
+        try:
+            u = cls.__new__(cls)
+            for f_, default in cls.__dataclass_fields__.items():
+                object.__setattr__(u, f_, kw.get(f_, default.default))
+            u._check(path)
+        except InvalidInstance:
+            raise
+        return u
+
+
+# --------------------------------------------------------------------------- sensitivity
+_GRID_TOL = 1e-9
+
+
+def _bracket(grid: tuple[float, ...], x: float) -> tuple[int, int, float] | None:
+    """Indices (lo, hi) and weight of ``x`` on ``grid``; ``None`` below the grid."""
+    if x < grid[0] - _GRID_TOL:
+        return None
+    if x >= grid[-1] - _GRID_TOL:
+        n = len(grid) - 1
+        return n, n, 0.0
+    hi = int(np.searchsorted(grid, x - _GRID_TOL, side="left"))
+    if abs(grid[hi] - x) <= _GRID_TOL:
+        return hi, hi, 0.0
+    lo = hi - 1
+    return lo, hi, (x - grid[lo]) / (grid[hi] - grid[lo])
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """Synergy-style CPU x memory sensitivity of a job (Mohan et al., OSDI'22, §3).
+
+    ``throughput[c][m]`` is the per-GPU throughput relative to the GPU-proportional share
+    with ``cpu_grid[c]`` cores and ``memory_grid[m]`` GB of DRAM per GPU.
+    ``best_cpu``/``best_memory`` give the best-case demand per GPU.
+    """
+
+    cpu_grid: tuple[float, ...]
+    memory_grid: tuple[float, ...]
+    throughput: tuple[tuple[float, ...], ...]
+    best_cpu: float
+    best_memory: float
+
+    def __post_init__(self) -> None:
+        self._check("sensitivity")
+
+    def _check(self, path: str) -> None:
+        for name in ("cpu_grid", "memory_grid"):
+            grid = getattr(self, name)
+            if not isinstance(grid, (tuple, list)) or len(grid) == 0:
+                raise InvalidInstance(f"{path}.{name}", grid, "must be a non-empty list")
+            vals = [_num(f"{path}.{name}[{i}]", g, strict=True) for i, g in enumerate(grid)]
+            if any(b <= a for a, b in zip(vals, vals[1:])):
+                raise InvalidInstance(f"{path}.{name}", grid, "must be strictly increasing")
+            object.__setattr__(self, name, tuple(vals))
+        t = self.throughput
+        if not isinstance(t, (tuple, list)) or len(t) != len(self.cpu_grid):
+            raise InvalidInstance(f"{path}.throughput", t,
+                                  f"must have {len(self.cpu_grid)} rows (one per cpu_grid entry)")
+        rows = []
+        for i, row in enumerate(t):
+            if not isinstance(row, (tuple, list)) or len(row) != len(self.memory_grid):
+                raise InvalidInstance(f"{path}.throughput[{i}]", row,
+                                      f"must have {len(self.memory_grid)} entries")
+            rows.append(tuple(_num(f"{path}.throughput[{i}][{j}]", v) for j, v in enumerate(row)))
+        object.__setattr__(self, "throughput", tuple(rows))
+        _num(f"{path}.best_cpu", self.best_cpu, strict=True)
+        _num(f"{path}.best_memory", self.best_memory, strict=True)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return np.array(self.throughput, dtype=float)
+
+    def relative(self, cpu: float, memory: float) -> float:
+        r"""Throughput per GPU relative to the proportional share at ``cpu`` cores and
+        ``memory`` GB *per GPU*.
+
+        Bilinear interpolation between grid points; above the top of a grid the last row
+        or column applies (more CPU or DRAM than profiled buys nothing more); below the
+        first grid point, or next to an unprofiled (zero) corner, the throughput is 0
+        (the job cannot run there).
+        """
+        bc = _bracket(self.cpu_grid, float(cpu))
+        bm = _bracket(self.memory_grid, float(memory))
+        if bc is None or bm is None:
+            return 0.0
+        (c0, c1, wc), (m0, m1, wm) = bc, bm
+        t = self.throughput
+        corners = (t[c0][m0], t[c0][m1], t[c1][m0], t[c1][m1])
+        if any(v == 0 for v in corners):
+            return 0.0
+        top = (1 - wm) * corners[0] + wm * corners[1]
+        bot = (1 - wm) * corners[2] + wm * corners[3]
+        return float((1 - wc) * top + wc * bot)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cpu_grid": list(self.cpu_grid), "memory_grid": list(self.memory_grid),
+                "throughput": [list(r) for r in self.throughput],
+                "best_cpu": self.best_cpu, "best_memory": self.best_memory}
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "sensitivity") -> Sensitivity:
+        data = _mapping(path, data)
+        _no_unknown(path, data, {"cpu_grid", "memory_grid", "throughput", "best_cpu",
+                                 "best_memory"})
+        _require(path, data, ("cpu_grid", "memory_grid", "throughput", "best_cpu",
+                              "best_memory"))
+        s = cls.__new__(cls)
+        for k in cls.__dataclass_fields__:
+            object.__setattr__(s, k, data[k])
+        s._check(path)
+        return s
+
+
+@dataclass(frozen=True)
+class GpuMemory:
+    """Salus-style GPU memory footprint in MB (Yu & Chowdhury, MLSys'20, §3).
+
+    ``persistent`` (P) is the model and framework-internal memory that stays resident;
+    ``ephemeral`` (T) is the per-iteration scratch peak, live only while an iteration runs.
+    """
+
+    persistent: float
+    ephemeral: float
+
+    def __post_init__(self) -> None:
+        self._check("memory")
+
+    def _check(self, path: str) -> None:
+        _num(f"{path}.persistent", self.persistent)
+        _num(f"{path}.ephemeral", self.ephemeral)
+        if self.persistent + self.ephemeral <= 0:
+            raise InvalidInstance(path, self.to_dict(), "footprint P + T must be > 0")
+
+    @property
+    def peak(self) -> float:
+        return self.persistent + self.ephemeral
+
+    def to_dict(self) -> dict[str, float]:
+        return {"persistent": self.persistent, "ephemeral": self.ephemeral}
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "memory") -> GpuMemory:
+        data = _mapping(path, data)
+        _no_unknown(path, data, {"persistent", "ephemeral"})
+        _require(path, data, ("persistent", "ephemeral"))
+        m = cls.__new__(cls)
+        object.__setattr__(m, "persistent", data["persistent"])
+        object.__setattr__(m, "ephemeral", data["ephemeral"])
+        m._check(path)
+        return m
+
+
+# --------------------------------------------------------------------------- cluster
+@dataclass(frozen=True)
+class Node:
+    """A server: GPU count per GPU type, CPU cores, DRAM (GB), GPU memory per type (GB)."""
+
+    name: str
+    gpus: Mapping[str, int]
+    cpus: float = 0.0
+    memory: float = 0.0
+    gpu_memory: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._check("node")
+
+    def _check(self, path: str) -> None:
+        _str(f"{path}.name", self.name)
+        gpus = _mapping(f"{path}.gpus", self.gpus)
+        clean = {}
+        for k, v in gpus.items():
+            _str(f"{path}.gpus", k)
+            clean[k] = _int(f"{path}.gpus.{k}", v)
+        object.__setattr__(self, "gpus", _frozen(clean))
+        object.__setattr__(self, "cpus", _num(f"{path}.cpus", self.cpus))
+        object.__setattr__(self, "memory", _num(f"{path}.memory", self.memory))
+        gm = _mapping(f"{path}.gpu_memory", self.gpu_memory)
+        cleaned = {}
+        for k, v in gm.items():
+            if k not in clean:
+                raise InvalidInstance(f"{path}.gpu_memory.{k}", v,
+                                      f"GPU type {k!r} is not among this node's gpus "
+                                      f"{sorted(clean)}")
+            cleaned[k] = _num(f"{path}.gpu_memory.{k}", v, strict=True)
+        object.__setattr__(self, "gpu_memory", _frozen(cleaned))
+
+    @property
+    def total_gpus(self) -> int:
+        return sum(self.gpus.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "gpus": dict(self.gpus), "cpus": self.cpus,
+                             "memory": self.memory}
+        if self.gpu_memory:
+            d["gpu_memory"] = dict(self.gpu_memory)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "node") -> Node:
+        data = _mapping(path, data)
+        _no_unknown(path, data, {"name", "gpus", "cpus", "memory", "gpu_memory"})
+        _require(path, data, ("name", "gpus"))
+        n = cls.__new__(cls)
+        object.__setattr__(n, "name", data["name"])
+        object.__setattr__(n, "gpus", data["gpus"])
+        object.__setattr__(n, "cpus", data.get("cpus", 0.0))
+        object.__setattr__(n, "memory", data.get("memory", 0.0))
+        object.__setattr__(n, "gpu_memory", data.get("gpu_memory", {}))
+        n._check(path)
+        return n
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A set of nodes. ``gpu_types`` is the sorted union of the nodes' GPU types."""
+
+    nodes: tuple[Node, ...]
+
+    def __post_init__(self) -> None:
+        self._check("cluster")
+
+    def _check(self, path: str) -> None:
+        nodes = self.nodes
+        if not isinstance(nodes, (tuple, list)):
+            raise InvalidInstance(f"{path}.nodes", nodes, "must be a list of nodes")
+        if len(nodes) == 0:
+            raise InvalidInstance(f"{path}.nodes", nodes, "cluster must have at least one node")
+        seen: set[str] = set()
+        for i, n in enumerate(nodes):
+            if not isinstance(n, Node):
+                raise InvalidInstance(f"{path}.nodes[{i}]", n, "must be a Node")
+            if n.name in seen:
+                raise InvalidInstance(f"{path}.nodes[{i}].name", n.name, "duplicate node name")
+            seen.add(n.name)
+        object.__setattr__(self, "nodes", tuple(nodes))
+        if sum(n.total_gpus for n in nodes) == 0:
+            raise InvalidInstance(f"{path}.nodes", [n.name for n in nodes],
+                                  "cluster has no GPU at all")
+
+    @cached_property
+    def gpu_types(self) -> tuple[str, ...]:
+        return tuple(sorted({k for n in self.nodes for k, c in n.gpus.items() if c > 0}))
+
+    @cached_property
+    def capacity(self) -> np.ndarray:
+        """``capacity[h, k]``: GPUs of type ``gpu_types[k]`` on node ``h``."""
+        cap = np.zeros((len(self.nodes), len(self.gpu_types)), dtype=np.int64)
+        for h, n in enumerate(self.nodes):
+            for k, t in enumerate(self.gpu_types):
+                cap[h, k] = n.gpus.get(t, 0)
+        return cap
+
+    @property
+    def gpus_per_type(self) -> dict[str, int]:
+        return {t: int(c) for t, c in zip(self.gpu_types, self.capacity.sum(axis=0))}
+
+    @property
+    def total_gpus(self) -> int:
+        return int(self.capacity.sum())
+
+    def node_index(self, name: str) -> int:
+        return self._node_index[name]
+
+    @cached_property
+    def _node_index(self) -> dict[str, int]:
+        return {n.name: i for i, n in enumerate(self.nodes)}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodes": [n.to_dict() for n in self.nodes]}
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "cluster") -> Cluster:
+        data = _mapping(path, data)
+        _no_unknown(path, data, {"nodes"})
+        _require(path, data, ("nodes",))
+        raw = data["nodes"]
+        if not isinstance(raw, list):
+            raise InvalidInstance(f"{path}.nodes", raw, "must be a list of nodes")
+        return cls(tuple(Node.from_dict(n, f"{path}.nodes[{i}]") for i, n in enumerate(raw)))
+
+
+# --------------------------------------------------------------------------- job
+@dataclass(frozen=True)
+class Job:
+    """A training job: a gang of ``workers`` GPUs that must do ``work`` iterations.
+
+    ``throughput[k]`` is iterations per second *per worker* on GPU type ``k``; a gang of
+    W workers on type k progresses at ``W * throughput[k]`` iterations/s. A gang spread
+    over several types progresses at W times the slowest used type's rate (synchronous
+    data-parallel training waits for its slowest worker).
+
+    ``compute_share`` (optional, in (0, 1]; ``None`` means 1) is the fraction of one GPU's
+    compute an iteration keeps busy when the job runs alone (Salus' u). In a
+    schedule that declares sharing, an allocation holding ``share`` s of a GPU runs the
+    job at ``min(1, s / u)`` times its throughput: it cannot use more than
+    u of the GPU.
+    """
+
+    id: str
+    arrival: float
+    workers: int
+    work: float
+    throughput: Mapping[str, float]
+    weight: float = 1.0
+    user: str | None = None
+    profile: str | None = None
+    sensitivity: Sensitivity | None = None
+    memory: GpuMemory | None = None
+    utility: Utility | None = None
+    compute_share: float | None = None
+
+    def __post_init__(self) -> None:
+        self._check("job")
+
+    def _check(self, path: str) -> None:
+        _str(f"{path}.id", self.id)
+        object.__setattr__(self, "arrival", _num(f"{path}.arrival", self.arrival))
+        object.__setattr__(self, "workers", _int(f"{path}.workers", self.workers, minimum=1))
+        object.__setattr__(self, "work", _num(f"{path}.work", self.work, strict=True))
+        tp = _mapping(f"{path}.throughput", self.throughput)
+        if len(tp) == 0:
+            raise InvalidInstance(f"{path}.throughput", dict(tp),
+                                  "must list at least one GPU type")
+        clean = {}
+        for k, v in tp.items():
+            _str(f"{path}.throughput", k)
+            clean[k] = _num(f"{path}.throughput.{k}", v)
+        if all(v == 0 for v in clean.values()):
+            raise InvalidInstance(f"{path}.throughput", clean,
+                                  "throughput is zero on every GPU type: the job can never run")
+        object.__setattr__(self, "throughput", _frozen(clean))
+        object.__setattr__(self, "weight", _num(f"{path}.weight", self.weight, strict=True))
+        if self.user is not None:
+            _str(f"{path}.user", self.user)
+        if self.profile is not None:
+            _str(f"{path}.profile", self.profile)
+        if self.compute_share is not None:
+            u = _num(f"{path}.compute_share", self.compute_share, strict=True)
+            if u > 1:
+                raise InvalidInstance(f"{path}.compute_share", self.compute_share,
+                                      "must be in (0, 1]")
+            object.__setattr__(self, "compute_share", u)
+        for name, typ in (("sensitivity", Sensitivity), ("memory", GpuMemory),
+                          ("utility", Utility)):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, typ):
+                raise InvalidInstance(f"{path}.{name}", v, f"must be a {typ.__name__}")
+
+    def rate(self, gpu_type: str) -> float:
+        """Per-worker throughput on ``gpu_type`` (0 if the job cannot run there)."""
+        return self.throughput.get(gpu_type, 0.0)
+
+    @property
+    def best_rate(self) -> float:
+        return max(self.throughput.values())
+
+    def min_duration(self) -> float:
+        """Seconds to finish alone with its full gang on its fastest GPU type."""
+        return self.work / (self.workers * self.best_rate)
+
+    def value(self, delay: float | np.ndarray) -> float | np.ndarray:
+        """Utility of finishing with completion delay ``delay`` (a number or an array of
+        delays, answered in the same shape): ``weight x utility(delay)``.
+
+        A job without a ``utility`` has the constant utility 1, so its value is its
+        ``weight`` whenever it completes (the default of every utility-based model:
+        Hadar, HadarE)."""
+        if self.utility is None:
+            d = np.asarray(delay, dtype=float)
+            return self.weight if d.ndim == 0 else np.full(d.shape, self.weight)
+        return self.weight * self.utility(delay)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "arrival": self.arrival, "workers": self.workers,
+                             "work": self.work, "throughput": dict(self.throughput),
+                             "weight": self.weight}
+        for name in ("user", "profile", "compute_share"):
+            if getattr(self, name) is not None:
+                d[name] = getattr(self, name)
+        for name in ("sensitivity", "memory", "utility"):
+            v = getattr(self, name)
+            if v is not None:
+                d[name] = v.to_dict()
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "job") -> Job:
+        data = _mapping(path, data)
+        _no_unknown(path, data, {"id", "arrival", "workers", "work", "throughput", "weight",
+                                 "user", "profile", "sensitivity", "memory", "utility",
+                                 "compute_share"})
+        _require(path, data, ("id", "arrival", "workers", "work", "throughput"))
+        kw = dict(data)
+        if kw.get("sensitivity") is not None:
+            kw["sensitivity"] = Sensitivity.from_dict(kw["sensitivity"], f"{path}.sensitivity")
+        if kw.get("memory") is not None:
+            kw["memory"] = GpuMemory.from_dict(kw["memory"], f"{path}.memory")
+        if kw.get("utility") is not None:
+            kw["utility"] = Utility.from_dict(kw["utility"], f"{path}.utility")
+        j = cls.__new__(cls)
+        for f_, spec in cls.__dataclass_fields__.items():
+            object.__setattr__(j, f_, kw.get(f_, spec.default))
+        j._check(path)
+        return j
+
+
+# --------------------------------------------------------------------------- instance
+@dataclass(frozen=True)
+class Instance:
+    """Cluster + jobs + slot (round) length in seconds + optional horizon in seconds.
+
+    Cross-checks made here: job ids are unique; every GPU type in a throughput map exists
+    in the cluster; every job fits the cluster (its gang is no wider than the GPUs of the
+    types it can run on); arrivals precede the horizon.
+    """
+
+    cluster: Cluster
+    jobs: tuple[Job, ...]
+    slot: float = 360.0
+    horizon: float | None = None
+    name: str = "instance"
+
+    def __post_init__(self) -> None:
+        self._check("")
+
+    def _check(self, root: str) -> None:
+        def p(s: str) -> str:
+            return f"{root}.{s}" if root else s
+
+        if not isinstance(self.cluster, Cluster):
+            raise InvalidInstance(p("cluster"), self.cluster, "must be a Cluster")
+        if not isinstance(self.jobs, (tuple, list)):
+            raise InvalidInstance(p("jobs"), self.jobs, "must be a list of jobs")
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+        object.__setattr__(self, "slot", _num(p("slot"), self.slot, strict=True))
+        if self.horizon is not None:
+            object.__setattr__(self, "horizon", _num(p("horizon"), self.horizon, strict=True))
+        _str(p("name"), self.name)
+        types = set(self.cluster.gpu_types)
+        per_type = self.cluster.gpus_per_type
+        seen: dict[str, int] = {}
+        for i, j in enumerate(self.jobs):
+            jp = p(f"jobs[{i}]")
+            if not isinstance(j, Job):
+                raise InvalidInstance(jp, j, "must be a Job")
+            if j.id in seen:
+                raise InvalidInstance(f"{jp}.id", j.id,
+                                      f"duplicate job id (also jobs[{seen[j.id]}])")
+            seen[j.id] = i
+            for k in j.throughput:
+                if k not in types:
+                    raise InvalidInstance(f"{jp}.throughput.{k}", j.throughput[k],
+                                          f"unknown GPU type {k!r}; cluster has {sorted(types)}")
+            usable = sum(per_type[k] for k, v in j.throughput.items() if v > 0)
+            if j.workers > usable:
+                raise InvalidInstance(f"{jp}.workers", j.workers,
+                                      f"job needs {j.workers} GPUs but the cluster has only "
+                                      f"{usable} GPUs of the types it can run on")
+            if self.horizon is not None and j.arrival >= self.horizon:
+                raise InvalidInstance(f"{jp}.arrival", j.arrival,
+                                      f"arrives at or after the horizon {self.horizon:g}")
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_jobs(self) -> int:
+        return len(self.jobs)
+
+    @cached_property
+    def job_index(self) -> dict[str, int]:
+        return {j.id: i for i, j in enumerate(self.jobs)}
+
+    def job(self, job_id: str) -> Job:
+        return self.jobs[self.job_index[job_id]]
+
+    @cached_property
+    def throughput_matrix(self) -> np.ndarray:
+        """``T[j, k]``: per-worker throughput of job j on ``cluster.gpu_types[k]`` (0 = cannot)."""
+        types = self.cluster.gpu_types
+        return np.array([[j.rate(t) for t in types] for j in self.jobs], dtype=float).reshape(
+            len(self.jobs), len(types))
+
+    @property
+    def arrivals(self) -> np.ndarray:
+        return np.array([j.arrival for j in self.jobs], dtype=float)
+
+    @property
+    def workers(self) -> np.ndarray:
+        return np.array([j.workers for j in self.jobs], dtype=np.int64)
+
+    @property
+    def work(self) -> np.ndarray:
+        return np.array([j.work for j in self.jobs], dtype=float)
+
+    def replace(self, **changes: Any) -> Instance:
+        kw = {"cluster": self.cluster, "jobs": self.jobs, "slot": self.slot,
+              "horizon": self.horizon, "name": self.name}
+        kw.update(changes)
+        return Instance(**kw)
+
+    # ------------------------------------------------------------------ JSON
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "slot": self.slot,
+                             "cluster": self.cluster.to_dict(),
+                             "jobs": [j.to_dict() for j in self.jobs]}
+        if self.horizon is not None:
+            d["horizon"] = self.horizon
+        return d
+
+    def to_json(self, path: str | Path | None = None, indent: int | None = 1) -> str:
+        text = json.dumps(self.to_dict(), indent=indent)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Instance:
+        data = _mapping("(root)", data)
+        _no_unknown("", data, {"name", "slot", "horizon", "cluster", "jobs"})
+        _require("", data, ("cluster", "jobs"))
+        cluster = Cluster.from_dict(data["cluster"], "cluster")
+        raw = data["jobs"]
+        if not isinstance(raw, list):
+            raise InvalidInstance("jobs", raw, "must be a list of jobs")
+        jobs = tuple(Job.from_dict(j, f"jobs[{i}]") for i, j in enumerate(raw))
+        kw: dict[str, Any] = {"cluster": cluster, "jobs": jobs}
+        for k in ("slot", "horizon", "name"):
+            if k in data and data[k] is not None:
+                kw[k] = data[k]
+        return cls(**kw)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Instance:
+        """Parse JSON text, or UTF-8 bytes, (rules of :mod:`optsched.core.jsonio`) into an
+        instance."""
+        return cls.from_dict(parse_json(text, InvalidInstance))
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Read an instance from a UTF-8 JSON file (see :func:`instance_json_schema` and the
+    document rules of :mod:`optsched.core.jsonio`)."""
+    return Instance.from_dict(load_json(path, InvalidInstance))
+
+
+def _no_unknown(path: str, data: Mapping, allowed: Iterable[str]) -> None:
+    extra = sorted(set(data) - set(allowed))
+    if extra:
+        where = f"{path}.{extra[0]}" if path else extra[0]
+        raise InvalidInstance(where, data[extra[0]], f"unknown field; allowed: {sorted(allowed)}")
+
+
+def _require(path: str, data: Mapping, keys: Iterable[str]) -> None:
+    for k in keys:
+        if k not in data:
+            raise InvalidInstance(f"{path}.{k}" if path else k, None, "required field is missing")
+
+
+# --------------------------------------------------------------------------- schema
+def instance_json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of the instance file format.
+
+    The schema states types and simple bounds; cross-field rules (unique ids, known GPU
+    types, gang width) are enforced by :meth:`Instance.from_dict` and listed in the
+    descriptions.
+    """
+    nonneg = {"type": "number", "minimum": 0}
+    pos = {"type": "number", "exclusiveMinimum": 0}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://optsched.org/schema/instance.json",
+        "title": "optsched instance",
+        "type": "object",
+        "required": ["cluster", "jobs"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "slot": {**pos, "description": "slot (round) length in seconds", "default": 360},
+            "horizon": {**pos, "description": "optional horizon in seconds; every arrival "
+                                               "precedes it"},
+            "cluster": {
+                "type": "object", "required": ["nodes"], "additionalProperties": False,
+                "properties": {"nodes": {"type": "array", "minItems": 1,
+                                         "items": {"$ref": "#/$defs/node"}}},
+            },
+            "jobs": {"type": "array", "items": {"$ref": "#/$defs/job"},
+                     "description": "job ids unique; throughput types must exist in the cluster; "
+                                    "workers no more than the GPUs of the usable types"},
+        },
+        "$defs": {
+            "node": {
+                "type": "object", "required": ["name", "gpus"], "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string", "minLength": 1},
+                    "gpus": {"type": "object",
+                             "additionalProperties": {"type": "integer", "minimum": 0,
+                                                      "maximum": MAX_INTEGER},
+                             "description": "GPU count per GPU type"},
+                    "cpus": {**nonneg, "description": "CPU cores"},
+                    "memory": {**nonneg, "description": "DRAM in GB"},
+                    "gpu_memory": {"type": "object", "additionalProperties": pos,
+                                   "description": "memory of one GPU per type, GB"},
+                },
+            },
+            "job": {
+                "type": "object", "additionalProperties": False,
+                "required": ["id", "arrival", "workers", "work", "throughput"],
+                "properties": {
+                    "id": {"type": "string", "minLength": 1},
+                    "arrival": {**nonneg, "description": "arrival time, s"},
+                    "workers": {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER,
+                                "description": "gang size (GPUs)"},
+                    "work": {**pos, "description": "iterations to train"},
+                    "throughput": {"type": "object", "minProperties": 1,
+                                   "additionalProperties": nonneg,
+                                   "description": "iterations/s per worker per GPU type; "
+                                                  "not all zero"},
+                    "weight": {**pos, "default": 1},
+                    "user": {"type": "string", "minLength": 1},
+                    "profile": {"type": "string", "minLength": 1},
+                    "sensitivity": {"$ref": "#/$defs/sensitivity"},
+                    "memory": {"type": "object", "additionalProperties": False,
+                               "required": ["persistent", "ephemeral"],
+                               "properties": {"persistent": nonneg, "ephemeral": nonneg},
+                               "description": "Salus GPU memory footprint, MB"},
+                    "utility": {"$ref": "#/$defs/utility"},
+                    "compute_share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
+                                      "description": "fraction of one GPU's compute an "
+                                                     "iteration keeps busy alone (Salus u); "
+                                                     "default 1"},
+                },
+            },
+            "sensitivity": {
+                "type": "object", "additionalProperties": False,
+                "required": ["cpu_grid", "memory_grid", "throughput", "best_cpu", "best_memory"],
+                "properties": {
+                    "cpu_grid": {"type": "array", "minItems": 1, "items": pos},
+                    "memory_grid": {"type": "array", "minItems": 1, "items": pos},
+                    "throughput": {"type": "array", "items": {"type": "array", "items": nonneg}},
+                    "best_cpu": pos, "best_memory": pos,
+                },
+            },
+            "utility": {
+                "type": "object", "additionalProperties": False, "required": ["kind"],
+                "properties": {
+                    "kind": {"enum": list(UTILITY_KINDS)},
+                    "value": nonneg, "slope": nonneg, "gamma1": nonneg, "gamma2": nonneg,
+                    "gamma3": {"type": "number"}, "deadline": nonneg, "late_value": nonneg,
+                },
+            },
+        },
+    }

@@ -1,0 +1,160 @@
+"""The one result shape returned by every solver call, heuristic and policy run."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from optsched.core.instance import Instance
+    from optsched.core.metrics import Metrics
+    from optsched.core.schedule import Schedule
+
+__all__ = ["Status", "Result", "relative_gap", "finalize"]
+
+
+class Status(StrEnum):
+    """Outcome of a solve. Never raised: always reported on :class:`Result`.
+
+    * ``optimal``: proven optimal (a MILP within the requested ``mip_gap``);
+    * ``feasible``: a heuristic's solution, or an incumbent without optimality proof;
+    * ``time_limit``: the time limit stopped the solver; ``objective`` holds the incumbent
+      if one was found (else ``None``), ``bound`` the best proven bound, ``gap`` their gap;
+    * ``infeasible``, ``unbounded``: proven;
+    * ``solver_missing``: the requested backend or solver is not installed;
+    * ``error``: the solver failed; ``message`` says how.
+    """
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    SOLVER_MISSING = "solver_missing"
+    ERROR = "error"
+
+    @property
+    def has_solution(self) -> bool:
+        return self in (Status.OPTIMAL, Status.FEASIBLE, Status.TIME_LIMIT)
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """``|bound - objective| / max(|objective|, 1e-10)``; ``None`` if either is missing."""
+    if objective is None or bound is None or not math.isfinite(bound):
+        return None
+    return abs(bound - objective) / max(abs(objective), 1e-10)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What every method returns.
+
+    Attributes
+    ----------
+    status : Status
+    objective : float or None
+        Objective of the returned solution (incumbent), in the model's own sense.
+    bound : float or None
+        Best proven bound on the optimum: the dual bound of a MILP, the optimum itself for
+        a solved LP, a dual certificate for an online heuristic where one exists.
+    gap : float or None
+        ``|bound - objective| / |objective|``.
+    build_seconds, solve_seconds : float
+        Model construction (statement and backend hand-off) and solver time, separately.
+    values : dict
+        Primal values per named variable block (exact methods).
+    duals : dict or None
+        LP duals per named constraint block, as d(optimal objective)/d(right-hand side)
+        of the row's active bound, in the program's own sense (see
+        :mod:`optsched.solvers`); ``None`` for MILPs, whose duals are not defined.
+    schedule, metrics
+        The validated schedule and its metrics, when the model produces a schedule.
+    ratio : float or None
+        The proved approximation/competitive ratio that applies to this method on this
+        instance (``None`` when nothing is proved); ``ratio_note`` states it.
+    """
+
+    status: Status
+    objective: float | None = None
+    bound: float | None = None
+    gap: float | None = None
+    model: str = ""
+    method: str = ""
+    backend: str | None = None
+    solver: str | None = None
+    build_seconds: float = 0.0
+    solve_seconds: float = 0.0
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    duals: dict[str, np.ndarray] | None = None
+    schedule: Schedule | None = None
+    metrics: Metrics | None = None
+    ratio: float | None = None
+    ratio_note: str = ""
+    message: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def seconds(self) -> float:
+        return self.build_seconds + self.solve_seconds
+
+    @property
+    def success(self) -> bool:
+        return self.status.has_solution and self.objective is not None
+
+    def replace(self, **changes: Any) -> Result:
+        return replace(self, **changes)
+
+    def to_dict(self, *, values: bool = False) -> dict[str, Any]:
+        """JSON-ready summary (schedule and metrics included when present)."""
+        d: dict[str, Any] = {
+            "status": self.status.value, "model": self.model, "method": self.method,
+            "objective": self.objective, "bound": self.bound, "gap": self.gap,
+            "backend": self.backend, "solver": self.solver,
+            "build_seconds": self.build_seconds, "solve_seconds": self.solve_seconds,
+            "ratio": self.ratio, "ratio_note": self.ratio_note, "message": self.message,
+        }
+        if self.schedule is not None:
+            d["schedule"] = self.schedule.to_dict()
+        if self.metrics is not None:
+            d["metrics"] = self.metrics.to_dict()
+        if values:
+            d["values"] = {k: np.asarray(v).tolist() for k, v in self.values.items()}
+            if self.duals is not None:
+                d["duals"] = {k: np.asarray(v).tolist() for k, v in self.duals.items()}
+        if self.extra:
+            d["extra"] = _jsonable(self.extra)
+        return d
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def finalize(instance: Instance, schedule: Schedule | None, **fields: Any) -> Result:
+    """Validate ``schedule`` against ``instance``, attach its metrics, build the Result.
+
+    A schedule that fails validation raises :class:`~optsched.errors.InvalidSchedule`:
+    a method that produced it is wrong, and no result is returned for it.
+    """
+    if schedule is None:
+        return Result(**fields)
+    from optsched.core.metrics import compute_metrics
+    from optsched.core.validate import validate_schedule
+
+    validate_schedule(instance, schedule)
+    fields.setdefault("status", Status.FEASIBLE)
+    return Result(schedule=schedule, metrics=compute_metrics(instance, schedule), **fields)

@@ -1,0 +1,223 @@
+"""The one schedule representation shared by every model, heuristic and policy.
+
+A schedule is a set of allocation intervals. An :class:`Allocation` says that job
+``job`` (copy ``copy``) holds ``gpus`` GPUs of type ``gpu_type`` on node ``node`` (and
+``cpus`` cores, ``memory`` GB of DRAM) during ``[start, end)``. ``share`` is the fraction
+of each of those GPUs' compute the allocation holds: 1 for exclusive use; below 1 only in
+models that declare GPU sharing (Salus lanes time-slice a GPU).
+
+Progress semantics (checked by :mod:`optsched.core.validate`):
+
+* the allocations of one (job, copy) active at the same instant form one gang; it
+  progresses at ``share * GPUs * min_k throughput[k]`` over the GPU types it uses
+  (synchronous training waits for the slowest worker); a job that sets
+  ``compute_share`` u uses at most u of a GPU, so the factor is ``min(1, share / u)``;
+* without forking the gang must be exactly the job's ``workers`` wide;
+* with forking (HadarE) each copy sits on one node with 1..workers GPUs and the copies'
+  progress adds up; the job then completes ``consolidation`` seconds after its work is
+  done;
+* with ``resource_sensitive`` (Synergy) a job that has a
+  :class:`~optsched.core.instance.Sensitivity` runs at its throughput times
+  ``sensitivity.relative(cpus / gpus, memory / gpus)`` of the allocation (the smallest
+  over the gang's allocations): CPU cores and DRAM per GPU change its speed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from optsched.core.instance import MAX_INTEGER
+from optsched.core.jsonio import load_json
+from optsched.errors import InvalidSchedule
+
+__all__ = ["Allocation", "Schedule", "load_schedule"]
+
+
+@dataclass(frozen=True, slots=True)
+class Allocation:
+    job: str
+    start: float
+    end: float
+    node: str
+    gpu_type: str
+    gpus: int
+    cpus: float = 0.0
+    memory: float = 0.0
+    copy: int = 0
+    share: float = 1.0
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"job": self.job, "start": self.start, "end": self.end, "node": self.node,
+             "gpu_type": self.gpu_type, "gpus": self.gpus}
+        if self.cpus:
+            d["cpus"] = self.cpus
+        if self.memory:
+            d["memory"] = self.memory
+        if self.copy:
+            d["copy"] = self.copy
+        if self.share != 1.0:
+            d["share"] = self.share
+        return d
+
+
+_ALLOC_FIELDS = {"job": str, "start": float, "end": float, "node": str, "gpu_type": str,
+                 "gpus": int, "cpus": float, "memory": float, "copy": int, "share": float}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Allocations plus the completion time each finished job declares.
+
+    ``completion`` maps job id to completion time; jobs absent from it were not finished
+    (rejected by an admission test, or still running at the end of a simulation).
+    """
+
+    allocations: tuple[Allocation, ...]
+    completion: Mapping[str, float] = field(default_factory=dict)
+    sharing: bool = False
+    forking: bool = False
+    consolidation: float = 0.0
+    resource_sensitive: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allocations", tuple(self.allocations))
+        object.__setattr__(self, "completion", MappingProxyType(dict(self.completion)))
+
+    def by_job(self) -> dict[str, list[Allocation]]:
+        out: dict[str, list[Allocation]] = {}
+        for a in self.allocations:
+            out.setdefault(a.job, []).append(a)
+        return out
+
+    @property
+    def end(self) -> float:
+        ends = [a.end for a in self.allocations] + list(self.completion.values())
+        return max(ends) if ends else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"allocations": [a.to_dict() for a in self.allocations],
+                             "completion": dict(self.completion)}
+        if self.sharing:
+            d["sharing"] = True
+        if self.forking:
+            d["forking"] = True
+        if self.consolidation:
+            d["consolidation"] = self.consolidation
+        if self.resource_sensitive:
+            d["resource_sensitive"] = True
+        return d
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=1)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Schedule:
+        if not isinstance(data, Mapping):
+            raise InvalidSchedule("(root)", data, "must be an object")
+        if "schedule" in data and "allocations" not in data:  # a Result JSON
+            data = data["schedule"]
+            if not isinstance(data, Mapping):
+                raise InvalidSchedule("schedule", data, "must be an object")
+        extra = set(data) - {"allocations", "completion", *_FLAGS, "consolidation"}
+        if extra:
+            k = sorted(extra)[0]
+            raise InvalidSchedule(k, data[k], "unknown field")
+        raw = data.get("allocations")
+        if not isinstance(raw, list):
+            raise InvalidSchedule("allocations", raw, "must be a list")
+        allocs = [_alloc_from_dict(a, f"allocations[{i}]") for i, a in enumerate(raw)]
+        comp = data.get("completion", {})
+        if not isinstance(comp, Mapping):
+            raise InvalidSchedule("completion", comp, "must be an object job id -> time")
+        completion = {k: _number(f"completion.{k}", v) for k, v in comp.items()}
+        flags = {}
+        for k in _FLAGS:
+            v = data.get(k, False)
+            if not isinstance(v, bool):  # bool("no") is True: only JSON booleans are safe
+                raise InvalidSchedule(k, v, "must be a JSON boolean (true or false)")
+            flags[k] = v
+        cons = _number("consolidation", data.get("consolidation", 0.0))
+        if cons < 0:
+            raise InvalidSchedule("consolidation", cons, "must be >= 0")
+        return cls(tuple(allocs), completion, consolidation=cons, **flags)
+
+
+_FLAGS = ("sharing", "forking", "resource_sensitive")
+
+
+def _number(path: str, v: Any, *, integer: bool = False) -> Any:
+    """``v`` as a finite float (or, with ``integer``, an int of at most 2**53)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise InvalidSchedule(path, v, "must be a number")
+    if integer:
+        if isinstance(v, float) and not v.is_integer():
+            raise InvalidSchedule(path, v, "must be an integer")
+        if abs(v) > MAX_INTEGER:
+            raise InvalidSchedule(path, v, f"number out of range (integers are at most "
+                                  f"2**53 = {MAX_INTEGER})")
+        return int(v)
+    try:
+        f = float(v)
+    except OverflowError:
+        raise InvalidSchedule(path, v, "number out of range (does not fit a 64-bit "
+                              "float)") from None
+    if not math.isfinite(f):
+        raise InvalidSchedule(path, v, "must be a finite number")
+    return f
+
+
+def _alloc_from_dict(d: Any, path: str) -> Allocation:
+    if not isinstance(d, Mapping):
+        raise InvalidSchedule(path, d, "must be an object")
+    kw: dict[str, Any] = {}
+    for k, v in d.items():
+        if k not in _ALLOC_FIELDS:
+            raise InvalidSchedule(f"{path}.{k}", v,
+                                  f"unknown field; allowed {sorted(_ALLOC_FIELDS)}")
+        typ = _ALLOC_FIELDS[k]
+        if typ is str:
+            if not isinstance(v, str):
+                raise InvalidSchedule(f"{path}.{k}", v, "must be a string")
+            kw[k] = v
+        else:
+            kw[k] = _number(f"{path}.{k}", v, integer=typ is int)
+    for k in ("job", "start", "end", "node", "gpu_type", "gpus"):
+        if k not in kw:
+            raise InvalidSchedule(f"{path}.{k}", None, "required field is missing")
+    return Allocation(**kw)
+
+
+def load_schedule(path: str | Path) -> Schedule:
+    """Read a schedule, or the schedule of a result JSON, from a UTF-8 JSON file (document
+    rules of :mod:`optsched.core.jsonio`)."""
+    return Schedule.from_dict(load_json(path, InvalidSchedule))
+
+
+def merge_intervals(allocations: Iterable[Allocation], tol: float = 1e-9) -> list[Allocation]:
+    """Join back-to-back allocations that differ only in time (keeps schedules small)."""
+    out: list[Allocation] = []
+    last: dict[tuple, int] = {}
+    for a in sorted(allocations, key=lambda a: (a.start, a.job)):
+        key = (a.job, a.copy, a.node, a.gpu_type, a.gpus, a.cpus, a.memory, a.share)
+        i = last.get(key)
+        if i is not None and abs(out[i].end - a.start) <= tol:
+            b = out[i]
+            out[i] = Allocation(b.job, b.start, a.end, b.node, b.gpu_type, b.gpus, b.cpus,
+                                b.memory, b.copy, b.share)
+        else:
+            last[key] = len(out)
+            out.append(a)
+    return out
