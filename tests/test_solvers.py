@@ -461,3 +461,28 @@ def test_to_pyomo_is_extensible():
     forced = dataclasses.replace(data, col_lb=np.r_[1.0, data.col_lb[1:]])
     assert pyo.value(model.obj) == pytest.approx(solve_program(forced).objective)
     assert pyo.value(model.obj) > 465.0
+
+
+@pytest.mark.parametrize("name", ["highs", "pyomo", "cvxpy"])
+def test_every_backend_module_has_the_protocol_shape(name):
+    """One small file per backend: name, package, capabilities, status table, an install
+    check and solve (the protocol solve_program trusts)."""
+    import subprocess
+    import sys
+
+    from optsched.core.result import Status
+    from optsched.solvers import Capabilities, backend_module
+
+    mod = backend_module(name)
+    assert mod.NAME == name and isinstance(mod.PACKAGE, str)
+    assert isinstance(mod.CAPABILITIES, Capabilities)
+    assert all(v is None or isinstance(v, Status) for v in mod.STATUS.values())
+    assert Status.OPTIMAL in mod.STATUS.values()
+    assert callable(mod.solve) and callable(mod.available)
+    # the install check imports nothing: the solver package stays unimported
+    code = (f"import sys; from optsched.solvers import backend_module; "
+            f"m = backend_module({name!r}); ok = m.installed(); "
+            f"print(ok, {mod.PACKAGE!r} in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", "False"]

@@ -41,17 +41,20 @@ computed as ``c - A.T @ y`` from the normalised row duals.
 
 from __future__ import annotations
 
+import importlib
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from optsched.core.result import Result, Status, relative_gap
+from optsched.core.result import Result, Status
 from optsched.errors import InvalidOption, UnknownName
+from optsched.solvers.common import Backend, Capabilities
 from optsched.solvers.program import LinearProgram, ProgramData, RowBlock, VarBlock
 
-__all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
+__all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "Backend", "Capabilities", "backend_module",
+           "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
            "available_backends", "solve_program", "write_program"]
 
 BACKENDS = ("highs", "pyomo", "cvxpy")
@@ -61,12 +64,17 @@ BACKENDS = ("highs", "pyomo", "cvxpy")
 DEFAULT_TIME_LIMIT = 60.0
 
 
+def backend_module(name: str) -> Backend:
+    """The module of backend ``name`` (imported on first use; it imports its solver
+    package only when it solves)."""
+    if name not in BACKENDS:
+        raise UnknownName("backend", name, f"known backends: {', '.join(BACKENDS)}")
+    return cast(Backend, importlib.import_module(f"optsched.solvers.{name}"))
+
+
 def available_backends() -> dict[str, bool]:
     """Which backends can run here (package importable and its default solver present)."""
-    from optsched.solvers.cvxpy.backend import available as cvxpy_ok
-    from optsched.solvers.highs.backend import available as highs_ok
-    from optsched.solvers.pyomo.backend import available as pyomo_ok
-    return {"highs": highs_ok(), "pyomo": pyomo_ok(), "cvxpy": cvxpy_ok()}
+    return {name: backend_module(name).available() for name in BACKENDS}
 
 
 def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | None = None,
@@ -93,8 +101,7 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
     options : extra solver options passed verbatim (HiGHS option names for ``"highs"`` and
         cvxpy's HIGHS, the solver's own option names for Pyomo).
     """
-    if backend not in BACKENDS:
-        raise UnknownName("backend", backend, f"known backends: {', '.join(BACKENDS)}")
+    module = backend_module(backend)
     opts = _check_options(time_limit, mip_gap, threads, seed)
     opts["verbose"] = bool(verbose)
     opts["options"] = dict(options or {})
@@ -107,13 +114,7 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
                           message=f"building the model took {spent:.3g} s of the {limit:g} s "
                                   "time limit; no solve was started")
         opts["time_limit"] = left
-    if backend == "highs":
-        from optsched.solvers.highs.backend import solve
-    elif backend == "pyomo":
-        from optsched.solvers.pyomo.backend import solve
-    else:
-        from optsched.solvers.cvxpy.backend import solve
-    res = solve(data, solver=solver, **opts)
+    res = module.solve(data, solver=solver, **opts)
     return res.replace(extra={**res.extra, "time_limit": limit})
 
 
@@ -143,54 +144,7 @@ def write_program(data: ProgramData, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in (".mps", ".lp"):
         raise InvalidOption("path", str(path), "suffix must be .mps or .lp")
-    from optsched.solvers.highs.backend import write
+    from optsched.solvers.highs import write
+
     write(data, path)
     return path
-
-
-# ---------------------------------------------------------------------------------------
-# Shared by the backends.
-
-def make_result(data: ProgramData, status: Status, *, backend: str, solver: str | None,
-                x: np.ndarray | None = None, bound: float | None = None,
-                row_duals: np.ndarray | None = None, col_duals: np.ndarray | None = None,
-                build_seconds: float = 0.0, solve_seconds: float = 0.0,
-                message: str = "") -> Result:
-    """Assemble the common :class:`Result` (objective from ``x``, duals only for LPs)."""
-    objective = None
-    values: dict[str, np.ndarray] = {}
-    if x is not None and status.has_solution:
-        x = np.asarray(x, dtype=float)
-        objective = data.objective_value(x)
-        values = data.split_cols(x)
-    if status is Status.OPTIMAL and not data.is_mip:
-        bound = objective
-    if bound is not None and not math.isfinite(bound):
-        bound = None
-    duals = extra = None
-    if not data.is_mip and row_duals is not None and status is Status.OPTIMAL:
-        row_duals = np.asarray(row_duals, dtype=float) + 0.0  # + 0.0 turns -0.0 into 0.0
-        if col_duals is None:
-            col_duals = reduced_costs(data, row_duals)
-        duals = data.split_rows(row_duals)
-        extra = {"col_duals": data.split_cols(np.asarray(col_duals, dtype=float) + 0.0)}
-    return Result(status=status, objective=objective, bound=bound,
-                  gap=relative_gap(objective, bound), backend=backend, solver=solver,
-                  build_seconds=max(0.0, build_seconds), solve_seconds=max(0.0, solve_seconds),
-                  values=values, duals=duals, message=message, extra=extra or {})
-
-
-def missing(backend: str, solver: str | None, message: str) -> Result:
-    return Result(status=Status.SOLVER_MISSING, backend=backend, solver=solver, message=message)
-
-
-def reduced_costs(data: ProgramData, row_duals: np.ndarray) -> np.ndarray:
-    """``c - A.T @ y``: column duals in the package convention, given row duals in it."""
-    return data.c - data.A.T @ row_duals
-
-
-def reset_highs_threads(threads: int | None) -> None:
-    """HiGHS refuses a ``threads`` value that differs from its running global scheduler."""
-    if threads is not None:
-        import highspy
-        highspy.Highs.resetGlobalScheduler(True)

@@ -25,10 +25,22 @@ import time
 import numpy as np
 
 from optsched.core.result import Result, Status
-from optsched.solvers import make_result, missing, reset_highs_threads
+from optsched.solvers.common import Capabilities, make_result, missing, reset_highs_threads
+from optsched.solvers.common import installed as _installed
 from optsched.solvers.program import ProgramData
 
-BACKEND = "pyomo"
+NAME = BACKEND = "pyomo"
+PACKAGE = "pyomo"
+CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=True, write=False)
+#: Pyomo termination condition -> Status; ``infeasibleOrUnbounded`` is decided by a
+#: zero-objective re-solve, anything else not listed is an error.
+STATUS: dict[str, Status] = {
+    "optimal": Status.OPTIMAL, "globallyOptimal": Status.OPTIMAL,
+    "locallyOptimal": Status.OPTIMAL, "infeasible": Status.INFEASIBLE,
+    "unbounded": Status.UNBOUNDED,
+    **{k: Status.TIME_LIMIT for k in ("maxTimeLimit", "maxIterations", "maxEvaluations",
+                                      "userInterrupt", "resourceInterrupt")},
+}
 DEFAULT_SOLVERS = ("appsi_highs", "highs")
 _HIGHS_SOLVERS = ("appsi_highs", "highs")
 _GAP_KEYS = {"glpk": "mipgap", "cbc": "ratioGap", "appsi_cbc": "ratioGap",
@@ -41,10 +53,14 @@ _THREAD_KEYS = {"cbc": "threads", "appsi_cbc": "threads", "gurobi": "Threads",
                 "appsi_cplex": "threads"}
 
 
+def installed() -> bool:
+    """Pyomo can be imported (found without importing it)."""
+    return _installed(PACKAGE)
+
+
 def available() -> bool:
-    try:
-        import pyomo.environ  # noqa: F401
-    except ImportError:
+    """The backend can run here: Pyomo and one of its HiGHS interfaces are installed."""
+    if not installed():
         return False
     return any(_solver(name) is not None for name in DEFAULT_SOLVERS)
 
@@ -199,18 +215,13 @@ def _status(results, model, opt, kwargs) -> tuple[Status, str]:
     from pyomo.opt import TerminationCondition as TC
 
     tc = results.solver.termination_condition
-    if tc in (TC.optimal, TC.globallyOptimal, TC.locallyOptimal):
-        return Status.OPTIMAL, ""
-    if tc == TC.infeasible:
-        return Status.INFEASIBLE, ""
-    if tc == TC.unbounded:
-        return Status.UNBOUNDED, ""
-    if tc in (TC.maxTimeLimit, TC.maxIterations, TC.maxEvaluations, TC.userInterrupt,
-              TC.resourceInterrupt):
-        return Status.TIME_LIMIT, f"stopped: {tc}"
     if tc == TC.infeasibleOrUnbounded:
         return _feasibility_check(model, opt, kwargs)
-    return Status.ERROR, f"termination condition {tc}: {results.solver.termination_message}"
+    outcome = STATUS.get(tc.name if hasattr(tc, "name") else str(tc))
+    if outcome is None:
+        return Status.ERROR, (f"termination condition {tc}: "
+                              f"{results.solver.termination_message}")
+    return outcome, f"stopped: {tc}" if outcome is Status.TIME_LIMIT else ""
 
 
 def _feasibility_check(model, opt, kwargs) -> tuple[Status, str]:

@@ -24,18 +24,35 @@ import warnings
 import numpy as np
 
 from optsched.core.result import Result, Status
-from optsched.solvers import make_result, missing, reset_highs_threads
+from optsched.solvers.common import Capabilities, make_result, missing, reset_highs_threads
+from optsched.solvers.common import installed as _installed
 from optsched.solvers.program import ProgramData
 
-BACKEND = "cvxpy"
+NAME = BACKEND = "cvxpy"
+PACKAGE = "cvxpy"
+CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=True, write=False)
+#: cvxpy problem status -> Status; ``infeasible_or_unbounded`` is decided by a
+#: zero-objective re-solve (None here), anything else not listed is an error.
+STATUS: dict[str, Status | None] = {
+    "optimal": Status.OPTIMAL, "optimal_inaccurate": Status.FEASIBLE,
+    "infeasible": Status.INFEASIBLE, "infeasible_inaccurate": Status.INFEASIBLE,
+    "unbounded": Status.UNBOUNDED, "unbounded_inaccurate": Status.UNBOUNDED,
+    "user_limit": Status.TIME_LIMIT, "infeasible_or_unbounded": None,
+}
 DEFAULT_SOLVER = "HIGHS"
 
 
+def installed() -> bool:
+    """cvxpy can be imported (found without importing it)."""
+    return _installed(PACKAGE)
+
+
 def available() -> bool:
-    try:
-        import cvxpy as cp
-    except ImportError:
+    """The backend can run here: cvxpy and its HiGHS interface are installed."""
+    if not installed():
         return False
+    import cvxpy as cp
+
     return DEFAULT_SOLVER in cp.installed_solvers()
 
 
@@ -138,15 +155,8 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
 
 
 def _status(status: str) -> tuple[Status | None, str]:
-    import cvxpy as cp
-
-    s = cp.settings
-    table = {s.OPTIMAL: Status.OPTIMAL, s.OPTIMAL_INACCURATE: Status.FEASIBLE,
-             s.INFEASIBLE: Status.INFEASIBLE, s.INFEASIBLE_INACCURATE: Status.INFEASIBLE,
-             s.UNBOUNDED: Status.UNBOUNDED, s.UNBOUNDED_INACCURATE: Status.UNBOUNDED,
-             s.USER_LIMIT: Status.TIME_LIMIT, s.INFEASIBLE_OR_UNBOUNDED: None}
-    mapped = table.get(status, Status.ERROR)
-    plain = (s.OPTIMAL, s.INFEASIBLE, s.UNBOUNDED, s.INFEASIBLE_OR_UNBOUNDED)
+    mapped = STATUS.get(status, Status.ERROR)
+    plain = ("optimal", "infeasible", "unbounded", "infeasible_or_unbounded")
     return mapped, "" if status in plain else f"cvxpy status {status}"
 
 

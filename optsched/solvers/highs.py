@@ -14,22 +14,31 @@ from pathlib import Path
 import numpy as np
 
 from optsched.core.result import Result, Status
-from optsched.solvers import make_result, missing, reset_highs_threads
+from optsched.solvers.common import Capabilities, make_result, missing, reset_highs_threads
+from optsched.solvers.common import installed as _installed
 from optsched.solvers.program import ProgramData
 
-BACKEND = "highs"
+NAME = BACKEND = "highs"
+PACKAGE = "highspy"
+CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=False, write=True)
+#: HiGHS model status -> Status (a work limit of any kind is ``time_limit``).
+STATUS: dict[str, Status] = {
+    "kOptimal": Status.OPTIMAL, "kModelEmpty": Status.OPTIMAL,
+    "kInfeasible": Status.INFEASIBLE, "kUnbounded": Status.UNBOUNDED,
+    **{k: Status.TIME_LIMIT for k in (
+        "kTimeLimit", "kIterationLimit", "kSolutionLimit", "kInterrupt", "kHighsInterrupt",
+        "kObjectiveBound", "kObjectiveTarget", "kMemoryLimit")},
+}
 
-# HiGHS model statuses that mean "a work limit stopped the solver".
-_LIMITS = ("kTimeLimit", "kIterationLimit", "kSolutionLimit", "kInterrupt", "kHighsInterrupt",
-           "kObjectiveBound", "kObjectiveTarget", "kMemoryLimit")
+
+def installed() -> bool:
+    """highspy can be imported (found without importing it)."""
+    return _installed(PACKAGE)
 
 
 def available() -> bool:
-    try:
-        import highspy  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """The backend can run here: highspy is installed."""
+    return installed()
 
 
 def to_highs_lp(data: ProgramData, *, names: bool = False):
@@ -125,7 +134,8 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     x = np.asarray(sol.col_value, dtype=float) if has_x else None
     bound = float(info.mip_dual_bound) if data.is_mip else None
     common = dict(backend=BACKEND, solver=name, build_seconds=build, solve_seconds=solve_seconds)
-    if status in ("kOptimal", "kModelEmpty"):
+    outcome = STATUS.get(status, Status.ERROR)
+    if outcome is Status.OPTIMAL:
         if x is None and data.n_cols == 0:
             x = np.zeros(0)
         duals = {}
@@ -133,11 +143,9 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
             duals = dict(row_duals=np.asarray(sol.row_dual, dtype=float),
                          col_duals=np.asarray(sol.col_dual, dtype=float))
         return make_result(data, Status.OPTIMAL, x=x, bound=bound, **duals, **common)
-    if status == "kInfeasible":
-        return make_result(data, Status.INFEASIBLE, message=message, **common)
-    if status == "kUnbounded":
-        return make_result(data, Status.UNBOUNDED, message=message, **common)
-    if status in _LIMITS:
+    if outcome in (Status.INFEASIBLE, Status.UNBOUNDED):
+        return make_result(data, outcome, message=message, **common)
+    if outcome is Status.TIME_LIMIT:
         return make_result(data, Status.TIME_LIMIT, x=x, bound=bound,
                            message=f"HiGHS stopped: {status}", **common)
     return make_result(data, Status.ERROR, message=message or f"HiGHS model status {status}",

@@ -1,0 +1,116 @@
+"""What the backends share: the common :class:`~optsched.core.result.Result` assembly,
+reduced costs, and the backend protocol every backend module satisfies.
+
+A backend module (:mod:`optsched.solvers.highs`, :mod:`~optsched.solvers.pyomo`,
+:mod:`~optsched.solvers.cvxpy`) defines
+
+* ``NAME`` and ``PACKAGE`` (the Python package it drives);
+* ``CAPABILITIES``: a :class:`Capabilities` record of what it can do;
+* ``STATUS``: its table from the solver's own outcome names to
+  :class:`~optsched.core.result.Status`;
+* ``installed()``: whether its package can be imported, found without importing it;
+* ``solve(data, *, solver, time_limit, mip_gap, threads, seed, verbose, options)``.
+
+:func:`optsched.solvers.solve_program` trusts this shape (:class:`Backend`); it does not
+probe a backend for features.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from optsched.core.result import Result, Status, relative_gap
+from optsched.solvers.program import ProgramData
+
+__all__ = ["Backend", "Capabilities", "installed", "make_result", "missing", "reduced_costs",
+           "reset_highs_threads"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend supports.
+
+    ``mip``: integer columns; ``duals``: LP row and column duals; ``mip_bound``: the dual
+    bound of a stopped MILP; ``solvers``: solvers other than HiGHS behind it;
+    ``write``: MPS/LP export.
+    """
+
+    mip: bool = True
+    duals: bool = True
+    mip_bound: bool = True
+    solvers: bool = False
+    write: bool = False
+
+
+class Backend(Protocol):
+    """The shape of a backend module (see the module docstring)."""
+
+    NAME: str
+    PACKAGE: str
+    CAPABILITIES: Capabilities
+    STATUS: dict[str, Status]
+
+    def installed(self) -> bool: ...
+
+    def solve(self, data: ProgramData, *, solver: str | None, time_limit: float | None,
+              mip_gap: float | None, threads: int | None, seed: int, verbose: bool,
+              options: dict[str, Any]) -> Result: ...
+
+
+def installed(package: str) -> bool:
+    """Whether ``package`` can be imported, answered without importing it."""
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+
+def make_result(data: ProgramData, status: Status, *, backend: str, solver: str | None,
+                x: np.ndarray | None = None, bound: float | None = None,
+                row_duals: np.ndarray | None = None, col_duals: np.ndarray | None = None,
+                build_seconds: float = 0.0, solve_seconds: float = 0.0,
+                message: str = "") -> Result:
+    """Assemble the common :class:`Result` (objective from ``x``, duals only for LPs)."""
+    objective = None
+    values: dict[str, np.ndarray] = {}
+    if x is not None and status.has_solution:
+        x = np.asarray(x, dtype=float)
+        objective = data.objective_value(x)
+        values = data.split_cols(x)
+    if status is Status.OPTIMAL and not data.is_mip:
+        bound = objective
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    duals = extra = None
+    if not data.is_mip and row_duals is not None and status is Status.OPTIMAL:
+        row_duals = np.asarray(row_duals, dtype=float) + 0.0  # + 0.0 turns -0.0 into 0.0
+        if col_duals is None:
+            col_duals = reduced_costs(data, row_duals)
+        duals = data.split_rows(row_duals)
+        extra = {"col_duals": data.split_cols(np.asarray(col_duals, dtype=float) + 0.0)}
+    return Result(status=status, objective=objective, bound=bound,
+                  gap=relative_gap(objective, bound), backend=backend, solver=solver,
+                  build_seconds=max(0.0, build_seconds), solve_seconds=max(0.0, solve_seconds),
+                  values=values, duals=duals, message=message, extra=extra or {})
+
+
+def missing(backend: str, solver: str | None, message: str) -> Result:
+    return Result(status=Status.SOLVER_MISSING, backend=backend, solver=solver, message=message)
+
+
+def reduced_costs(data: ProgramData, row_duals: np.ndarray) -> np.ndarray:
+    """``c - A.T @ y``: column duals in the package convention, given row duals in it."""
+    return data.c - data.A.T @ row_duals
+
+
+def reset_highs_threads(threads: int | None) -> None:
+    """HiGHS refuses a ``threads`` value that differs from its running global scheduler."""
+    if threads is not None:
+        import highspy
+        highspy.Highs.resetGlobalScheduler(True)
