@@ -7,7 +7,7 @@
 * ``sweep_seconds.png``: solve time against instance size from a small sweep.
 
 The plotting helpers are :mod:`optsched.reproduce` (Gantt, CDF, utilisation overlays,
-built on :mod:`optsched.sim.plot`) and :func:`optsched.sweep.plot_sweep`.
+built on :mod:`optsched.plotting`) and :func:`optsched.sweep.plot_sweep`.
 
     python benchmarks/figures.py
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from optsched import allox
 from optsched.catalog import read_gavel_trace
-from optsched.policies import get_policy
+from optsched.registry import get_policy
 from optsched.reproduce import (
     plot_gantts,
     plot_jct_cdfs,

@@ -7,7 +7,7 @@ treated as active at once (the LP a policy solves at a reset event with n active
 Table 1 (``gavel_lp``): seconds per solve of each policy LP through
 ``optsched.solvers.solve_program`` (HiGHS backend) for n = 100..2000; max-min both as the
 plain LP (one row per job, what Gavel writes) and with the exact class aggregation
-(identical jobs share a row; see ``optsched.policies.gavel_lp.max_min_fairness``).
+(identical jobs share a row; see ``optsched.gavel.exact.max_min_fairness``).
 
 Table 2 (``gavel_lp_vs_cvxpy``), n = 2000: the same policy written the way Gavel's code
 writes it with CVXPY, a fresh ``cp.Problem`` built and canonicalised on every call
@@ -31,7 +31,7 @@ from common import write_results
 from scipy.optimize import linprog
 
 from optsched.catalog import read_gavel_trace
-from optsched.policies import gavel_lp as glp
+from optsched.gavel import exact as glp
 
 
 def arrays(n: int):

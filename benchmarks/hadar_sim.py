@@ -26,7 +26,7 @@ from common import write_results
 from optsched.catalog import read_gavel_trace
 from optsched.hadar.policy import HadarPolicy
 from optsched.core.instance import Utility
-from optsched.policies import get_policy
+from optsched.registry import get_policy
 from optsched.sim import simulate
 
 

@@ -45,7 +45,7 @@ from optsched.hadare import (
     simulate_hadare,
     simulate_pair,
 )
-from optsched.policies import get_policy
+from optsched.registry import get_policy
 from optsched.sim import simulate
 
 H = 3600.0

@@ -1,6 +1,6 @@
 """Salus benchmarks: inference packing, hyper-parameter tuning and mixed training on lanes.
 
-Jobs come from Salus' own data through :mod:`optsched.salus.workloads` (P/T split by the
+Jobs come from Salus' own data through :mod:`optsched.salus.workload` (P/T split by the
 peak-vs-batch intercept, iteration time = JCT / iterations, compute share u derived from
 the per-sample speed-up of the largest batch; inference footprints P/3 and one sample's
 activations). Every assumption is in that module's docstring.
@@ -28,7 +28,7 @@ from common import write_results
 
 from optsched import Cluster, Instance, Node, Status
 from optsched.salus import exact, ffd, inference_models, lane_manager, lpt, training_job
-from optsched.salus.workloads import footprints, inference_job, median_persistent_fraction
+from optsched.salus.workload import footprints, inference_job, median_persistent_fraction
 
 BIG_GB = 1.0e6  # "exclusive": memory plays no role when one job runs at a time
 

@@ -1,8 +1,8 @@
-"""Salus online: lanes over time (optsched.salus.sim) on a trace from Salus' workloads.
+"""Salus online: lanes over time (optsched.salus.policy) on a trace from Salus' workloads.
 
 Jobs: rows of ``workloads.csv`` drawn uniformly (seeded), Poisson arrivals with mean
 inter-arrival ``gap`` seconds, on one 16 GB GPU. P/T and the compute share u follow
-:mod:`optsched.salus.workloads`. Each configuration reports mean JCT and makespan; the
+:mod:`optsched.salus.workload`. Each configuration reports mean JCT and makespan; the
 ratio is exclusive FIFO (no sharing) mean JCT over the configuration's. Salus' SRTF
 experiment (lane manager disabled, ``preempt`` policy) is ``single_lane`` + ``srtf``;
 Salus reports 3.19x better mean JCT for it.
@@ -18,7 +18,7 @@ from common import write_results
 from optsched import Cluster, Instance, Node
 from optsched.catalog import salus_workloads
 from optsched.salus import training_job
-from optsched.salus.sim import simulate_lanes
+from optsched.salus.policy import simulate_lanes
 
 CONFIGS = [("exclusive", "fifo"), ("single_lane", "fifo"), ("single_lane", "srtf"),
            ("single_lane", "fair"), ("salus", "fifo"), ("salus", "srtf"), ("salus", "fair")]

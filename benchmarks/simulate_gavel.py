@@ -25,7 +25,7 @@ import time
 from common import write_results
 
 from optsched.catalog import read_gavel_trace
-from optsched.policies import get_policy
+from optsched.registry import get_policy
 from optsched.sim import simulate
 
 POLICIES = ["max_min_fairness", "max_min_fairness_agnostic", "min_total_duration", "fifo",

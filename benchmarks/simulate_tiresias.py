@@ -32,8 +32,8 @@ from common import write_results
 
 from optsched.catalog import cluster_preset, generate_philly, read_tiresias_trace
 from optsched.core.instance import Cluster, Node
-from optsched.policies import get_policy
-from optsched.policies.tiresias import ADAPTDL_THRESHOLDS
+from optsched.registry import get_policy
+from optsched.tiresias.policy import ADAPTDL_THRESHOLDS
 from optsched.sim import simulate
 
 

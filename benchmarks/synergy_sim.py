@@ -4,7 +4,7 @@ Workload: Synergy's generator (``optsched.synergy.synergy_workload``) on ``syner
 Poisson arrivals at ``load`` jobs/h, 300 s rounds, job-class splits 20/70/10 and 50/0/50
 (image/language/speech), single-GPU jobs (Synergy's default) and, for one setting, the
 1/2/4/8-GPU mix. Each allocator runs under FIFO, SRTF, LAS and FTF ordering
-(``optsched.synergy.simulate``). ``window_jct_h`` is the mean JCT of the middle third of
+(``optsched.synergy.policy``). ``window_jct_h`` is the mean JCT of the middle third of
 the jobs by id (Synergy measures a window of job ids to leave out warm-up and drain);
 ``speedup`` is proportional's mean JCT over this row's, same order and workload.
 
@@ -21,7 +21,7 @@ import numpy as np
 from common import write_results
 
 from optsched.synergy import synergy_workload
-from optsched.synergy.simulate import ORDERS, simulate_synergy
+from optsched.synergy.policy import ORDERS, simulate_synergy
 
 
 def run(n, settings, orders, allocators) -> list[dict]:

@@ -1,15 +1,19 @@
 """optsched: formal models for scheduling deep-learning training jobs on GPU clusters.
 
-Each model is exposed two ways: an exact LP/MILP solved through one solver layer
-(HiGHS directly, Pyomo or CVXPY) and the polynomial-time heuristic from its paper.
+Each paper is exposed the same way: an exact LP/MILP solved through one solver layer
+(HiGHS directly, Pyomo or CVXPY), its bounds, the polynomial-time heuristics from the
+paper, and its online policies in one simulator. :func:`solve` runs a method,
+:func:`simulate` a policy; both resolve names through :mod:`optsched.registry`.
 """
 
-from optsched import (
-    allox,  # noqa: E402  (each model package registers itself)
-    hadar,  # noqa: E402
-    hadare,  # noqa: E402
-    salus,  # noqa: E402
-    synergy,  # noqa: E402
+from optsched import (  # each paper package registers itself
+    allox,
+    gavel,
+    hadar,
+    hadare,
+    salus,
+    synergy,
+    tiresias,
 )
 from optsched.core.instance import (
     Cluster,
@@ -23,7 +27,7 @@ from optsched.core.instance import (
 )
 from optsched.core.metrics import Metrics, compute_metrics
 from optsched.core.result import Result, Status
-from optsched.core.schedule import Allocation, Schedule, load_schedule
+from optsched.core.schedule import Allocation, Placement, Schedule, load_schedule
 from optsched.core.validate import validate_schedule
 from optsched.errors import (
     InvalidInput,
@@ -31,18 +35,31 @@ from optsched.errors import (
     InvalidOption,
     InvalidSchedule,
     ModelNotApplicable,
+    ModelTooLarge,
     OptschedError,
+    SolverFailed,
     UnknownName,
 )
-from optsched.registry import ModelSpec, get_model, models, solve
+from optsched.registry import (
+    ModelSpec,
+    PaperSpec,
+    get_model,
+    get_policy,
+    models,
+    papers,
+    policies,
+    simulate,
+    solve,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "allox", "hadar", "hadare", "salus", "synergy", "Allocation", "Cluster", "GpuMemory",
-    "Instance", "InvalidInput", "InvalidInstance",
-    "InvalidOption", "InvalidSchedule", "Job", "Metrics", "ModelNotApplicable", "ModelSpec",
-    "Node", "OptschedError", "Result", "Schedule", "Sensitivity", "Status", "UnknownName",
-    "Utility", "compute_metrics", "get_model", "load_instance", "load_schedule", "models",
-    "solve", "validate_schedule",
+    "allox", "gavel", "hadar", "hadare", "salus", "synergy", "tiresias", "Allocation",
+    "Cluster", "GpuMemory", "Instance", "InvalidInput", "InvalidInstance", "InvalidOption",
+    "InvalidSchedule", "Job", "Metrics", "ModelNotApplicable", "ModelSpec", "ModelTooLarge",
+    "Node", "OptschedError", "PaperSpec", "Placement", "Result", "Schedule", "Sensitivity",
+    "SolverFailed", "Status", "UnknownName", "Utility", "compute_metrics", "get_model",
+    "get_policy", "load_instance", "load_schedule", "models", "papers", "policies",
+    "simulate", "solve", "validate_schedule",
 ]

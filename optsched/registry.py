@@ -1,11 +1,14 @@
-"""Model registry and the public :func:`solve` entry point.
+"""The one registry: every paper's methods and simulator policies, and the entry points
+that resolve through it, :func:`solve` and :func:`simulate`.
 
-Each model package (``optsched.allox``, ...) registers a :class:`ModelSpec`: its methods
-(the exact formulation, bounds such as LP relaxations, and the paper's heuristics), each
-a :class:`Method` that declares its options. :func:`solve` resolves a method by name,
-checks the options against that declaration (:mod:`optsched.options`) and runs it; every
-method returns a :class:`~optsched.core.result.Result` whose schedule has already passed the
-independent validator (:func:`finalize` is the one place that does it).
+A paper package (``optsched.allox``, ``optsched.gavel``, ...) registers one
+:class:`PaperSpec`: its exact formulation, its bounds (LP relaxations, certificates),
+its heuristics (each a :class:`Method` that declares its options) and its simulator
+policies (each a :class:`PolicySpec`). :func:`solve` runs a method by name,
+:func:`simulate` a policy by name; both check the options against the declaration
+(:mod:`optsched.options`). Policies are named by paper (``gavel.max_min_fairness``,
+``synergy.tune``); the short names of earlier releases (``max_min_fairness``,
+``synergy_tune``) are aliases.
 """
 
 from __future__ import annotations
@@ -20,12 +23,18 @@ from optsched.core.instance import Instance
 from optsched.core.result import Result
 from optsched.errors import InvalidOption, UnknownName
 from optsched.options import SOLVER_OPTIONS, check_options, declared_options
+from optsched.sim.policy import Policy
 
-__all__ = ["Method", "ModelSpec", "register", "get_model", "models", "solve", "METHOD_KINDS"]
+__all__ = ["Method", "PolicySpec", "PaperSpec", "ModelSpec", "register", "get_model",
+           "models", "papers", "solve", "simulate", "get_policy", "policy_spec", "policies",
+           "simulation_names", "METHOD_KINDS", "SIM_ARGS"]
 
 METHOD_KINDS = ("exact", "bound", "heuristic")
+#: Arguments of a simulation, not options of its policy.
+SIM_ARGS = frozenset({"seed", "max_time", "progress"})
 
 
+# =========================================================================== methods
 @dataclass(frozen=True)
 class Method:
     """One way a model can be solved, with the options it declares.
@@ -74,26 +83,95 @@ class Method:
         return res.replace(method=self.name, model=model or res.model)
 
 
+# =========================================================================== policies
 @dataclass(frozen=True)
-class ModelSpec:
-    """What a model offers.
+class PolicySpec:
+    """A named simulator policy and the options it declares.
+
+    Either ``factory(**options) -> Policy`` (the simulator runs it) or ``runner(instance,
+    *, seed, max_time, progress, **options) -> Result`` for a policy built from the
+    instance itself (Hadar's price parameters, HadarE's admission pass). ``fixed``
+    options are bound by the name (not the caller's); ``defaults`` are the name's
+    defaults, which the caller may override. The options are the keyword parameters of
+    ``takes`` (default: the factory or runner) minus the fixed ones, ``exclude`` and the
+    simulation arguments. ``aliases`` are other names it answers to.
+    """
+
+    name: str
+    factory: Callable[..., Policy] | None = None
+    runner: Callable[..., Result] | None = None
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    takes: Callable[..., Any] | None = None
+    exclude: frozenset[str] = frozenset()
+    aliases: tuple[str, ...] = ()
+    paper: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.factory is None) == (self.runner is None):
+            raise InvalidOption("policy", self.name, "give a factory or a runner, not both")
+
+    @property
+    def qualified(self) -> str:
+        """``paper.name``."""
+        return f"{self.paper}.{self.name}" if self.paper else self.name
+
+    @cached_property
+    def options(self) -> frozenset[str]:
+        fn = self.takes or self.factory or self.runner
+        assert fn is not None
+        return declared_options(fn, exclude=set(self.fixed) | SIM_ARGS | self.exclude)
+
+    def check(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The keywords to build the policy with (``options`` checked first)."""
+        check_options(f"policy {self.qualified!r}", options, self.options)
+        return {**self.defaults, **options, **self.fixed}
+
+    def build(self, **options: Any) -> Policy:
+        """The policy object (factory policies only)."""
+        if self.factory is None:
+            raise UnknownName("policy", self.qualified, "this policy is built from the "
+                              "instance: use optsched.simulate(instance, name, ...)")
+        return self.factory(**self.check(options))
+
+    def run(self, instance: Instance, *, seed: int = 0, max_time: float | None = None,
+            progress: bool | None = None, **options: Any) -> Result:
+        """Simulate this policy over ``instance``."""
+        kw = self.check(options)
+        if self.runner is not None:
+            return self.runner(instance, seed=seed, max_time=max_time, progress=progress,
+                               **kw)
+        from optsched.sim.simulator import simulate as run_simulation
+
+        assert self.factory is not None
+        return run_simulation(instance, self.factory(**kw), seed=seed, progress=progress,
+                              max_time=max_time)
+
+
+# =========================================================================== papers
+@dataclass(frozen=True)
+class PaperSpec:
+    """What one paper offers, under the same names for every paper.
 
     ``methods`` in display order (exact first, then bounds and exact variants, then the
-    heuristics); ``default_heuristic`` is what ``method="heuristic"`` means. ``sense`` is
-    ``"min"`` or ``"max"`` and ``objective`` names what is optimised with its unit (e.g.
-    ``"total JCT (s)"``). ``objectives`` maps the values of a method option
-    ``objective`` to their ``(sense, label)`` for models that offer several (Salus,
-    HadarE). ``demo_instance()`` builds the model's default instance from the catalog.
+    heuristics); ``default_heuristic`` is what ``method="heuristic"`` means.
+    ``policies`` are its simulator policies. ``sense`` is ``"min"`` or ``"max"`` and
+    ``objective`` names what is optimised with its unit (e.g. ``"total JCT (s)"``);
+    ``objectives`` maps the values of a method option ``objective`` to their ``(sense,
+    label)`` for papers that offer several. ``demo_instance()`` builds the paper's
+    default instance from the catalog; ``reference`` cites the paper.
     """
 
     name: str
     summary: str
     sense: str
     objective: str
-    methods: tuple[Method, ...]
+    methods: tuple[Method, ...] = ()
+    policies: tuple[PolicySpec, ...] = ()
     default_heuristic: str = ""
     demo_instance: Callable[[], Instance] | None = None
     objectives: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    reference: str = ""
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.methods]
@@ -102,6 +180,9 @@ class ModelSpec:
         if self.default_heuristic and self.default_heuristic not in self.heuristics:
             raise InvalidOption("default_heuristic", self.default_heuristic,
                                 f"not a heuristic of {self.name}")
+        # each policy learns its paper (a frozen record: set once, here)
+        for p in self.policies:
+            object.__setattr__(p, "paper", self.name)
 
     @property
     def method_names(self) -> tuple[str, ...]:
@@ -127,6 +208,10 @@ class ModelSpec:
     def heuristics(self) -> dict[str, Method]:
         return {m.name: m for m in self.methods if m.kind == "heuristic"}
 
+    @property
+    def bounds(self) -> dict[str, Method]:
+        return {m.name: m for m in self.methods if m.kind == "bound"}
+
     def sense_for(self, options: Mapping[str, Any]) -> tuple[str, str]:
         """``(sense, objective label)`` of results computed with ``options``."""
         kind = options.get("objective")
@@ -135,25 +220,67 @@ class ModelSpec:
         return self.sense, self.objective
 
 
-_MODELS: dict[str, ModelSpec] = {}
+#: The name of earlier releases.
+ModelSpec = PaperSpec
+
+_PAPERS: dict[str, PaperSpec] = {}
+_POLICIES: dict[str, PolicySpec] = {}   # qualified names and aliases
 
 
-def register(spec: ModelSpec) -> ModelSpec:
-    _MODELS[spec.name] = spec
+def register(spec: PaperSpec) -> PaperSpec:
+    """Add a paper, its methods and its policies to the registry."""
+    _PAPERS[spec.name] = spec
+    for p in spec.policies:
+        for name in (p.qualified, *p.aliases):
+            other = _POLICIES.get(name)
+            if other is not None and other.qualified != p.qualified:
+                raise InvalidOption("policy", name, f"already registered by {other.qualified}")
+            _POLICIES[name] = p
     return spec
 
 
-def models() -> dict[str, ModelSpec]:
-    """All registered models by name."""
-    return dict(_MODELS)
+def models() -> dict[str, PaperSpec]:
+    """All registered papers by name."""
+    return dict(_PAPERS)
 
 
-def get_model(name: str) -> ModelSpec:
-    if name not in _MODELS:
-        close = difflib.get_close_matches(str(name), list(_MODELS), n=3)
+papers = models
+
+
+def get_model(name: str) -> PaperSpec:
+    if name not in _PAPERS:
+        close = difflib.get_close_matches(str(name), list(_PAPERS), n=3)
         hint = f"; did you mean {close}?" if close else ""
-        raise UnknownName("model", name, f"unknown model; known: {sorted(_MODELS)}{hint}")
-    return _MODELS[name]
+        raise UnknownName("model", name, f"unknown model; known: {sorted(_PAPERS)}{hint}")
+    return _PAPERS[name]
+
+
+def policies() -> dict[str, PolicySpec]:
+    """Every policy by its qualified name (``paper.name``)."""
+    return {p.qualified: p for p in _POLICIES.values()}
+
+
+def simulation_names(aliases: bool = True) -> list[str]:
+    """Every name :func:`simulate` accepts (qualified names, and aliases if asked)."""
+    names = set(_POLICIES) if aliases else {p.qualified for p in _POLICIES.values()}
+    return sorted(names)
+
+
+def policy_spec(name: str) -> PolicySpec:
+    """The policy registered as ``name`` (qualified or alias)."""
+    spec = _POLICIES.get(name)
+    if spec is None:
+        close = difflib.get_close_matches(str(name), list(_POLICIES), n=3)
+        hint = f"; did you mean {close}?" if close else ""
+        raise UnknownName("policy", name, f"unknown policy; known: "
+                          f"{simulation_names(aliases=False)}{hint}")
+    return spec
+
+
+def get_policy(policy: str, /, **options: Any) -> Policy:
+    """Build the policy registered as ``policy`` with ``options`` (checked against its
+    declaration; ``name=`` relabels it where the policy takes a name)."""
+    return policy_spec(policy).build(**options)
 
 
 def solve(instance: Instance, model: str, method: str = "exact", backend: str | None = None,
@@ -164,10 +291,10 @@ def solve(instance: Instance, model: str, method: str = "exact", backend: str | 
     ----------
     instance : Instance
     model : str
-        A registered model name (see :func:`models`), e.g. ``"allox"``.
+        A registered paper (see :func:`models`), e.g. ``"allox"``.
     method : str
         ``"exact"`` (the formal model through the solver layer), a bound or variant such
-        as ``"exact-lp"``, ``"heuristic"`` (the model's default heuristic) or a named
+        as ``"exact-lp"``, ``"heuristic"`` (the paper's default heuristic) or a named
         heuristic; ``get_model(model).method_names`` lists them.
     backend : str or None
         ``"highs"`` (the default for methods that solve an LP/MILP), ``"pyomo"`` or
@@ -181,3 +308,17 @@ def solve(instance: Instance, model: str, method: str = "exact", backend: str | 
     """
     spec = get_model(model)
     return spec.method(method).run(instance, backend, model=spec.name, **options)
+
+
+def simulate(instance: Instance, policy: str, *, seed: int = 0,
+             max_time: float | None = None, progress: bool | None = None,
+             **options: Any) -> Result:
+    """Simulate the policy registered as ``policy`` over ``instance``.
+
+    ``policy`` is a qualified name (``"gavel.max_min_fairness"``) or an alias
+    (``"max_min_fairness"``); ``options`` are the policy's declared options. The run is
+    :func:`optsched.sim.simulate` (rounds or events, every decision checked, the
+    schedule validated); ``seed`` seeds the only randomness a policy may use.
+    """
+    return policy_spec(policy).run(instance, seed=seed, max_time=max_time,
+                                   progress=progress, **options)

@@ -39,13 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.instance import Cluster, Instance, Job, Node
-from optsched.core.schedule import Allocation, Schedule
+from optsched.core.instance import Cluster, Instance, Node
+from optsched.core.schedule import Schedule
 from optsched.errors import InvalidOption
-from optsched.sim.plot import save_figure
+from optsched.plotting import save_figure
 
 __all__ = ["CLAIMS", "Claim", "NotYetAvailable", "run_reproduction", "write_report",
-           "talk_instance", "talk_schedule", "plot_gantts", "plot_jct_cdfs",
+           "plot_gantts", "plot_jct_cdfs",
            "plot_utilization", "quick_verdict", "verdict_strength"]
 
 SEED = 0
@@ -98,7 +98,7 @@ class Row:
 
 # --------------------------------------------------------------------------- plotting
 def _plt():
-    from optsched.sim.plot import _mpl  # the plotting helpers' lazy matplotlib import
+    from optsched.plotting import _mpl  # the plotting helpers' lazy matplotlib import
     return _mpl()
 
 
@@ -159,8 +159,8 @@ def plot_jct_cdfs(curves: Mapping[str, Sequence[float]], path: str | Path, *,
 
 def plot_utilization(curves: Mapping[str, Schedule], total_gpus: int, path: str | Path, *,
                      title: str = "") -> Path:
-    """GPU utilisation over time of several schedules (``optsched.sim.plot``'s curve)."""
-    from optsched.sim.plot import utilization_curve
+    """GPU utilisation over time of several schedules (``optsched.plotting``'s curve)."""
+    from optsched.plotting import utilization_curve
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 3.5))
@@ -185,29 +185,9 @@ def _can_plot() -> bool:
 
 
 # --------------------------------------------------------------------------- AlloX
-TALK_TIMES = {"J1": (10, 20), "J2": (15, 25), "J3": (20, 100), "J4": (20, 90)}
-
-
-def talk_instance() -> Instance:
-    """The AlloX talk's example: 2 machines of type X, 2 of type Y, four jobs with
-    processing times (X, Y) = J1 (10, 20), J2 (15, 25), J3 (20, 100), J4 (20, 90) s."""
-    cluster = Cluster(tuple(Node(f"{t}{i}", {t: 1}) for t in ("x", "y") for i in (1, 2)))
-    jobs = tuple(Job(name, 0.0, 1, 100.0, {"x": 100 / px, "y": 100 / py})
-                 for name, (px, py) in TALK_TIMES.items())
-    return Instance(cluster, jobs, name="allox-talk-4")
-
-
-def talk_schedule() -> Schedule:
-    """The talk's optimal schedule: J3, J4 on X; J1, J2 on Y (total JCT 85 s, makespan 25 s)."""
-    return Schedule((Allocation("J3", 0.0, 20.0, "x1", "x", 1),
-                     Allocation("J4", 0.0, 20.0, "x2", "x", 1),
-                     Allocation("J1", 0.0, 20.0, "y1", "y", 1),
-                     Allocation("J2", 0.0, 25.0, "y2", "y", 1)),
-                    completion={"J1": 20.0, "J2": 25.0, "J3": 20.0, "J4": 20.0})
-
-
 def _allox_talk(quick: bool, img: Path) -> dict[str, Any]:
     from optsched import allox
+    from optsched.allox.workload import talk_instance, talk_schedule
     from optsched.core.metrics import compute_metrics
     from optsched.core.validate import validate_schedule
 
@@ -290,7 +270,7 @@ def _salus_inference(quick: bool, img: Path) -> dict[str, Any]:
                  f"models, so the experiment packs {len(models)} x 3 = {len(jobs)} jobs; every "
                  "one fits on a 16 GB GPU with the exact packing (proved optimal in one lane) "
                  "and with the lane manager. Footprints: P/3 persistent and one sample's "
-                 "activations (optsched.salus.workloads states the derivation).",
+                 "activations (optsched.salus.workload states the derivation).",
         "plots": plots,
     }
 
@@ -298,7 +278,7 @@ def _salus_inference(quick: bool, img: Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------- Gavel
 def _gavel_hetero(quick: bool, img: Path) -> dict[str, Any]:
     from optsched.catalog import generate_philly, read_gavel_trace
-    from optsched.policies import get_policy
+    from optsched.registry import get_policy
     from optsched.sim import simulate
 
     trace = read_gavel_trace()
@@ -350,7 +330,7 @@ def _gavel_hetero(quick: bool, img: Path) -> dict[str, Any]:
 # --------------------------------------------------------------------------- Tiresias
 def _tiresias_vs_fifo(quick: bool, img: Path) -> dict[str, Any]:
     from optsched.catalog import cluster_preset, generate_philly, read_tiresias_trace
-    from optsched.policies import get_policy
+    from optsched.registry import get_policy
     from optsched.sim import simulate
 
     if quick:
@@ -438,7 +418,7 @@ def _synergy_tune(quick: bool, img: Path) -> dict[str, Any]:
         "seed": SEED,
         "notes": "All settings: " + "; ".join(lines) + ". Synergy's 3.4x is on its own "
                  "trace and loads; its simulator is not the one used here (this one is "
-                 "optsched.synergy.simulate: the same allocators, round by round, each "
+                 "optsched.synergy.policy: the same allocators, round by round, each "
                  "round validated). The gain is larger where more jobs are CPU-sensitive "
                  "(image and speech models) than with the language-heavy split.",
         "plots": plots,
@@ -491,7 +471,7 @@ def _hadar_plots(inst, runs, img: Path, keys: Sequence[str], name: str) -> list[
 def _hadar_vs_gavel(quick: bool, img: Path) -> dict[str, Any]:
     from optsched.hadar import assign_utilities
     from optsched.hadar.policy import HadarPolicy
-    from optsched.policies import get_policy
+    from optsched.registry import get_policy
     from optsched.sim import PolicyViolation, simulate
 
     base, replay = _hadar_runs(quick)

@@ -469,7 +469,7 @@ def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
     over seeds, min-max band). Rows without a number in ``y`` are left out."""
     import numpy as np
 
-    from optsched.sim.plot import _mpl, save_figure  # lazy: matplotlib is the plot extra
+    from optsched.plotting import _mpl, save_figure  # lazy: matplotlib is the plot extra
 
     plt = _mpl()
     groups: dict[str, dict[str, dict[float, list[float]]]] = {}

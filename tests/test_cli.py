@@ -31,10 +31,12 @@ def test_demo_rows_read_at_first_glance(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert {r["model"] for r in rows} == {n for n, s in models().items() if s.demo_instance}
     allox = [r["method"] for r in rows if r["model"] == "allox"]
-    assert allox == ["exact", "exact-ilp", "online", "sjf", "sjf_fastest", "jsq"]
+    assert allox == ["exact", "exact-ilp", "exact-lp", "online", "sjf", "sjf_fastest", "jsq"]
     for r in rows:
         assert r["sense"] in ("min", "max") and r["objective"]
         assert r["status"] in ("optimal", "feasible"), r
+        if r["kind"] == "bound":
+            assert r["bound"] is not None and r["value"] is None, r
         if r["factor"] is not None and not r["outside_exact"]:
             assert r["factor"] >= 1 - 1e-9, r
     # a heuristic whose theorem gives a ratio shows it as a number, proved or not
@@ -170,8 +172,10 @@ def test_compare_options_reach_every_row(salus_file, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert {r["objective"] for r in rows} == {"GPUs used"}
     assert all(r["sense"] == "min" and not r["skipped"] for r in rows)
-    values = [r["value"] for r in rows]
+    values = [r["value"] for r in rows if r["kind"] != "bound"]
     assert all(v == int(v) and 1 <= v <= 2 for v in values)
+    bound = next(r for r in rows if r["kind"] == "bound")
+    assert bound["bound"] <= min(values)
     assert all(r["factor"] >= 1 for r in rows if r["factor"] is not None)
 
 

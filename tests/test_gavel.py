@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from optsched import Cluster, Instance, Job, Node
-from optsched.policies import gavel_lp as glp
-from optsched.policies import get_policy
-from optsched.policies.gavel import RoundMechanism
+from optsched.gavel import exact as glp
+from optsched.registry import get_policy
+from optsched.gavel.policy import RoundMechanism
 from optsched.sim import simulate
 
 
@@ -364,7 +364,7 @@ def test_round_mechanism_tracks_time_fractions():
         ps = rm.allocate(view, X)
         assert sum(p.gpus for p in ps) <= 1
         for p in ps:
-            got[int(p.job_id[1:])] += 1
+            got[int(p.job[1:])] += 1
     np.testing.assert_allclose(got / 400, X[:, 0], atol=0.01)
 
 
@@ -373,11 +373,11 @@ def test_round_mechanism_skips_gangs_that_do_not_fit_and_consolidates():
     X = np.array([[1.0], [1.0], [1.0]])
     rm = RoundMechanism()
     ps = rm.allocate(_view_for([[1.0]] * 3, [4, 8, 2], cl), X)
-    placed = {p.job_id for p in ps}
+    placed = {p.job for p in ps}
     assert "j1" not in placed or placed == {"j1"}
     assert sum(p.gpus for p in ps) <= 8
     for j in placed:
-        nodes = {p.node for p in ps if p.job_id == j}
+        nodes = {p.node for p in ps if p.job == j}
         assert len(nodes) == 1 or j == "j1"
 
 

@@ -26,7 +26,7 @@ from optsched.hadar import (
     online,
     run_online,
 )
-from optsched.hadar.online import slot_options
+from optsched.hadar.bounds import slot_options
 
 
 def make(jobs, caps, *, slot=1.0, T=None, name="t"):

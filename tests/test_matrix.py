@@ -18,7 +18,7 @@ import pytest
 
 from optsched.catalog import SHIPPED_TRACES
 from optsched.cli import main
-from optsched.policies import simulation_names
+from optsched.registry import simulation_names
 from optsched.registry import models
 
 PREFIX = 6

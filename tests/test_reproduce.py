@@ -8,14 +8,8 @@ import pytest
 
 from optsched.cli import main
 from optsched.errors import InvalidOption
-from optsched.reproduce import (
-    CLAIMS,
-    quick_verdict,
-    run_reproduction,
-    talk_instance,
-    talk_schedule,
-    verdict_strength,
-)
+from optsched.allox.workload import talk_instance, talk_schedule
+from optsched.reproduce import CLAIMS, quick_verdict, run_reproduction, verdict_strength
 
 
 @pytest.fixture(scope="module")

@@ -76,7 +76,7 @@ from optsched.salus import (  # noqa: E402
     lpt,
     training_job,
 )
-from optsched.salus.lanes import persistent_from_peaks, salus_view  # noqa: E402
+from optsched.salus.model import persistent_from_peaks, salus_view  # noqa: E402
 
 HEURISTICS = (lane_manager, ffd, lpt)
 SENSE = {"makespan": "min", "admitted": "max", "gpus": "min"}
@@ -498,7 +498,7 @@ def test_solve_dispatch_cli_and_errors(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------ lanes over time
-from optsched.salus.sim import MODES, POLICIES, simulate_lanes  # noqa: E402
+from optsched.salus.policy import MODES, POLICIES, simulate_lanes  # noqa: E402
 
 
 @st.composite

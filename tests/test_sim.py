@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from optsched import Cluster, Instance, Job, Node, compute_metrics, validate_schedule
 from optsched.errors import ModelNotApplicable, OptschedError
-from optsched.policies import get_policy
+from optsched.registry import get_policy
 from optsched.sim import ClusterView, Placement, PolicyViolation, simulate
 
 CHEAP_POLICIES = ["tiresias_las", "tiresias_gittins", "fifo_yarn", "srtf", "las_1d",

@@ -231,7 +231,7 @@ def _one(policy_attrs, placements, inst=None):
     ({"forking": True}, [Placement("j", "x", "a", 1, copy=0),
                          Placement("j", "y", "a", 1, copy=0)], "one node"),
     ({"forking": True}, [Placement("j", "x", "a", 1, copy=0),
-                         Placement("j", "x", "a", 1, copy=1)], "one node"),
+                         Placement("j", "x", "a", 1, copy=1)], "share node"),
     ({"forking": True}, [Placement("j", "x", "a", 2, copy=0),
                          Placement("j", "y", "a", 2, copy=0)], "one node"),
     ({}, [Placement("j", "x", "a", 1)], "gang of 2"),

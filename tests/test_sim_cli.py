@@ -87,7 +87,7 @@ def test_gantt_legend_colours_are_the_bars_colours(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     from matplotlib.colors import to_hex
 
-    import optsched.sim.plot as plot
+    import optsched.plotting as plot
 
     out = tmp_path / "r.json"
     assert run(["simulate", "--policy", "max_min_fairness", "--generate", "30", "--seed",

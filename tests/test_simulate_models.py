@@ -8,13 +8,13 @@ import pytest
 
 import optsched
 from optsched.cli import main
-from optsched.policies import run_policy, simulation_names
+from optsched.registry import simulate, simulation_names
 
 
 def _instances():
     from optsched.hadar import demo_instance as hadar_demo
     from optsched.hadare import demo_instance as hadare_demo
-    from optsched.salus.sim import simulate_lanes  # noqa: F401  (module exists)
+    from optsched.salus.policy import simulate_lanes  # noqa: F401  (module exists)
     from optsched.synergy import synergy_workload
 
     salus = optsched.get_model("salus").demo_instance()
@@ -35,7 +35,7 @@ def test_model_policy_through_cli(name, tmp_path, capsys):
     assert main(["simulate", "--policy", name, "--instance", str(path), "--out", str(out),
                  "--no-progress"]) == 0
     res = json.loads(out.read_text())
-    direct = run_policy(name, inst)
+    direct = simulate(inst, name)
     assert res["metrics"]["n_completed"] == direct.metrics.n_completed > 0
     assert res["metrics"]["mean_jct"] == pytest.approx(direct.metrics.mean_jct)
     assert f"jobs {direct.metrics.n_completed}/" in capsys.readouterr().out

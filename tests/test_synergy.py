@@ -460,7 +460,7 @@ def test_two_step_can_realise_less_than_tune_pinned():
 
 # --------------------------------------------------------------------------- simulation
 def test_simulation_orders_and_fairness():
-    from optsched.synergy.simulate import ORDERS, simulate_synergy
+    from optsched.synergy.policy import ORDERS, simulate_synergy
 
     inst = synergy_workload(40, servers(2), seed=5, split=(50, 0, 50), jobs_per_hour=20)
     inst = inst.replace(jobs=tuple(
@@ -485,7 +485,7 @@ def test_simulation_orders_and_fairness():
 
 
 def test_simulation_greedy_unfair_rounds():
-    from optsched.synergy.simulate import simulate_synergy
+    from optsched.synergy.policy import simulate_synergy
 
     inst = greedy_counterexample()
     inst = inst.replace(jobs=tuple(

@@ -8,15 +8,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from optsched import Cluster, Instance, Job, Node
-from optsched.policies import get_policy
-from optsched.policies.tiresias import (
+from optsched.registry import get_policy
+from optsched.tiresias.policy import (
     GittinsIndex,
     Tiresias,
     gittins_index,
     gittins_index_fixed,
 )
 from optsched.sim import simulate
-from optsched.sim.policy import ClusterView, Placement
+from optsched.core.schedule import Placement
+from optsched.sim.policy import ClusterView
 
 
 def brute_gittins(samples, a, deltas):
@@ -107,7 +108,7 @@ def test_queues_demote_by_gpu_time_and_1d_uses_time():
 def test_gang_skipping_lets_smaller_jobs_run():
     pol = Tiresias("las", thresholds=None)
     v = view_of([0.0, 10.0, 20.0], [0.0, 1.0, 2.0], [6, 8, 2], CL)
-    placed = {p.job_id for p in pol.allocate(v)}
+    placed = {p.job for p in pol.allocate(v)}
     assert placed == {"j0", "j2"}  # the 8-GPU job does not fit after j0 and is skipped
 
 
@@ -116,15 +117,15 @@ def test_consolidated_placement_refuses_fragmented_gangs():
     prev = [Placement("j0", "n0", "a", 2), Placement("j1", "n1", "a", 2)]
     v = view_of([0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [2, 2, 4], cl, prev=prev)
     spread = Tiresias("las", thresholds=None, placement="spread").allocate(v)
-    assert {p.node for p in spread if p.job_id == "j2"} == {"n2"}
+    assert {p.node for p in spread if p.job == "j2"} == {"n2"}
     # j0..j2 keep 2 GPUs on each node; the 4-GPU j3 only fits fragmented (2 nodes)
     prev3 = prev + [Placement("j2", "n2", "a", 2)]
     v2 = view_of([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], [2, 2, 2, 4], cl, prev=prev3)
     cons = Tiresias("las", thresholds=None, placement="consolidated").allocate(v2)
-    assert "j3" not in {p.job_id for p in cons}
+    assert "j3" not in {p.job for p in cons}
     sp = Tiresias("las", thresholds=None, placement="spread").allocate(v2)
-    assert sum(p.gpus for p in sp if p.job_id == "j3") == 4
-    assert len({p.node for p in sp if p.job_id == "j3"}) == 2
+    assert sum(p.gpus for p in sp if p.job == "j3") == 4
+    assert len({p.node for p in sp if p.job == "j3"}) == 2
 
 
 def _one_gpu_inst(jobs):

@@ -1,9 +1,13 @@
-"""AlloX (Le, Sun, Chowdhury, Liu; EuroSys'20): min-cost matching on interchangeable resources.
+"""AlloX (Le, Sun, Chowdhury, Liu; EuroSys'20): min-cost matching on interchangeable
+resources.
 
-* :func:`exact`: R || sum (C_j - a_j) as an assignment problem (Bruno-Coffman-Sethi /
-  Horn), by the matching algorithm or as an ILP through the solver layer;
-* heuristics :func:`sjf`, :func:`sjf_fastest`, :func:`jsq` and :func:`online` (AlloX's
-  online re-solving with the fairness filter alpha).
+* :mod:`.model` - AlloX's machines (one GPU each) and the processing-time matrix;
+* :mod:`.exact` - :math:`R\\,||\\,\\sum_j (C_j - a_j)` as an assignment problem
+  (Bruno-Coffman-Sethi / Horn), by the matching algorithm or as an ILP;
+* :mod:`.bounds` - the assignment's LP relaxation (integral);
+* :mod:`.heuristics` - SJF, SJF on the fastest type, JSQ and online AlloX;
+* :mod:`.policy` - the same rules as simulator policies;
+* :mod:`.workload` - the demo instance and the talk's 4-job example.
 
 Objective: total job completion time :math:`\\sum_j (C_j - a_j)` in seconds (minimised);
 mean JCT is that divided by the number of jobs.
@@ -11,31 +15,18 @@ mean JCT is that divided by the number of jobs.
 
 from __future__ import annotations
 
+from optsched.allox.bounds import lp_bound
 from optsched.allox.exact import exact, match
 from optsched.allox.heuristics import jsq, online, sjf, sjf_fastest
-from optsched.allox.machines import Machines, machines_of
-from optsched.core.instance import Instance
-from optsched.registry import Method, ModelSpec, register
+from optsched.allox.model import Machines, machines_of
+from optsched.allox.workload import demo_instance, talk_instance, talk_schedule
+from optsched.registry import Method, PaperSpec, register
 
-__all__ = ["exact", "match", "sjf", "sjf_fastest", "jsq", "online", "machines_of",
-           "Machines", "demo_instance", "SPEC"]
+__all__ = ["exact", "match", "lp_bound", "sjf", "sjf_fastest", "jsq", "online",
+           "machines_of", "Machines", "demo_instance", "talk_instance", "talk_schedule",
+           "SPEC"]
 
-
-def demo_instance(n_jobs: int = 24, seed: int = 0) -> Instance:
-    """Single-GPU jobs from Gavel's measured profiles on 2 V100 + 2 P100 + 2 K80 GPUs.
-
-    Durations follow Gavel's Philly-derived mixture; all jobs are queued at time 0.
-    """
-    from optsched.catalog import generate_philly
-    from optsched.core.instance import Cluster, Node
-
-    cluster = Cluster(tuple(Node(f"{t}-node", {t: 2}, cpus=16, memory=128)
-                            for t in ("v100", "p100", "k80")))
-    inst = generate_philly(n_jobs, cluster=cluster, seed=seed, max_workers=1)
-    return inst.replace(name=f"allox-demo-{n_jobs}")
-
-
-SPEC = register(ModelSpec(
+SPEC = register(PaperSpec(
     name="allox",
     summary="AlloX (EuroSys'20): jobs to (machine, position) min-cost matching",
     sense="min",
@@ -43,9 +34,12 @@ SPEC = register(ModelSpec(
     methods=(
         Method("exact", exact, "exact", fixed={"algorithm": "matching"}),
         Method("exact-ilp", exact, "exact", fixed={"algorithm": "ilp"}, backend=True),
+        Method("exact-lp", lp_bound, "bound", backend=True),
         Method("online", online), Method("sjf", sjf), Method("sjf_fastest", sjf_fastest),
         Method("jsq", jsq),
     ),
     default_heuristic="online",
     demo_instance=demo_instance,
+    reference="Le, Sun, Chowdhury, Liu, AlloX: Compute Allocation in Hybrid Clusters, "
+              "EuroSys'20",
 ))

@@ -44,7 +44,7 @@ import time
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from optsched.allox.machines import Machines, machines_of
+from optsched.allox.model import Machines, machines_of
 from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Schedule

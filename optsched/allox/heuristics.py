@@ -1,7 +1,7 @@
 r"""AlloX heuristics: SJF baselines, join-the-shortest-queue and online AlloX.
 
 All are non-preemptive list schedulers over AlloX's machines (one GPU each, processing
-times ``p[m, j]``, see :mod:`optsched.allox.machines`), respect arrivals, and return a
+times ``p[m, j]``, see :mod:`optsched.allox.model`), respect arrivals, and return a
 validated schedule. None of them has a constant approximation ratio for
 :math:`R\,||\,\sum C_j` (unrelated machines), which is exactly why AlloX solves the
 matching; ``Result.ratio`` is ``None`` except where noted.
@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 from optsched.allox.exact import match
-from optsched.allox.machines import Machines, machines_of
+from optsched.allox.model import Machines, machines_of
 from optsched.core.instance import Instance
 from optsched.core.result import Result, finalize
 from optsched.core.schedule import Allocation, Schedule

@@ -24,7 +24,7 @@ __all__ = ["add_parsers", "load_cluster", "build_instance"]
 
 
 def add_parsers(subparsers) -> None:
-    from optsched.policies import simulation_names
+    from optsched.registry import simulation_names
 
     p = subparsers.add_parser(
         "simulate", help="run an online policy over a trace in the round-based simulator",
@@ -102,15 +102,15 @@ def build_instance(args) -> Instance:
 
 
 def cmd_simulate(args) -> int:
-    from optsched.policies import policy_spec, run_policy
+    from optsched.registry import policy_spec, simulate
 
     options = parse_options(args.option)
     if args.backend is not None:
         options["backend"] = args.backend
     policy_spec(args.policy).check(options)  # a bad name or option fails before any work
     inst = build_instance(args)
-    res = run_policy(args.policy, inst, seed=args.seed, progress=args.progress,
-                     max_time=args.max_time, **options)
+    res = simulate(inst, args.policy, seed=args.seed, progress=args.progress,
+                   max_time=args.max_time, **options)
     m = res.metrics
     print(f"policy {res.method}  instance {inst.name}  jobs {m.n_completed}/{m.n_jobs}  "
           f"mean JCT {hours(m.mean_jct)} h  p99 JCT {hours(m.p99_jct)} h  "
@@ -135,7 +135,7 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from optsched.sim.plot import plot_result
+    from optsched.plotting import plot_result
 
     data = load_json(args.results, InvalidInput, "results")
     for f in plot_result(data, args.out, gantt_jobs=args.gantt_jobs):

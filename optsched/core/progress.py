@@ -16,7 +16,7 @@ iterations/s: :math:`g_a` GPUs of type :math:`k_a` at share :math:`s_a` with
 :math:`\rho_j` the job's :meth:`~optsched.core.instance.Sensitivity.relative` (jobs without
 a sensitivity, or schedules that are not resource-sensitive: 1). With forking the
 copies' rates add up. :mod:`optsched.core.validate` credits exactly this and
-:mod:`optsched.sim.core` advances jobs by it.
+:mod:`optsched.sim.simulator` advances jobs by it.
 """
 
 from __future__ import annotations

@@ -30,17 +30,40 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from optsched.core.instance import MAX_INTEGER
 from optsched.core.jsonio import load_json
 from optsched.errors import InvalidSchedule
 
-__all__ = ["Allocation", "Schedule", "load_schedule"]
+__all__ = ["Placement", "Allocation", "Schedule", "load_schedule", "merge_intervals"]
+
+
+class Placement(NamedTuple):
+    """What one job (or one forked copy of it) holds: ``gpus`` GPUs of type ``gpu_type``
+    on ``node``, ``cpus`` cores and ``memory`` GB of DRAM there, ``share`` of each GPU's
+    compute (below 1 only where sharing is declared), as part of gang ``copy`` (other than
+    0 only where forking is declared).
+
+    The one placement record: a simulator policy returns placements for a decision, and
+    an :class:`Allocation` is a placement held over ``[start, end)``
+    (:meth:`Allocation.of`, :attr:`Allocation.placement`).
+    """
+
+    job: str
+    node: str
+    gpu_type: str
+    gpus: int
+    cpus: float = 0.0
+    memory: float = 0.0
+    copy: int = 0
+    share: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
 class Allocation:
+    """A :class:`Placement` held during ``[start, end)``."""
+
     job: str
     start: float
     end: float
@@ -55,6 +78,19 @@ class Allocation:
     @property
     def duration(self) -> float:
         return self.end - self.start
+
+    @property
+    def placement(self) -> Placement:
+        """What the allocation holds, without its interval."""
+        return Placement(self.job, self.node, self.gpu_type, self.gpus, self.cpus,
+                         self.memory, self.copy, self.share)
+
+    @classmethod
+    def of(cls, placement: Placement, start: float, end: float) -> Allocation:
+        """``placement`` held during ``[start, end)``."""
+        p = placement
+        return cls(p.job, start, end, p.node, p.gpu_type, p.gpus, p.cpus, p.memory, p.copy,
+                   p.share)
 
     def to_dict(self) -> dict[str, Any]:
         d = {"job": self.job, "start": self.start, "end": self.end, "node": self.node,

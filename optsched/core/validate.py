@@ -31,6 +31,13 @@ import numpy as np
 
 from optsched.core.instance import Instance
 from optsched.core.progress import gang_rate
+from optsched.core.rules import (
+    copies_error,
+    gang_error,
+    gpu_overload,
+    placement_error,
+    resource_overload,
+)
 from optsched.core.schedule import Allocation, Schedule
 from optsched.errors import InvalidSchedule
 
@@ -67,22 +74,15 @@ def validate_schedule(instance: Instance, schedule: Schedule) -> Progress:
         j = instance.job(a.job)
         if a.node not in nodes:
             _fail(i, a, f"unknown node {a.node!r}")
-        if nodes[a.node].gpus.get(a.gpu_type, 0) <= 0:
-            _fail(i, a, f"node {a.node!r} has no GPU of type {a.gpu_type!r}")
         if not (np.isfinite(a.start) and np.isfinite(a.end)) or not a.end > a.start:
             _fail(i, a, "interval must satisfy start < end (finite)")
         if a.start < j.arrival - TIME_TOL:
             _fail(i, a, f"starts at {a.start:g} before job {a.job!r} arrives at {j.arrival:g}")
-        if a.gpus < 1:
-            _fail(i, a, "gpus must be >= 1")
-        if j.rate(a.gpu_type) <= 0:
-            _fail(i, a, f"job {a.job!r} cannot run on GPU type {a.gpu_type!r}")
-        if not (0 < a.share <= 1) or (a.share < 1 and not sharing):
-            _fail(i, a, "share must be 1 unless the schedule declares sharing, and in (0, 1]")
-        if a.cpus < 0 or a.memory < 0:
-            _fail(i, a, "cpus and memory must be >= 0")
-        if a.copy != 0 and not schedule.forking:
-            _fail(i, a, "copy ids other than 0 need a schedule that declares forking")
+        reason = placement_error(a.job, a.node, a.gpu_type, nodes[a.node].gpus.get(a.gpu_type, 0),
+                                 j.rate(a.gpu_type), a.gpus, a.cpus, a.memory, a.copy, a.share,
+                                 sharing=sharing, forking=schedule.forking)
+        if reason is not None:
+            _fail(i, a, reason)
     _check_capacity(instance, schedule)
     done = job_progress(instance, schedule)
     _check_completion(instance, schedule, done)
@@ -115,7 +115,7 @@ def _check_capacity(instance: Instance, schedule: Schedule) -> None:
                       for i in idx])
         peak, when = _sweep_max(s, e, g)
         cap = nodes[node].gpus[typ]
-        if peak > cap + 1e-9:
+        if gpu_overload(peak, cap):
             raise InvalidSchedule(f"node {node!r} type {typ!r}", peak,
                                   f"{peak:g} GPUs in use at t={when:g}, capacity {cap}")
     for node, idx in per_node.items():
@@ -126,7 +126,7 @@ def _check_capacity(instance: Instance, schedule: Schedule) -> None:
             if not amt.any():
                 continue
             peak, when = _sweep_max(s, e, amt)
-            if peak > cap * (1 + 1e-9) + 1e-9:
+            if resource_overload(peak, cap):
                 raise InvalidSchedule(f"node {node!r} {attr}", peak,
                                       f"{peak:g} in use at t={when:g}, capacity {cap:g}")
 
@@ -156,15 +156,11 @@ def job_progress(instance: Instance, schedule: Schedule,
             g = sum(allocs[i].gpus for i in act)
             speed = gang_rate(job, [allocs[i] for i in act], schedule.resource_sensitive)
             node_set = {allocs[i].node for i in act}
+            reason = gang_error(jid, job.workers, copy, g, node_set, forking=schedule.forking)
+            if reason is not None:
+                raise InvalidSchedule(f"job {jid!r}", g, f"{reason} during [{t0:g}, {t1:g})")
             if schedule.forking:
-                if len(node_set) != 1 or g > job.workers:
-                    raise InvalidSchedule(f"job {jid!r} copy {copy}", sorted(node_set),
-                                          f"a copy must hold 1..{job.workers} GPUs on one node; "
-                                          f"holds {g} on {sorted(node_set)} at t={t0:g}")
                 copy_nodes[jid].append((t0, t1, next(iter(node_set)), copy))
-            elif g != job.workers:
-                raise InvalidSchedule(f"job {jid!r}", g, f"gang of {job.workers} GPUs required, "
-                                      f"holds {g} during [{t0:g}, {t1:g})")
             lo, hi = t0, min(t1, cut)
             if hi > lo:
                 done[jid] += speed * (hi - lo)
@@ -176,8 +172,8 @@ def job_progress(instance: Instance, schedule: Schedule,
                 prev = active.get(node)
                 if prev is not None and prev[0] > t0 + TIME_TOL and prev[1] != copy:
                     raise InvalidSchedule(f"job {jid!r}", node,
-                                          f"copies {prev[1]} and {copy} share node {node!r} "
-                                          f"at t={t0:g}")
+                                          f"{copies_error(jid, node, prev[1], copy)} at "
+                                          f"t={t0:g}")
                 active[node] = (t1, copy)
     return Progress(dict(done))
 

@@ -90,7 +90,7 @@ from optsched.options import declares
 from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram
 
-__all__ = ["exact", "lp_bound", "build_program"]
+__all__ = ["exact", "build_program", "build_projected_lp"]
 
 
 def _job_slots(model: HadarModel):
@@ -339,8 +339,3 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
                     else None, ratio_note="exact optimum of the slotted model (MILP)",
                     message=res.message, extra={**extra, "milp_objective": res.objective},
                     **common)
-
-
-def lp_bound(instance: Instance, backend: str = "highs", **options: Any) -> Result:
-    """The LP relaxation's optimum as ``bound`` (an upper bound on the total utility)."""
-    return exact(instance, backend=backend, relax=True, **options)

@@ -81,9 +81,8 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.errors import InvalidOption, ModelNotApplicable, ModelTooLarge
 
-__all__ = ["HadarModel", "RatioReport", "assign_utilities", "build_model", "competitive_ratio",
-           "default_slots", "planning_instance", "check_size", "model_slots", "job_slots",
-           "SMALL_DEMAND_THRESHOLD",
+__all__ = ["HadarModel", "Prices", "build_model", "default_slots", "planning_instance",
+           "check_size", "model_slots", "job_slots", "SMALL_DEMAND_THRESHOLD",
            "DEFAULT_MAX_SLOTS", "DEFAULT_MAX_COLUMNS"]
 
 SMALL_DEMAND_THRESHOLD = 0.25
@@ -163,32 +162,6 @@ def default_slots(instance: Instance) -> int:
         return 1
     load = math.ceil(float((W * nmin).sum()) / instance.cluster.total_gpus)
     return int(max(1, (a + nmin).max() + load))
-
-
-@dataclass(frozen=True)
-class RatioReport:
-    """The proved ratio :math:`2\\alpha` and the assumptions it rests on, as checked."""
-
-    ratio: float
-    alpha: float
-    alpha_k: dict[str, float]
-    U: dict[str, float]
-    L: float
-    eta: float
-    demand_share: float
-    assumptions: dict[str, bool]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def holds(self) -> bool:
-        """All assumptions of OASiS Theorem 4 are met (the small-demand one by threshold)."""
-        return all(self.assumptions.values())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ratio": self.ratio, "alpha": self.alpha, "alpha_k": dict(self.alpha_k),
-                "U": dict(self.U), "L": self.L, "eta": self.eta,
-                "demand_share": self.demand_share, "assumptions": dict(self.assumptions),
-                "holds": self.holds, "notes": list(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -302,47 +275,6 @@ class HadarModel:
         Uk = np.maximum(Uk, float(L))  # a type nobody can use: constant price L
         return Uk, float(L)
 
-    def ratio_report(self, U: Any = None, L: float | None = None,
-                     small_demand_threshold: float = SMALL_DEMAND_THRESHOLD) -> RatioReport:
-        notes = []
-        try:
-            Uk, Lv = self.price_params(U, L)
-        except ModelNotApplicable as exc:
-            return RatioReport(math.inf, math.inf, {}, {}, 0.0, self.eta_default, 1.0,
-                               {"positive_L": False}, [exc.reason])
-        alpha_k = {t: max(0.0, math.log(Uk[k] / Lv)) for k, t in enumerate(self.types)}
-        alpha = max([1.0, *alpha_k.values()])
-        # small demands
-        share = 0.0
-        for k in range(len(self.types)):
-            users = self.W[self.rates[:, k] > 0]
-            if users.size == 0:
-                continue
-            caps = self.bucket_cap[self.bucket_type == k]
-            share = max(share, float(np.max(np.minimum(users.max(), caps) / caps)))
-        a = {}
-        a["small_demand"] = share <= small_demand_threshold
-        Lbound = self.L_default
-        a["eta_condition"] = Lv <= Lbound * (1 + 1e-12) and Lbound > 0
-        Ud = self.U_default
-        used = np.array([bool((self.rates[:, k] > 0).any()) for k in range(len(self.types))])
-        a["U_dominates_utility"] = bool(np.all(Uk[used] >= Ud[used] * (1 - 1e-12)))
-        late = np.array([j.value(self.T * self.delta - j.arrival) for j in self.instance.jobs])
-        a["positive_L"] = bool(np.all(late > 0)) and Lv > 0
-        a["some_job_fits"] = bool(np.any(self.a + self.nmin <= self.T))
-        if not a["small_demand"]:
-            notes.append(f"a job can take {share:.3g} of a (node, type) bucket in one slot "
-                         f"(> {small_demand_threshold:g}): OASiS's differential argument is "
-                         "then only approximate")
-        if not a["eta_condition"]:
-            notes.append("L exceeds the eta bound of OASiS (25): D_0 <= OPT/4 is not ensured")
-        if not a["U_dominates_utility"]:
-            notes.append("U_k is below some job's best utility: a saturated resource may "
-                         "still look profitable")
-        return RatioReport(2.0 * alpha, alpha, alpha_k,
-                           {t: float(Uk[k]) for k, t in enumerate(self.types)}, Lv,
-                           self.eta_default, share, a, notes)
-
 
 def model_slots(instance: Instance, slots: int | None = None) -> int:
     """T: ``slots`` if given, else from the horizon, else :func:`default_slots`."""
@@ -395,56 +327,31 @@ def build_model(instance: Instance, slots: int | None = None) -> HadarModel:
                       cap[hh, kk].astype(np.int64), values, nmin, nmax)
 
 
-def competitive_ratio(instance: Instance, *, slots: int | None = None, U: Any = None,
-                      L: float | None = None,
-                      small_demand_threshold: float = SMALL_DEMAND_THRESHOLD) -> RatioReport:
-    r"""OASiS Theorem 4 for Hadar's model: :math:`2\alpha`,
-    :math:`\alpha = \max_k(1, \ln(U_k / L))`, with the assumptions checked.
+@dataclass
+class Prices:
+    """Allocated GPUs ``g[t, b]`` and prices ``p[t, b]`` per slot and bucket."""
 
-    ``ratio`` is ``inf`` when :math:`L = 0` (some utility vanishes by the last slot).
-    """
-    return build_model(instance, slots).ratio_report(U, L, small_demand_threshold)
+    model: HadarModel
+    U: np.ndarray  # per type
+    L: float
+    g: np.ndarray = field(init=False)
+    p: np.ndarray = field(init=False)
 
+    def __post_init__(self) -> None:
+        m = self.model
+        self.g = np.zeros((m.T, m.n_buckets), dtype=np.int64)
+        self.p = np.full((m.T, m.n_buckets), self.L)
+        self.ub = self.U[m.bucket_type]  # U of each bucket's type
 
-def assign_utilities(instance: Instance, kind: str = "sigmoid", seed: int = 0) -> Instance:
-    r"""A copy of ``instance`` whose jobs get OASiS-style utilities (OASiS §V, adapted).
+    def price(self, g: np.ndarray, b: np.ndarray | slice = slice(None)) -> np.ndarray:
+        cap = self.model.bucket_cap[b]
+        ll = math.log(self.L)
+        return np.exp(ll + (np.log(self.ub[b]) - ll) * (g / cap))  # no overflow of U/L
 
-    With :math:`\Delta` the slot and :math:`m_j` the job's minimum run time
-    (``Job.min_duration``):
+    def allocate(self, t: np.ndarray, b: np.ndarray, gpus: np.ndarray) -> None:
+        np.add.at(self.g, (t, b), gpus)
+        self.p[t, b] = self.price(self.g[t, b], b)
 
-    * ``"sigmoid"``: :math:`\gamma_1 \sim U[1,100]`; classes time-insensitive (10%,
-      :math:`\gamma_2=0`), time-sensitive (55%, :math:`\gamma_2 \sim U[0.01,1]/\Delta`) and
-      time-critical (35%, :math:`\gamma_2 \sim U[4,6]/\Delta`); target
-      :math:`\gamma_3 = m_j + U[1,15]\,\Delta`. OASiS draws :math:`\gamma_3 \in [1,15]`
-      slots for jobs of similar length; adding :math:`m_j` keeps long jobs' targets
-      reachable (the adaptation).
-    * ``"linear"``: value :math:`\gamma_1`, reaching 0 at :math:`4(m_j + U[1,15]\Delta)`.
-    * ``"step"``: value :math:`\gamma_1` until deadline :math:`2 m_j + U[1,15]\Delta`,
-      then :math:`\gamma_1/10`.
-    * ``"constant"``: :math:`\gamma_1`.
-    """
-    from dataclasses import replace as dc_replace
-
-    from optsched.core.instance import Utility
-
-    if kind not in ("sigmoid", "linear", "step", "constant"):
-        raise InvalidOption("kind", kind, "must be 'sigmoid', 'linear', 'step' or 'constant'")
-    rng = np.random.default_rng(seed)
-    d = instance.slot
-    jobs = []
-    for job in instance.jobs:
-        g1 = float(rng.uniform(1, 100))
-        cls = rng.random()
-        g2 = 0.0 if cls < 0.10 else (rng.uniform(0.01, 1) if cls < 0.65 else rng.uniform(4, 6))
-        target = job.min_duration() + float(rng.uniform(1, 15)) * d
-        if kind == "sigmoid":
-            u = Utility("sigmoid", gamma1=g1, gamma2=float(g2) / d, gamma3=target)
-        elif kind == "linear":
-            u = Utility("linear", value=g1, slope=g1 / (4 * target))
-        elif kind == "step":
-            u = Utility("step", value=g1, deadline=job.min_duration() + target,
-                        late_value=g1 / 10)
-        else:
-            u = Utility("constant", value=g1)
-        jobs.append(dc_replace(job, utility=u))
-    return instance.replace(jobs=tuple(jobs))
+    @property
+    def residual(self) -> np.ndarray:
+        return self.model.bucket_cap[None, :] - self.g

@@ -2,7 +2,7 @@ r"""Hadar as a simulator :class:`~optsched.sim.policy.Policy` (round-based, roll
 
 The simulator calls :meth:`HadarPolicy.allocate` at round boundaries (``instance.slot``
 seconds). A job becomes visible at the first boundary after its arrival; Hadar then runs
-the dual subroutine of :mod:`optsched.hadar.online` over the next ``w_j`` rounds with the
+the dual subroutine of :mod:`optsched.hadar.heuristics` over the next ``w_j`` rounds with the
 current prices and the residual capacity, admits the job iff its payoff is :math:`> 0`,
 reserves its GPUs round by round and raises the prices of the rounds it uses. Admitted
 plans are never revised. Each round the policy returns the reserved placements of the
@@ -44,12 +44,14 @@ from typing import Any
 import numpy as np
 
 from optsched.core.instance import Instance
+from optsched.core.result import Result
+from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption
+from optsched.hadar.bounds import coverable, dual_subroutine, quanta_per_slot
 from optsched.hadar.model import HadarModel
-from optsched.hadar.online import coverable, dual_subroutine, quanta_per_slot
-from optsched.sim.policy import ClusterView, Placement
+from optsched.sim.policy import ClusterView
 
-__all__ = ["HadarPolicy", "rolling_price_params"]
+__all__ = ["HadarPolicy", "rolling_price_params", "simulate_hadar"]
 
 _EPS = 1e-6
 
@@ -267,3 +269,13 @@ class HadarPolicy:
             self._rejected[jid] = cur
             self._stats["rejections"] += 1
 
+
+def simulate_hadar(instance: Instance, *, seed: int = 0, max_time: float | None = None,
+                   progress: bool | None = None, **options: Any) -> Result:
+    """Hadar as an online policy in the shared simulator (``optsched simulate --policy
+    hadar.online``). ``options`` go to :class:`HadarPolicy`, which estimates U and L from
+    the instance unless both are given."""
+    from optsched.sim.simulator import simulate
+
+    return simulate(instance, HadarPolicy(instance, **options), seed=seed, max_time=max_time,
+                    progress=progress)

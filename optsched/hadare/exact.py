@@ -44,7 +44,7 @@ Unlike Hadar's gang, a copy holds one type, so progress is linear in :math:`x` a
 slowest-type linearisation is needed. ``relax=True`` drops all integrality: for
 ``"utility"`` the LP value is an upper bound on the optimum, for the min objectives a
 lower bound (``Result.bound``, no schedule). Any schedule of the round loop of
-:mod:`optsched.hadare.online` with ``completion="slot"`` is feasible here (a copy that
+:mod:`optsched.hadare.heuristics` with ``completion="slot"`` is feasible here (a copy that
 stops inside its completion slot is dominated by holding the slot), so the MILP optimum
 is at least the heuristic's utility.
 
@@ -80,7 +80,7 @@ from optsched.options import declares
 from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram
 
-__all__ = ["exact", "lp_bound", "build_program"]
+__all__ = ["exact", "build_program"]
 
 
 def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
@@ -290,8 +290,3 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
                     ratio_note="exact optimum of the HadarE slot model (MILP)",
                     message=res.message, extra={**extra, "milp_objective": res.objective},
                     **common)
-
-
-def lp_bound(instance: Instance, backend: str = "highs", **options: Any) -> Result:
-    """The LP relaxation's optimum as ``bound``."""
-    return exact(instance, backend=backend, relax=True, **options)

@@ -2,7 +2,7 @@ r"""HadarE (and the Hadar replay) as a policy of the shared simulator.
 
 :class:`HadarEPolicy` is a :class:`optsched.sim.Policy` that declares ``forking = True``
 (``False`` for the Hadar replay) and ``consolidation`` :math:`\kappa` seconds. The shared
-simulator (:mod:`optsched.sim.core`) checks each copy (1..:math:`W_j` GPUs on one node,
+simulator (:mod:`optsched.sim.simulator`) checks each copy (1..:math:`W_j` GPUs on one node,
 copies of a job on distinct nodes), adds the copies' rates
 (:math:`\sum_c g_c \tau_{k_c}`, :func:`optsched.core.progress.gang_rate` per copy) and
 completes a job :math:`\kappa` seconds after its work is done (it holds nothing
@@ -12,11 +12,11 @@ Round grid. HadarE plans on Hadar's slot grid :math:`[s\Delta, (s+1)\Delta)` fro
 0 (:mod:`optsched.hadar.model`), whereas the simulator's rounds start at the first
 arrival. The policy is therefore *event-driven* and asks, through ``horizon()``, for a
 decision at every slot boundary :math:`s\Delta`; it decides only there (steps 2-3 of
-:mod:`optsched.hadare.online`) and at any other event (a completion, an arrival inside
+:mod:`optsched.hadare.heuristics`) and at any other event (a completion, an arrival inside
 a slot) repeats the slot's placements of the unfinished jobs, so the GPUs of a job that
 finishes inside a slot stay idle until the next boundary -- the round-based semantics.
 
-Admission. Hadar's primal-dual pass (:func:`optsched.hadar.online.run_online`) is given
+Admission. Hadar's primal-dual pass (:func:`optsched.hadar.heuristics.run_online`) is given
 to the policy: it treats jobs in arrival order and a job's plan only books slots
 :math:`\ge a_j`, using nothing that arrives later, so computing it before the
 simulation is equivalent to computing each job's plan when it arrives. The policy reads
@@ -32,14 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from optsched.core.instance import Instance
-from optsched.core.result import Result
-from optsched.hadar.model import DEFAULT_MAX_SLOTS, HadarModel
-from optsched.hadar.online import DEFAULT_QUANTA, OnlineRun, online_model, run_online
-from optsched.hadare.online import _fill, online
-from optsched.sim.policy import ClusterView, Placement
+from optsched.core.schedule import Placement
+from optsched.hadar.heuristics import OnlineRun
+from optsched.hadar.model import HadarModel
+from optsched.sim.policy import ClusterView
 
-__all__ = ["HadarEPolicy", "simulate_hadare", "simulate_pair"]
+__all__ = ["HadarEPolicy", "fill_idle_gpus"]
 
 _EPS = 1e-9
 
@@ -48,7 +46,7 @@ class HadarEPolicy:
     """HadarE's rounds (``forking=True``) or Hadar's plans replayed (``forking=False``).
 
     ``model``, ``run``: :func:`~optsched.hadar.model.build_model` of the instance and
-    :func:`~optsched.hadar.online.run_online` over it; ``F``: max copies per job (default
+    :func:`~optsched.hadar.heuristics.run_online` over it; ``F``: max copies per job (default
     as many as nodes); ``kappa``: consolidation seconds. ``stats()``: GPU-rounds given to
     main copies, to fills and released, the most copies a job used, the rounds and the
     idle GPUs per round.
@@ -107,14 +105,14 @@ class HadarEPolicy:
         else:  # every admitted job is done: nothing happens until the horizon
             self.wake = m.T * d
         if not on_boundary or k == self.round or k >= m.T:
-            self.current = [p for p in self.current if p.job_id in live]
+            self.current = [p for p in self.current if p.job in live]
             return self.current
         self.round = s = k
         self.current = self._decide(view, s)
         return self.current
 
     def _decide(self, view: ClusterView, s: int) -> list[Placement]:
-        """Steps 2-3 of :mod:`optsched.hadare.online` for slot ``s``."""
+        """Steps 2-3 of :mod:`optsched.hadare.heuristics` for slot ``s``."""
         m = self.model
         inst = m.instance
         nodes, types = inst.cluster.nodes, inst.cluster.gpu_types
@@ -158,7 +156,7 @@ class HadarEPolicy:
             self.released_gpu_rounds += sum(g for _, g in ps) - sum(g for _, (_, g) in keep)
         if self.forking and eligible and idle.any():
             p = self.prices.p
-            self.fill_gpu_rounds += _fill(m, s, eligible, copies, idle, rem, self.F,
+            self.fill_gpu_rounds += fill_idle_gpus(m, s, eligible, copies, idle, rem, self.F,
                                           p[s] if s < p.shape[0] else None)
         self.per_round_idle.append(int(idle.sum()))
         for j, cp in copies.items():
@@ -169,28 +167,59 @@ class HadarEPolicy:
         return out
 
 
-def simulate_hadare(instance: Instance, *, forking: bool = True, **options: Any) -> Result:
-    """HadarE (``forking=True``) or Hadar (``forking=False``) with exact completion
-    instants (``completion="exact"``); ``objective`` is the mean JCT of completed jobs,
-    as :func:`optsched.sim.simulate` reports. Other options as
-    :func:`optsched.hadare.online.online`."""
-    options.setdefault("completion", "exact")
-    if "slots" not in options:  # simulate in the instance's own rounds, to completion
-        options.setdefault("slot", instance.slot)
-    res = online(instance, forking=forking, **options)
-    m = res.metrics
-    return res.replace(model="simulate", method="hadare" if forking else "hadar",
-                       objective=m.mean_jct if m is not None else None,
-                       extra={**res.extra, "utility": res.objective})
-
-
-def simulate_pair(instance: Instance, *, slots: int | None = None, slot: float | None = None,
-                  max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
-                  U: Any = None, L: float | None = None,
-                  **options: Any) -> tuple[Result, Result]:
-    """``(HadarE, Hadar)`` as :func:`simulate_hadare` would give them, sharing one pass of
-    Hadar's admission (identical by construction; half the work on long traces)."""
-    model = online_model(instance, slot, slots, max_slots, quanta)
-    hr = run_online(model, quanta=quanta, U=U, L=L)
-    return (simulate_hadare(instance, forking=True, hadar_run=hr, **options),
-            simulate_hadare(instance, forking=False, hadar_run=hr, **options))
+def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
+                   copies: dict[int, dict[int, list]], idle: np.ndarray, rem: np.ndarray,
+                   F: np.ndarray, price: np.ndarray | None) -> int:
+    """Step 3 of :mod:`optsched.hadare.heuristics` (the fill): every idle GPU offered to a
+    copy of an eligible job, best marginal progress per price first; mutates ``copies``
+    and ``idle``; returns the GPUs given."""
+    d = model.delta
+    bn, bt = model.bucket_node, model.bucket_type
+    H = len(model.instance.cluster.nodes)
+    E = np.array(eligible, dtype=np.int64)
+    nE, B = E.size, bn.size
+    tau = model.rates[E][:, bt]  # nE x B
+    p = np.full(B, 1.0) if price is None else np.asarray(price, dtype=float)
+    # a price that over- or underflowed (degenerate U/L) ranks last, never NaN
+    p = np.where(np.isnan(p), np.inf, np.maximum(p, np.finfo(float).tiny))
+    Wv = model.W[E]
+    cb = np.full((nE, H), -1, dtype=np.int64)
+    cg = np.zeros((nE, H), dtype=np.int64)
+    R = np.zeros(nE)
+    for e, j in enumerate(eligible):
+        for h, (b, g) in copies.get(j, {}).items():
+            cb[e, h], cg[e, h] = b, g
+            R[e] += g * model.rates[j, bt[b]]
+    ncop = (cb >= 0).sum(axis=1)
+    Fv = F[E]
+    given = 0
+    barange = np.arange(B)
+    while True:
+        cbn, cgn = cb[:, bn], cg[:, bn]  # nE x B: the job's copy on the bucket's node
+        ok = (tau > 0) & (idle[None, :] > 0) & (
+            ((cbn < 0) & (ncop < Fv)[:, None])
+            | ((cbn == barange[None, :]) & (cgn < Wv[:, None])))
+        if not ok.any():
+            return given
+        need = np.maximum(0.0, rem[E] - R * d)
+        mp = np.where(ok, np.minimum(tau * d, need[:, None]) / p[None, :], -np.inf)
+        top = mp.max()
+        cand = ok & (mp >= top - 1e-12 * max(1.0, abs(top)))
+        sec = np.where(cand, tau / p[None, :], -np.inf)
+        e, b = np.unravel_index(int(np.argmax(sec)), sec.shape)
+        if not ok[e, b]:  # pragma: no cover - guarded by the cand mask
+            e, b = np.argwhere(ok)[0]
+        h = int(bn[b])
+        room = int(Wv[e] - cg[e, h]) if cb[e, h] >= 0 else int(Wv[e])
+        g = min(int(idle[b]), room)
+        if need[e] > 0:
+            g = min(g, max(1, math.ceil(need[e] / (tau[e, b] * d) - _EPS)))
+        if cb[e, h] < 0:
+            cb[e, h] = b
+            ncop[e] += 1
+        cg[e, h] += g
+        idle[b] -= g
+        R[e] += g * tau[e, b]
+        given += g
+        j = int(E[e])
+        copies.setdefault(j, {})[h] = [int(b), int(cg[e, h])]

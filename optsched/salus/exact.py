@@ -1,7 +1,7 @@
 r"""Exact Salus lane planning: a MILP over (GPU, lane) slots through the solver layer.
 
 Model (Salus, Yu & Chowdhury, MLSys'20, §3-4; concurrency model in
-:mod:`optsched.salus.lanes`)
+:mod:`optsched.salus.model`)
 -------------------------------------------------------------------------------------
 Jobs :math:`i` (persistent :math:`P_i`, ephemeral :math:`T_i` MB; :math:`n_i`
 iterations of :math:`d_{ig}` s; compute share :math:`u_i`; weight :math:`w_i`), GPUs
@@ -28,7 +28,7 @@ Objectives (option ``objective``):
 
 * ``"makespan"`` (default): every job placed (:math:`\sum_{gl} x_{igl} = 1`),
   :math:`\min C`. Exact for the fluid concurrency model: the fluid schedule of the
-  optimal plan attains :math:`C` (:func:`~optsched.salus.lanes.fluid_schedule`).
+  optimal plan attains :math:`C` (:func:`~optsched.salus.model.fluid_schedule`).
 * ``"admitted"``: :math:`\sum_{gl} x_{igl} \le 1`, :math:`\max \sum w_i x_{igl}`
   (inference packing; ``Job.weight`` defaults to 1, so it counts jobs).
 * ``"gpus"``: every job placed, :math:`\min \sum_g z_g`.
@@ -41,7 +41,7 @@ Lanes per GPU: option ``lanes`` (an int, or ``None``). ``None`` means exact with
 lane limit: :math:`L_g = \min(n, \lfloor M_g / \min_i(P_i + T_i) \rfloor)` bounds the
 number of non-empty lanes any safe plan can have. For ``"admitted"`` and ``"gpus"``
 without a horizon, ``None`` uses one lane per GPU, which the merging lemma of
-:mod:`optsched.salus.lanes` proves optimal. An explicit ``lanes=k`` is exact for the
+:mod:`optsched.salus.model` proves optimal. An explicit ``lanes=k`` is exact for the
 restricted problem (at most k lanes per GPU).
 
 Size: :math:`O(n \sum_g L_g)` binaries; the problem contains bin packing, so it is
@@ -59,7 +59,7 @@ from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, finalize
 from optsched.errors import InvalidOption
 from optsched.options import declares
-from optsched.salus.lanes import (
+from optsched.salus.model import (
     LanePlan,
     SalusView,
     check_plan,
@@ -68,7 +68,7 @@ from optsched.salus.lanes import (
     gpu_makespans,
     salus_view,
 )
-from optsched.salus.lanes import serial_schedule as _serial
+from optsched.salus.model import serial_schedule as _serial
 from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram
 
@@ -211,7 +211,7 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
 
     ``realize`` picks the schedule built from the plan: ``"fluid"`` (default; attains the
     model's makespan exactly) or ``"serial"`` (lanes run their jobs one by one; see
-    :func:`optsched.salus.lanes.serial_schedule`). ``objective``/``bound``/``gap`` are the
+    :func:`optsched.salus.model.serial_schedule`). ``objective``/``bound``/``gap`` are the
     MILP's (makespan in seconds, admitted weight, or GPUs); ``extra`` holds the plan.
     Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``, ``solver``,
     ``verbose``) pass through.

@@ -7,7 +7,7 @@ same schedule (option ``realize``), so they compare with the exact optimum direc
 **Horizon.** With ``instance.horizon`` set, the exact model requires
 :math:`C \le \text{horizon} - \text{release}` for every objective. Every heuristic
 honours it as a second fit condition next to memory: a placement of job i on GPU g is
-kept only if the GPU's realised end with i, :func:`~optsched.salus.lanes.gpu_end` in the
+kept only if the GPU's realised end with i, :func:`~optsched.salus.model.gpu_end` in the
 realisation the result uses (``"fluid"``: :math:`\text{release} + \max(\max_l S_l,
 W_g)`; ``"serial"``: the last completion of the serial schedule), stays within the
 horizon. A GPU's end depends on its own jobs only, and it was checked when its last job
@@ -26,7 +26,7 @@ refused at least one memory-safe placement.
 * :func:`lane_manager`: Salus' ``GpuControlBlock::bestFitFor`` per job in FIFO order, on
   the first GPU that takes it: a new lane of exactly :math:`P+T` while un-laned memory
   allows, else the first existing lane (ascending available memory) that stays safe.
-  Lanes are freed when empty (:class:`~optsched.salus.lanes.GpuLanes`). If the lane
+  Lanes are freed when empty (:class:`~optsched.salus.model.GpuLanes`). If the lane
   ``bestFitFor`` picks on a GPU would end that GPU after the horizon, the job is taken
   off again and the next GPU is tried (Salus' lane choice on a GPU is not revised).
 * :func:`ffd`: first-fit decreasing by peak :math:`P+T` into **one** lane per GPU (the
@@ -72,31 +72,18 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, finalize
 from optsched.options import declares
+from optsched.salus.bounds import ff_gpu_bound
 from optsched.salus.exact import check_objective, check_realize, result_of_plan
-from optsched.salus.lanes import GpuLanes, LanePlan, SalusView, _le, gpu_end, lane_need, salus_view
+from optsched.salus.model import GpuLanes, LanePlan, SalusView, _le, gpu_end, lane_need, salus_view
 
-__all__ = ["lane_manager", "ffd", "lpt", "ff_gpu_bound"]
+__all__ = ["lane_manager", "ffd", "lpt"]
 
 NO_RATIO = "no constant ratio against the exact optimum is known for this rule"
 
 
-def ff_gpu_bound(view: SalusView) -> int | None:
-    r"""The first-fit bound on GPUs, :math:`\max(1, 2\lceil \sum P/(M - T_{\max})\rceil - 1)`.
-
-    ``None`` when the GPUs differ in memory or :math:`T_{\max} \ge M`.
-    """
-    if view.n_gpus == 0 or view.n_jobs == 0 or np.ptp(view.memory) > 0:
-        return None
-    M = float(view.memory[0])
-    tmax = float(view.T.max())
-    if tmax >= M:
-        return None
-    return max(1, 2 * math.ceil(float(view.P.sum()) / (M - tmax) - 1e-12) - 1)
-
-
 class _Horizon:
     """``instance.horizon`` as a fit condition: a placement is kept only if its GPU's
-    realised end (:func:`~optsched.salus.lanes.gpu_end`, the realisation the result
+    realised end (:func:`~optsched.salus.model.gpu_end`, the realisation the result
     uses) stays within the horizon. ``refused`` records, per job, the earliest end of a
     memory-safe placement the horizon refused."""
 

@@ -15,10 +15,10 @@ plus arrival and completion instants for event-driven policies). It receives a
 * the cluster (nodes with GPU counts per type, CPU cores, DRAM and per-GPU memory) and
   the previous decision's placements (with copies, shares, CPU and DRAM).
 
-It returns a list of :class:`Placement` items ``(job_id, node, gpu_type, gpus, cpus=0,
+It returns a list of :class:`Placement` items ``(job, node, gpu_type, gpus, cpus=0,
 memory=0, copy=0, share=1)`` (plain 4-tuples work too); a gang may span several
 placements (nodes and even GPU types). The simulator checks every decision (see
-:mod:`optsched.sim.core`).
+:mod:`optsched.sim.simulator`).
 
 Capabilities. A policy declares what its decisions may use with optional attributes
 (all default off): ``sharing`` (``share < 1``: a fraction of each GPU's compute, e.g.
@@ -36,32 +36,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from optsched.core.instance import Cluster, GpuMemory, Sensitivity
+from optsched.core.schedule import Placement
 from optsched.errors import OptschedError
 
 __all__ = ["Placement", "JobView", "ClusterView", "Policy", "PolicyViolation"]
-
-
-class Placement(NamedTuple):
-    """``gpus`` GPUs of type ``gpu_type`` on ``node`` for job ``job_id`` (part of a gang).
-
-    ``cpus`` cores and ``memory`` GB of DRAM on the node (counted against its capacity);
-    ``copy``: which forked copy (``forking`` policies only); ``share``: the fraction of each
-    GPU's compute held (``sharing`` policies only).
-    """
-
-    job_id: str
-    node: str
-    gpu_type: str
-    gpus: int
-    cpus: float = 0.0
-    memory: float = 0.0
-    copy: int = 0
-    share: float = 1.0
 
 
 class PolicyViolation(OptschedError, RuntimeError):
@@ -208,7 +191,7 @@ class ClusterView:
     def previous_by_job(self) -> dict[str, list[Placement]]:
         out: dict[str, list[Placement]] = {}
         for p in self.previous:
-            out.setdefault(p.job_id, []).append(p)
+            out.setdefault(p.job, []).append(p)
         return out
 
 

@@ -16,7 +16,7 @@ global column, value); duplicates are summed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -103,6 +103,10 @@ class ProgramData:
 
     def split_rows(self, y: np.ndarray) -> dict[str, np.ndarray]:
         return {b.name: np.asarray(y[b.start:b.start + b.size]) for b in self.row_blocks}
+
+    def relaxed(self) -> ProgramData:
+        """The LP relaxation: this program with every integrality dropped."""
+        return replace(self, integer=np.zeros_like(self.integer), name=f"{self.name}-lp")
 
     def objective_value(self, x: np.ndarray) -> float:
         return float(self.c @ x + self.offset)

@@ -59,7 +59,7 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.core.result import Result
 from optsched.options import declares
-from optsched.synergy.model import TOL, Placement, SynergyRound, prepare, round_result
+from optsched.synergy.model import TOL, Configuration, SynergyRound, prepare, round_result
 
 __all__ = ["proportional", "greedy", "tune", "RoundState", "allocate"]
 
@@ -74,7 +74,7 @@ class RoundState:
         self.free_g = rnd.G.astype(np.int64).copy()
         self.free_c = rnd.C.astype(float).copy()
         self.free_m = rnd.M.astype(float).copy()
-        self.placed: dict[int, Placement] = {}
+        self.placed: dict[int, Configuration] = {}
         self.on_server: list[dict[int, int]] = [{} for _ in range(rnd.n_servers)]
 
     # per-GPU slices of (c, m) each server can still host
@@ -112,7 +112,7 @@ class RoundState:
             self.on_server[s][j] = k
             if self.free_g[s] < 0 or self.free_c[s] < -1e-6 or self.free_m[s] < -1e-6:
                 raise RuntimeError(f"over-committed server {s} placing job {j}")
-        self.placed[j] = Placement(j, float(c), float(m), float(rel), tuple(parts))
+        self.placed[j] = Configuration(j, float(c), float(m), float(rel), tuple(parts))
 
     def reconfigure(self, j: int, c: float, m: float, rel: float) -> None:
         """Move placed job j to per-GPU config (c, m) on the same GPUs."""
@@ -120,7 +120,7 @@ class RoundState:
         for s, k in p.parts:
             self.free_c[s] += k * (p.cpu - c)
             self.free_m[s] += k * (p.memory - m)
-        self.placed[j] = Placement(j, float(c), float(m), float(rel), p.parts)
+        self.placed[j] = Configuration(j, float(c), float(m), float(rel), p.parts)
 
     def result(self, method: str, seconds: float, **extra) -> Result:
         return round_result(self.rnd, list(self.placed.values()), method, seconds,

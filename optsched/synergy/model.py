@@ -91,7 +91,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
@@ -100,19 +99,10 @@ from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Schedule
 from optsched.errors import InvalidOption, ModelNotApplicable
 
-__all__ = ["relative_throughput", "best_case", "comparable_best", "SynergyRound", "Placement",
-           "prepare", "round_result", "effective_instance", "synergy_workload",
-           "JOB_CLASSES", "TOL"]
+__all__ = ["relative_throughput", "best_case", "comparable_best", "SynergyRound",
+           "Configuration", "prepare", "round_result", "effective_instance", "TOL"]
 
 TOL = 1e-9
-
-#: Synergy's job classes (``jobs/model_zoo.py``).
-JOB_CLASSES = {
-    "image": ("alexnet", "res18", "res50", "mobilenet", "shufflenet"),
-    "language": ("gnmt", "transformer", "lstm"),
-    "speech": ("m5", "deepspeech"),
-}
-
 
 # --------------------------------------------------------------------------- profiles
 def relative_throughput(sens: Sensitivity | None, cpu: float, memory: float) -> float:
@@ -161,8 +151,11 @@ def comparable_best(sens: Sensitivity | None, fair: tuple[float, float],
 
 # --------------------------------------------------------------------------- round data
 @dataclass(frozen=True)
-class Placement:
-    """Where and how one job runs this round: per-GPU config and (server, GPUs) parts."""
+class Configuration:
+    """A job's choice for one round: CPU cores ``cpu`` and GB of DRAM ``memory`` per GPU,
+    its relative throughput ``rel`` there, and how many GPUs on which servers (``parts``,
+    server index and GPUs). :func:`round_schedule` turns the round's configurations into
+    the shared :class:`~optsched.core.schedule.Placement` records."""
 
     job: int
     cpu: float
@@ -330,7 +323,7 @@ def prepare(instance: Instance, *, start: float | None = None,
 
 
 # --------------------------------------------------------------------------- results
-def effective_instance(instance: Instance, placements: Sequence[Placement],
+def effective_instance(instance: Instance, placements: Sequence[Configuration],
                        gpu_type: str) -> Instance:
     """The instance with each placed job's throughput scaled by its relative throughput."""
     scale = {p.job: p.rel for p in placements}
@@ -346,7 +339,7 @@ def effective_instance(instance: Instance, placements: Sequence[Placement],
     return instance.replace(jobs=tuple(jobs), name=f"{instance.name}-effective")
 
 
-def round_schedule(rnd: SynergyRound, placements: Sequence[Placement]
+def round_schedule(rnd: SynergyRound, placements: Sequence[Configuration]
                    ) -> tuple[Schedule, dict[str, float]]:
     inst = rnd.instance
     t0, t1 = rnd.start, rnd.start + inst.slot
@@ -366,7 +359,7 @@ def round_schedule(rnd: SynergyRound, placements: Sequence[Placement]
     return Schedule(tuple(allocs), comp), iters
 
 
-def round_result(rnd: SynergyRound, placements: Sequence[Placement], method: str,
+def round_result(rnd: SynergyRound, placements: Sequence[Configuration], method: str,
                  seconds: float, *, status: Status = Status.FEASIBLE, **fields) -> Result:
     """Validate the round schedule (on the effective instance) and build the Result."""
     placements = sorted(placements, key=lambda p: p.job)
@@ -393,69 +386,3 @@ def round_result(rnd: SynergyRound, placements: Sequence[Placement], method: str
     return finalize(eff, sched, status=status, objective=objective, model="synergy",
                     method=method, solve_seconds=fields.pop("solve_seconds", seconds),
                     extra=extra, **fields)
-
-
-# --------------------------------------------------------------------------- workloads
-@lru_cache(maxsize=1)
-def _profiles_by_model() -> dict[str, dict[int, object]]:
-    from optsched.catalog import synergy_profiles
-    out: dict[str, dict[int, object]] = {}
-    for p in synergy_profiles().values():
-        out.setdefault(p.model, {})[p.gpus] = p
-    return out
-
-
-def synergy_workload(n_jobs: int, cluster: Cluster | str = "synergy-128", seed: int = 0,
-                     split: tuple[float, float, float] = (20, 70, 10),
-                     jobs_per_hour: float | None = None, *, multigpu: bool = True,
-                     slot: float = 300.0, name: str | None = None) -> Instance:
-    """Synergy's synthetic workload (``jobs/workload.py``, ``helpers/utils.py``).
-
-    * Class image / language / speech with probabilities ``split`` (percent), then a
-      model uniformly from :data:`JOB_CLASSES`.
-    * GPUs 1, 2, 4, 8 with probability 0.7, 0.1, 0.15, 0.05 (``get_job_gpu_demand``) if
-      ``multigpu``, else 1. The profile measured with that many GPUs is used; 8-GPU jobs
-      use the 4-GPU profile (the largest measured for every model).
-    * Duration ``60 * 10**U(1.5, 3)`` s with probability 0.8, else ``60 * 10**U(3, 4)``
-      (Gavel-style, as Synergy's exponential mode); work = duration / ``iter_time``
-      iterations, per-worker throughput ``1 / (g * iter_time)`` at the proportional share.
-    * Arrivals: Poisson at ``jobs_per_hour`` (first at 0), or all at 0 if ``None``.
-    * Round length ``slot`` = 300 s (Synergy's lease).
-    """
-    from optsched.catalog import _resolve_cluster
-
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 0:
-        raise InvalidOption("n_jobs", n_jobs, "must be an integer >= 0")
-    if len(split) != 3 or any(s < 0 for s in split) or sum(split) <= 0:
-        raise InvalidOption("split", split, "must be three non-negative percentages")
-    cl = _resolve_cluster(cluster, "synergy-128")
-    gtype = cl.gpu_types[0]
-    per_type = cl.gpus_per_type[gtype]
-    rng_cls, rng_g, rng_d, rng_a = (np.random.default_rng(s)
-                                    for s in np.random.SeedSequence(seed).spawn(4))
-    p = np.asarray(split, float) / sum(split)
-    classes = list(JOB_CLASSES)
-    sizes = np.array([1, 2, 4, 8])
-    probs = np.array([0.7, 0.1, 0.15, 0.05])
-    ok = sizes <= per_type
-    sizes, probs = sizes[ok], probs[ok] / probs[ok].sum()
-    table = _profiles_by_model()
-    if jobs_per_hour is None:
-        arrivals = np.zeros(n_jobs)
-    else:
-        gaps = rng_a.exponential(3600.0 / jobs_per_hour, n_jobs)
-        arrivals = np.concatenate(([0.0], np.cumsum(gaps[:-1]))) if n_jobs else gaps
-    jobs = []
-    for i in range(n_jobs):
-        cls = classes[int(rng_cls.choice(3, p=p))]
-        model = JOB_CLASSES[cls][int(rng_cls.integers(len(JOB_CLASSES[cls])))]
-        g = int(rng_g.choice(sizes, p=probs)) if multigpu else 1
-        prof = table[model][min(g, 4) if g != 1 else 1]
-        long_job = rng_d.random() >= 0.8
-        dur = 60.0 * 10.0 ** (rng_d.uniform(3, 4) if long_job else rng_d.uniform(1.5, 3))
-        jobs.append(Job(id=str(i), arrival=float(arrivals[i]), workers=g,
-                        work=dur / prof.iter_time,
-                        throughput={gtype: 1.0 / (g * prof.iter_time)},
-                        profile=prof.name, sensitivity=prof.sensitivity))
-    return Instance(cl, tuple(jobs), slot=slot,
-                    name=name or f"synergy-{n_jobs}-seed{seed}")

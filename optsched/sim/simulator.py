@@ -51,10 +51,11 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.core.progress import gang_rate
 from optsched.core.result import Result, Status, finalize
-from optsched.core.schedule import Allocation, Schedule
+from optsched.core.schedule import Allocation, Placement, Schedule
 from optsched.errors import InvalidOption
 from optsched.progressbar import ProgressBar
-from optsched.sim.policy import ClusterView, Placement, Policy, PolicyViolation
+from optsched.sim.decisions import Caps, check_decision
+from optsched.sim.policy import ClusterView, Policy, PolicyViolation
 
 __all__ = ["simulate", "SimStats"]
 
@@ -115,7 +116,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     pname = str(policy.name)
     needs_work = bool(policy.needs_work)
     event_driven = bool(policy.event_driven)
-    caps = _Caps(sharing=bool(getattr(policy, "sharing", False)),
+    caps = Caps(sharing=bool(getattr(policy, "sharing", False)),
                  forking=bool(getattr(policy, "forking", False)),
                  resource_sensitive=bool(getattr(policy, "resource_sensitive", False)))
     kappa = float(getattr(policy, "consolidation", 0.0) or 0.0)
@@ -198,7 +199,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             wake = horizon() if horizon is not None else None
             stats.policy_seconds += _time.perf_counter() - c0
             stats.policy_calls += 1
-            gangs = _check(pname, t, placements, set(active), idx_of, node_cap, node_res,
+            gangs = check_decision(pname, t, placements, set(active), idx_of, node_cap, node_res,
                            tindex, W, T, caps)
             if on_epoch is not None:
                 on_epoch(t, placements)
@@ -293,8 +294,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 continue
             t = end
     closed.extend((k, s[0], s[1]) for k, s in open_.items())
-    allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], cpus=k[4], memory=k[5], copy=k[6],
-                         share=k[7]) for k, s, e in closed if e > s]
+    allocs = [Allocation.of(Placement(*k), s, e) for k, s, e in closed if e > s]
     allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
     schedule = Schedule(tuple(allocs), completion, sharing=caps.sharing, forking=caps.forking,
                         consolidation=kappa, resource_sensitive=caps.resource_sensitive)
@@ -317,140 +317,3 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                    message=f"simulated {len(completion)}/{n} jobs with policy {pname!r}")
     mean = res.metrics.mean_jct if res.metrics is not None else None
     return res.replace(objective=mean)
-
-
-@dataclass(frozen=True)
-class _Caps:
-    sharing: bool = False
-    forking: bool = False
-    resource_sensitive: bool = False
-
-
-def _num(pname: str, t: float, jid: str, what: str, v: Any) -> float:
-    if type(v) is float and -math.inf < v < math.inf:  # the common case, fast
-        return v
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(v):
-        raise PolicyViolation(pname, t, f"job {jid!r}: {what} must be a finite number, "
-                              f"got {v!r}")
-    return float(v)
-
-
-_DEFAULTS = (0.0, 0.0, 0, 1.0)
-
-
-def _checked(pname: str, t: float, jid: str, node: str, typ: str, g: int, cpus: Any,
-             mem: Any, copy: Any, share: Any, caps: _Caps) -> Placement:
-    """Check a placement's CPU, DRAM, copy and share fields; return it canonical."""
-    cpus = _num(pname, t, jid, "cpus", cpus)
-    mem = _num(pname, t, jid, "memory", mem)
-    share = _num(pname, t, jid, "share", share)
-    if cpus < 0 or mem < 0:
-        raise PolicyViolation(pname, t, f"job {jid!r}: cpus and memory must be >= 0")
-    if not (0 < share <= 1) or (share < 1 and not caps.sharing):
-        raise PolicyViolation(pname, t, f"job {jid!r}: share {share!r} must be in (0, 1] "
-                              "and below 1 only for a policy that declares sharing")
-    if type(copy) is not int:
-        if isinstance(copy, bool) or not isinstance(copy, np.integer):
-            raise PolicyViolation(pname, t, f"job {jid!r}: copy must be an integer, "
-                                  f"got {copy!r}")
-        copy = int(copy)
-    if copy != 0 and not caps.forking:
-        raise PolicyViolation(pname, t, f"job {jid!r}: copy {copy} needs a policy that "
-                              "declares forking")
-    return Placement(jid, node, typ, g, cpus, mem, copy, share)
-
-
-def _check(pname: str, t: float, placements: list, active: set[int], idx_of: dict[str, int],
-           node_cap: dict[tuple[str, str], int], node_res: dict[str, tuple[float, float]],
-           tindex: dict[str, int], W: np.ndarray, T: np.ndarray,
-           caps: _Caps = _Caps()) -> dict[int, dict[int, list[Placement]]]:
-    """Validate one decision; return placements grouped by job index, then copy id."""
-    used: dict[tuple[str, str], float] = {}
-    res_used: dict[str, list[float]] = {}
-    gangs: dict[int, dict[int, list[Placement]]] = {}
-    for p in placements:
-        if type(p) is not Placement:
-            if not isinstance(p, tuple) or not 4 <= len(p) <= 8:
-                raise PolicyViolation(pname, t, f"placement {p!r} is not (job_id, node, "
-                                      "gpu_type, gpus[, cpus, memory, copy, share])")
-            p = Placement(*p)
-        jid, node, typ, g, cpus, mem, copy, share = p
-        i = idx_of.get(jid)
-        if i is None:
-            raise PolicyViolation(pname, t, f"unknown job {jid!r}")
-        if i not in active:
-            raise PolicyViolation(pname, t, f"job {jid!r} has not arrived or is finished")
-        key = (node, typ)
-        cap = node_cap.get(key)
-        if cap is None:
-            raise PolicyViolation(pname, t, f"node {node!r} has no GPU of type {typ!r}")
-        if type(g) is not int:
-            if isinstance(g, bool) or not isinstance(g, np.integer):
-                raise PolicyViolation(pname, t, f"job {jid!r}: gpus must be a positive "
-                                      f"integer, got {g!r}")
-            g = int(g)
-        if g < 1:
-            raise PolicyViolation(pname, t, f"job {jid!r}: gpus must be a positive integer, "
-                                  f"got {g!r}")
-        if T[i, tindex[typ]] <= 0:
-            raise PolicyViolation(pname, t, f"job {jid!r} cannot run on {typ!r}")
-        if (cpus, mem, copy, share) == _DEFAULTS and type(copy) is int:  # whole GPUs only
-            cpus, mem, copy, share = _DEFAULTS
-            if type(p) is not Placement or type(p.gpus) is not int:
-                p = Placement(jid, node, typ, g)
-        else:
-            p = _checked(pname, t, jid, node, typ, g, cpus, mem, copy, share, caps)
-            cpus, mem, copy, share = p[4:]
-        u = used.get(key, 0.0) + g * share
-        if u > cap + 1e-9:
-            raise PolicyViolation(pname, t, f"over-allocation: {u:g} GPUs of type "
-                                  f"{typ!r} on node {node!r} (capacity {cap})")
-        used[key] = u
-        if cpus or mem:
-            r = res_used.setdefault(node, [0.0, 0.0])
-            r[0] += cpus
-            r[1] += mem
-            for k, what in ((0, "CPU cores"), (1, "GB of DRAM")):
-                c = node_res[node][k]
-                if r[k] > c * (1 + 1e-9) + 1e-9:
-                    raise PolicyViolation(pname, t, f"over-allocation: {r[k]:g} {what} on "
-                                          f"node {node!r} (capacity {c:g})")
-        gangs.setdefault(i, {}).setdefault(copy, []).append(p)
-    for i, copies in gangs.items():
-        jid = next(iter(copies.values()))[0].job_id
-        if caps.forking:
-            nodes_of: dict[str, int] = {}
-            for c, ps in copies.items():
-                g = sum(p.gpus for p in ps)
-                nd = {p.node for p in ps}
-                if len(nd) != 1 or g > W[i]:
-                    raise PolicyViolation(pname, t, f"job {jid!r} copy {c}: a copy must hold "
-                                          f"1..{int(W[i])} GPUs on one node, got {g} on "
-                                          f"{sorted(nd)}")
-                h = next(iter(nd))
-                if h in nodes_of:
-                    raise PolicyViolation(pname, t, f"job {jid!r}: copies {nodes_of[h]} and "
-                                          f"{c} on one node {h!r}")
-                nodes_of[h] = c
-        else:
-            g = sum(p.gpus for p in copies[0])
-            if g != W[i]:
-                raise PolicyViolation(pname, t, f"job {jid!r}: gang of {int(W[i])} GPUs "
-                                      f"required, got {g}")
-        for c, ps in copies.items():
-            if len(ps) == 1:
-                continue
-            # merge duplicates (same node, type, share and per-GPU CPU/DRAM) so the
-            # recorded schedule is canonical and the gang's rate unchanged
-            merged: dict[tuple, list[float]] = {}
-            for p in ps:
-                k = (p.node, p.gpu_type, p.share, p.cpus / p.gpus, p.memory / p.gpus)
-                m = merged.setdefault(k, [0, 0.0, 0.0])
-                m[0] += p.gpus
-                m[1] += p.cpus
-                m[2] += p.memory
-            copies[c] = [Placement(jid, k[0], k[1], int(m[0]), m[1], m[2], c, k[2])
-                         for k, m in sorted(merged.items())]
-        gangs[i] = dict(sorted(copies.items()))
-    return dict(sorted(gangs.items()))

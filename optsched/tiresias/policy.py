@@ -49,7 +49,7 @@ options (``gittins_delta``, ``gittins_code_quirk``).
 
 Placement: ``"spread"`` (any free GPUs, fewest nodes first; Tiresias relaxes
 consolidation when the model profile allows it) or ``"consolidated"`` (only placements
-on as few nodes as the gang needs); see :func:`optsched.policies.base.place_gang`. In
+on as few nodes as the gang needs); see :func:`optsched.sim.placement.place_gang`. In
 this simulator placement changes only queueing, not speed (as in Tiresias' simulator).
 
 Baselines: ``fifo_yarn`` (YARN-CS-like: arrival order, gang, no preemption, skipping),
@@ -64,14 +64,10 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption
-from optsched.policies.base import (
-    PLACEMENT_MODES,
-    check_single_type_gangs,
-    place_gang,
-    register_policy,
-)
-from optsched.sim.policy import ClusterView, Placement
+from optsched.sim.placement import PLACEMENT_MODES, check_single_type_gangs, place_gang
+from optsched.sim.policy import ClusterView
 
 __all__ = ["gittins_index", "gittins_index_fixed", "GittinsIndex", "Tiresias",
            "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS", "DEFAULT_THRESHOLDS", "PROMOTE_KNOB"]
@@ -327,26 +323,3 @@ class Tiresias:
                 return trial
             out.extend(ps)
         return out
-
-
-_GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk"})
-
-
-def _register(name: str, **fixed: Any) -> None:
-    # options that cannot change this policy's decisions are not its options
-    exclude = set() if fixed["order"] == "gittins" else set(_GITTINS_OPTIONS)
-    if "thresholds" in fixed and fixed["thresholds"] is None:
-        exclude.add("promote_knob")
-    if fixed["order"] in ("fifo", "srtf"):
-        exclude.add("dims")
-    register_policy(name, Tiresias, defaults={"name": name}, exclude=frozenset(exclude),
-                    **fixed)
-
-
-_register("tiresias_las", order="las")
-_register("tiresias_gittins", order="gittins")
-_register("tiresias_gittins_fixed", order="gittins", gittins_delta=3250.0)
-_register("las_2d_continuous", order="las", thresholds=None)
-_register("las_1d", order="las", dims=1)
-_register("fifo_yarn", order="fifo", preemptive=False, thresholds=None)
-_register("srtf", order="srtf", thresholds=None)

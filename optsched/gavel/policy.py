@@ -16,9 +16,10 @@ it into per-round placements with Gavel's round mechanism (§5, Alg. 1):
   scheduled this round or when its ``workers`` exceed the remaining GPUs of type k.
 * Placement: the selected jobs of each type are placed in decreasing gang size, keeping
   their previous GPUs when possible (lease extension), otherwise on the single node that
-  fits best, otherwise on the fewest nodes (:func:`optsched.policies.base.place_gang`).
+  fits best, otherwise on the fewest nodes (:func:`optsched.sim.placement.place_gang`).
 
-Registered names (:data:`~optsched.policies.base.POLICIES`): ``max_min_fairness``
+Registered names (:mod:`optsched.gavel`; aliases without the ``gavel.`` prefix):
+``max_min_fairness``
 (heterogeneity-aware LAS), ``max_min_fairness_agnostic`` (T = 1), ``min_total_duration``
 (makespan), ``finish_time_fairness``, ``max_sum_throughput``, ``min_cost_slo``,
 ``min_cost`` (no SLOs), ``fifo`` (Gavel's FIFO, fastest free type) and ``fifo_agnostic``
@@ -32,10 +33,11 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, SolverFailed
-from optsched.policies import gavel_lp as glp
-from optsched.policies.base import check_single_type_gangs, choose_nodes, register_policy
-from optsched.sim.policy import ClusterView, Placement
+from optsched.gavel import exact as glp
+from optsched.sim.placement import check_single_type_gangs, choose_nodes
+from optsched.sim.policy import ClusterView
 
 __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS"]
 
@@ -340,11 +342,3 @@ class GavelFIFO:
             free[k] -= W[m]
             X[m, k] = 1.0
         return self.rounds.allocate(state, X)
-
-
-_ALL_KIND_OPTIONS = frozenset().union(*KIND_OPTIONS.values())
-for _kind in SOLVERS:
-    register_policy(_kind, GavelPolicy, kind=_kind,
-                    exclude=_ALL_KIND_OPTIONS - KIND_OPTIONS[_kind])
-register_policy("fifo", GavelFIFO, mode="perf")
-register_policy("fifo_agnostic", GavelFIFO, mode="base")

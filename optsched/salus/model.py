@@ -228,7 +228,7 @@ def salus_view(instance: Instance, *, common_release: bool = True) -> SalusView:
         i = int(np.argmax(a != a[0]))
         raise ModelNotApplicable(f"jobs[{i}].arrival", float(a[i]),
                                  "the offline Salus models place all jobs at one time; "
-                                 "use optsched.salus.sim for arrivals over time")
+                                 "use optsched.salus.policy for arrivals over time")
     node, typ, mem = [], [], []
     for h, nd in enumerate(instance.cluster.nodes):
         for t in sorted(nd.gpus):

@@ -2,7 +2,7 @@ r"""Online GPU sharing with Salus lanes: :class:`SalusPolicy` in the shared simu
 
 :class:`SalusPolicy` is an event-driven :class:`optsched.sim.Policy` that declares
 ``sharing = True``: each running job holds one GPU at a compute ``share`` below 1, and
-the shared simulator (:mod:`optsched.sim.core`) checks that the shares on every node and
+the shared simulator (:mod:`optsched.sim.simulator`) checks that the shares on every node and
 GPU type sum to at most the GPU count and advances each job by the validator's rule
 (:func:`optsched.core.progress.gang_rate`: ``min(1, share / u)`` times the rate). GPU memory
 (the lanes) is the policy's own state, kept per GPU device (the simulator knows GPUs
@@ -15,7 +15,7 @@ Mechanics (Salus, MLSys'20 §3-4; ``LaneMgr`` and ``executionengine.cpp``)
   GPU (in cluster order, of a type it can run on) that takes it; a job that cannot be
   placed waits and does not block the jobs behind it. ``mode`` decides what takes a job:
 
-  - ``"salus"``: Salus' lane manager (:class:`~optsched.salus.lanes.GpuLanes`): a new lane
+  - ``"salus"``: Salus' lane manager (:class:`~optsched.salus.model.GpuLanes`): a new lane
     of exactly P+T while un-laned memory allows, else the first existing lane (ascending
     free memory) that stays safe; a lane is freed when its last job leaves;
   - ``"single_lane"``: one lane of the whole GPU memory (``SALUS_DISABLE_LANEMGR``); a job
@@ -51,12 +51,13 @@ import numpy as np
 
 from optsched.core.instance import Instance
 from optsched.core.result import Result
+from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, ModelNotApplicable
-from optsched.salus.lanes import MB_PER_GB, GpuLanes, Lane, _le, salus_view
-from optsched.sim.core import simulate
-from optsched.sim.policy import ClusterView, Placement
+from optsched.salus.model import MB_PER_GB, GpuLanes, Lane, _le, salus_view
+from optsched.sim.policy import ClusterView
+from optsched.sim.simulator import simulate
 
-__all__ = ["simulate_lanes", "SalusPolicy", "MODES", "POLICIES"]
+__all__ = ["simulate_lanes", "run_lanes", "SalusPolicy", "MODES", "POLICIES"]
 
 MODES = ("salus", "single_lane", "exclusive")
 POLICIES = ("fifo", "srtf", "fair")
@@ -264,3 +265,13 @@ def simulate_lanes(instance: Instance, *, mode: str = "salus", policy: str = "fi
     return res.replace(model="salus", method=f"sim-{mode}-{policy}",
                        objective=float(np.mean(list(jct.values()))) if jct else None,
                        extra={**res.extra, "wall_seconds": _time.perf_counter() - wall})
+
+
+def run_lanes(instance: Instance, *, seed: int = 0, max_time: float | None = None,
+                    progress: bool | None = None, mode: str = "salus",
+                    policy: str = "fifo") -> Result:
+    """The runner of ``optsched simulate --policy salus.lanes [--option mode=... policy=...]``."""
+    if max_time is not None:
+        raise InvalidOption("max_time", max_time, "the lane simulation runs every job to "
+                            "completion")
+    return simulate_lanes(instance, mode=mode, policy=policy)

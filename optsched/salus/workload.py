@@ -6,7 +6,7 @@ of four models (:func:`optsched.catalog.salus_published`). What is derived, and 
 
 * **P and T (training).** Only peaks are published. For a model measured at several
   batch sizes, P is the intercept of the least-squares line peak(b) = P + b t
-  (:func:`~optsched.salus.lanes.persistent_from_peaks`: the batch-independent part is
+  (:func:`~optsched.salus.model.persistent_from_peaks`: the batch-independent part is
   weights, gradients, optimizer state and framework), and T(b) = peak(b) - P. For a
   model with one published peak, P = f peak with f the median P/peak of the fitted CNNs
   at their smallest batch (:func:`median_persistent_fraction`, computed from the data).
@@ -33,12 +33,12 @@ from functools import lru_cache
 import numpy as np
 
 from optsched.catalog import salus_published, salus_workloads
-from optsched.core.instance import GpuMemory, Job
+from optsched.core.instance import Cluster, GpuMemory, Instance, Job, Node
 from optsched.errors import UnknownName
-from optsched.salus.lanes import persistent_from_peaks
+from optsched.salus.model import persistent_from_peaks
 
 __all__ = ["ModelFootprint", "footprints", "training_job", "inference_job",
-           "inference_models", "median_persistent_fraction"]
+           "inference_models", "median_persistent_fraction", "demo_instance", "DEMO_WORKLOADS"]
 
 
 @dataclass(frozen=True)
@@ -131,3 +131,19 @@ def inference_job(model: str, id: str, *, batch: int = 1, gpu_type: str = "v100"
     P, t = models[model]
     return Job(id, 0.0, 1, iterations, {gpu_type: 1.0 / iteration_s}, profile=model,
                memory=GpuMemory(P, t * batch))
+
+
+DEMO_WORKLOADS = ("resnet50_25_1min", "googlenet_50_1min", "alexnet_100_1min",
+                  "vgg11_25_1min", "inception3_25_1min", "overfeat_25_1min")
+
+
+def demo_instance() -> Instance:
+    """Six 1-minute training runs of ``workloads.csv`` on one node with two 16 GB V100s.
+
+    P/T and the compute shares u follow :mod:`optsched.salus.workload`.
+    """
+    jobs = tuple(training_job(w, f"j{k}-{w.split('_')[0]}") for k, w in
+                 enumerate(DEMO_WORKLOADS))
+    cluster = Cluster((Node("gpu-node", {"v100": 2}, cpus=16, memory=64,
+                            gpu_memory={"v100": 16.0}),))
+    return Instance(cluster, jobs, name="salus-demo")

@@ -2,7 +2,7 @@ r"""Synergy over many rounds: :class:`SynergyPolicy` in the shared simulator.
 
 :class:`SynergyPolicy` is a :class:`optsched.sim.Policy` that declares
 ``resource_sensitive = True``: its placements carry CPU cores and DRAM, and the shared
-simulator (:mod:`optsched.sim.core`) runs each gang at its throughput times the job's
+simulator (:mod:`optsched.sim.simulator`) runs each gang at its throughput times the job's
 sensitivity at the allocation's per-GPU cores and memory -- the rule the validator
 checks (:func:`optsched.core.progress.gang_rate`). Round mechanics are the simulator's:
 
@@ -38,13 +38,14 @@ import math
 
 from optsched.core.instance import Instance, Job
 from optsched.core.result import Result
+from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption
-from optsched.sim.core import simulate
-from optsched.sim.policy import ClusterView, Placement
+from optsched.sim.policy import ClusterView
+from optsched.sim.simulator import simulate
 from optsched.synergy.heuristics import allocate
 from optsched.synergy.model import prepare
 
-__all__ = ["simulate_synergy", "SynergyPolicy", "ORDERS", "ALLOCATORS"]
+__all__ = ["simulate_synergy", "SynergyPolicy", "runner", "ORDERS", "ALLOCATORS"]
 
 ORDERS = ("fifo", "srtf", "las", "ftf")
 ALLOCATORS = ("tune", "greedy", "proportional")
@@ -142,3 +143,15 @@ def simulate_synergy(instance: Instance, allocator: str = "tune", order: str = "
     mean = res.objective
     return res.replace(model="synergy-sim", method=f"{allocator}+{order}",
                        objective=mean if mean is not None and math.isfinite(mean) else None)
+
+
+def runner(allocator: str):
+    """The simulator runner of Synergy's ``allocator`` (``tune``, ``greedy``,
+    ``proportional``)."""
+    def run(instance: Instance, *, seed: int = 0, max_time: float | None = None,
+            progress: bool | None = None, order: str = "fifo") -> Result:
+        return simulate_synergy(instance, allocator, order, max_time=max_time)
+
+    run.__doc__ = (f"``optsched simulate --policy synergy.{allocator} [--option order=...]``:"
+                   f" Synergy-{allocator.upper()} rounds in the shared simulator.")
+    return run

@@ -104,7 +104,7 @@ from optsched.errors import InvalidOption
 from optsched.options import declares
 from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram
-from optsched.synergy.model import Placement, SynergyRound, prepare, round_result
+from optsched.synergy.model import Configuration, SynergyRound, prepare, round_result
 
 __all__ = ["exact", "two_step", "joint", "step1_program", "joint_program"]
 
@@ -230,7 +230,7 @@ def joint(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
     places = []
     for i in np.flatnonzero(y):
         parts = tuple((int(s), int(w[i, s])) for s in np.flatnonzero(w[i] > 0))
-        places.append(Placement(int(pj[i]), float(cfg[i, 0]), float(cfg[i, 1]),
+        places.append(Configuration(int(pj[i]), float(cfg[i, 0]), float(cfg[i, 1]),
                                 float(cfg[i, 2]), parts))
     obj = float(sum(p.rel for p in places))
     return round_result(rnd, places, "exact", res.solve_seconds, status=res.status,
@@ -286,7 +286,7 @@ def two_step(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
             if not np.allclose(chosen[a][:2], rnd.fair):
                 fallback.append(rnd.instance.jobs[j].id)
         parts = tuple((int(s), int(x[s])) for s in np.flatnonzero(x > 0))
-        places.append(Placement(j, float(c), float(m), float(t), parts))
+        places.append(Configuration(j, float(c), float(m), float(t), parts))
     obj = float(sum(p.rel for p in places))
     bound = r1.bound if r1.bound is not None else r1.objective
     if Status.TIME_LIMIT in (r1.status, r2.status):

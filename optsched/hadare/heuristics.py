@@ -4,7 +4,7 @@ on every GPU left idle.
 Algorithm (round-based; slots of :math:`\Delta` = ``Instance.slot`` seconds)
 ----------------------------------------------------------------------------
 1. **Admission and main placement = Hadar.** Each arriving job goes through Hadar's dual
-   subroutine under the current prices (:func:`optsched.hadar.online.run_online`,
+   subroutine under the current prices (:func:`optsched.hadar.heuristics.run_online`,
    imported, not copied): admitted iff its best priced payoff is positive, its plan
    (GPUs per slot and (node, type)) is booked and the prices
    :math:`p_{thk} = L (U_k/L)^{g_{thk}/c_{hk}}` rise. A plan only books slots
@@ -72,76 +72,20 @@ import math
 import time
 from typing import Any
 
-import numpy as np
-
 from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Schedule
 from optsched.errors import InvalidOption
-from optsched.hadar.model import DEFAULT_MAX_SLOTS, HadarModel
-from optsched.hadar.online import DEFAULT_QUANTA, OnlineRun, online_model, run_online
+from optsched.hadar.heuristics import DEFAULT_QUANTA, OnlineRun, online_model, run_online
+from optsched.hadar.model import DEFAULT_MAX_SLOTS
 from optsched.hadare.model import consolidation_seconds, max_copies_of
+from optsched.hadare.policy import HadarEPolicy
 from optsched.options import declares
-from optsched.sim.core import simulate
+from optsched.sim.simulator import simulate
 
-__all__ = ["online", "hadar_replay"]
+__all__ = ["online", "hadar_replay", "simulate_hadare", "simulate_pair"]
 
 _EPS = 1e-9
-
-
-def _fill(model: HadarModel, s: int, eligible: list[int], copies: dict[int, dict[int, list]],
-          idle: np.ndarray, rem: np.ndarray, F: np.ndarray, price: np.ndarray | None) -> int:
-    """Step 3; mutates ``copies`` and ``idle``; returns the GPUs given."""
-    d = model.delta
-    bn, bt = model.bucket_node, model.bucket_type
-    H = len(model.instance.cluster.nodes)
-    E = np.array(eligible, dtype=np.int64)
-    nE, B = E.size, bn.size
-    tau = model.rates[E][:, bt]  # nE x B
-    p = np.full(B, 1.0) if price is None else np.asarray(price, dtype=float)
-    # a price that over- or underflowed (degenerate U/L) ranks last, never NaN
-    p = np.where(np.isnan(p), np.inf, np.maximum(p, np.finfo(float).tiny))
-    Wv = model.W[E]
-    cb = np.full((nE, H), -1, dtype=np.int64)
-    cg = np.zeros((nE, H), dtype=np.int64)
-    R = np.zeros(nE)
-    for e, j in enumerate(eligible):
-        for h, (b, g) in copies.get(j, {}).items():
-            cb[e, h], cg[e, h] = b, g
-            R[e] += g * model.rates[j, bt[b]]
-    ncop = (cb >= 0).sum(axis=1)
-    Fv = F[E]
-    given = 0
-    barange = np.arange(B)
-    while True:
-        cbn, cgn = cb[:, bn], cg[:, bn]  # nE x B: the job's copy on the bucket's node
-        ok = (tau > 0) & (idle[None, :] > 0) & (
-            ((cbn < 0) & (ncop < Fv)[:, None])
-            | ((cbn == barange[None, :]) & (cgn < Wv[:, None])))
-        if not ok.any():
-            return given
-        need = np.maximum(0.0, rem[E] - R * d)
-        mp = np.where(ok, np.minimum(tau * d, need[:, None]) / p[None, :], -np.inf)
-        top = mp.max()
-        cand = ok & (mp >= top - 1e-12 * max(1.0, abs(top)))
-        sec = np.where(cand, tau / p[None, :], -np.inf)
-        e, b = np.unravel_index(int(np.argmax(sec)), sec.shape)
-        if not ok[e, b]:  # pragma: no cover - guarded by the cand mask
-            e, b = np.argwhere(ok)[0]
-        h = int(bn[b])
-        room = int(Wv[e] - cg[e, h]) if cb[e, h] >= 0 else int(Wv[e])
-        g = min(int(idle[b]), room)
-        if need[e] > 0:
-            g = min(g, max(1, math.ceil(need[e] / (tau[e, b] * d) - _EPS)))
-        if cb[e, h] < 0:
-            cb[e, h] = b
-            ncop[e] += 1
-        cg[e, h] += g
-        idle[b] -= g
-        R[e] += g * tau[e, b]
-        given += g
-        j = int(E[e])
-        copies.setdefault(j, {})[h] = [int(b), int(cg[e, h])]
 
 
 @declares()
@@ -153,7 +97,7 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     """HadarE online (see the module docstring): total utility of the completed jobs.
 
     Options: ``slots`` (T), ``slot``, ``max_slots`` (the planning grid), ``quanta``,
-    ``U``, ``L`` (Hadar's pricing, see :func:`optsched.hadar.online.online`);
+    ``U``, ``L`` (Hadar's pricing, see :func:`optsched.hadar.heuristics.online`);
     ``consolidation`` (seconds) or ``consolidation_slots``; ``max_copies`` (:math:`F_j`:
     an integer or a mapping job id -> integer; default as many as nodes);
     ``forking=False`` replays Hadar instead;
@@ -163,7 +107,7 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     ``extra``: ``admitted`` ids, ``hadar_P`` (utility of Hadar's own plans),
     ``fill_gpu_rounds`` (GPU-rounds given to forked copies), ``released_gpu_rounds``,
     ``max_copies_used``, ``rounds``, ``done_at`` (instant each job's work was done).
-    ``hadar_run``: a :func:`optsched.hadar.online.run_online` result of this instance to
+    ``hadar_run``: a :func:`optsched.hadar.heuristics.run_online` result of this instance to
     reuse (its model and prices; ``slots``, ``quanta``, ``U``, ``L`` are then ignored), so
     HadarE and the Hadar replay can share one admission pass.
     """
@@ -184,8 +128,6 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     F = max_copies_of(plan, max_copies)
     if completion not in ("slot", "exact"):
         raise InvalidOption("completion", completion, "must be 'slot' or 'exact'")
-    from optsched.hadare.policy import HadarEPolicy
-
     policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa)
     d = model.delta
     sim = simulate(plan, policy, max_time=model.T * d, progress=False)
@@ -232,3 +174,30 @@ def hadar_replay(instance: Instance, **options: Any) -> Result:
     if "forking" in options:
         raise InvalidOption("forking", options["forking"], "hadar-replay never forks")
     return online(instance, forking=False, **options)
+
+
+def simulate_hadare(instance: Instance, *, forking: bool = True, **options: Any) -> Result:
+    """HadarE (``forking=True``) or Hadar (``forking=False``) with exact completion
+    instants (``completion="exact"``); ``objective`` is the mean JCT of completed jobs,
+    as :func:`optsched.sim.simulate` reports. Other options as
+    :func:`optsched.hadare.heuristics.online`."""
+    options.setdefault("completion", "exact")
+    if "slots" not in options:  # simulate in the instance's own rounds, to completion
+        options.setdefault("slot", instance.slot)
+    res = online(instance, forking=forking, **options)
+    m = res.metrics
+    return res.replace(model="simulate", method="hadare" if forking else "hadar",
+                       objective=m.mean_jct if m is not None else None,
+                       extra={**res.extra, "utility": res.objective})
+
+
+def simulate_pair(instance: Instance, *, slots: int | None = None, slot: float | None = None,
+                  max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
+                  U: Any = None, L: float | None = None,
+                  **options: Any) -> tuple[Result, Result]:
+    """``(HadarE, Hadar)`` as :func:`simulate_hadare` would give them, sharing one pass of
+    Hadar's admission (identical by construction; half the work on long traces)."""
+    model = online_model(instance, slot, slots, max_slots, quanta)
+    hr = run_online(model, quanta=quanta, U=U, L=L)
+    return (simulate_hadare(instance, forking=True, hadar_run=hr, **options),
+            simulate_hadare(instance, forking=False, hadar_run=hr, **options))

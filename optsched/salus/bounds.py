@@ -1,0 +1,75 @@
+r"""Bounds for Salus' lane models (fluid concurrency, :mod:`optsched.salus.model`).
+
+* :func:`ff_gpu_bound` - the GPUs first fit opens with one lane per GPU (the proof is in
+  :mod:`optsched.salus.heuristics`):
+  :math:`k \le \max(1, 2\lceil \sum_i P_i / (M - T_{\max}) \rceil - 1)`.
+* :func:`lower_bound` - a bound on the optimum of each objective that every plan obeys:
+
+  - makespan: :math:`C^* \ge \max\big(\max_i \min_g n_i d_{ig},\;
+    \sum_i \min_g n_i d_{ig} u_i / G\big)` - a job's iterations run one at a time at
+    speed at most 1 (:math:`s \le u_i`), and the :math:`G` GPUs give at most one unit of
+    compute each per second;
+  - GPUs: :math:`k^* \ge \lceil (\sum_i P_i + T_{\max}) / M_{\max} \rceil` - every
+    placed job's persistent memory is resident and some lane holds the largest peak;
+  - admitted weight: :math:`\le \sum_i w_i` over the jobs that fit some GPU alone.
+
+Complexity: :math:`O(nG)`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status
+from optsched.options import declares
+from optsched.salus.model import SalusView, salus_view
+
+__all__ = ["ff_gpu_bound", "lower_bound"]
+
+
+def ff_gpu_bound(view: SalusView) -> int | None:
+    r"""The first-fit bound on GPUs, :math:`\max(1, 2\lceil \sum P/(M - T_{\max})\rceil - 1)`.
+
+    ``None`` when the GPUs differ in memory or :math:`T_{\max} \ge M`.
+    """
+    if view.n_gpus == 0 or view.n_jobs == 0 or np.ptp(view.memory) > 0:
+        return None
+    M = float(view.memory[0])
+    tmax = float(view.T.max())
+    if tmax >= M:
+        return None
+    return max(1, 2 * math.ceil(float(view.P.sum()) / (M - tmax) - 1e-12) - 1)
+
+
+@declares()
+def lower_bound(instance: Instance, *, objective: str = "makespan") -> Result:
+    """The bound of the module docstring for ``objective`` (a lower bound for makespan
+    and GPUs, an upper bound for admitted weight), as ``Result.bound``."""
+    from optsched.salus.exact import SENSE, check_objective
+
+    check_objective(objective)
+    t0 = time.perf_counter()
+    view = salus_view(instance)
+    fits = np.array([any(view.fits(i, g) for g in range(view.n_gpus))
+                     for i in range(view.n_jobs)], dtype=bool)
+    if objective == "admitted":
+        bound = float(view.w[fits].sum())
+    elif not fits.all():
+        return Result(status=Status.INFEASIBLE, model="salus", method="lower-bound",
+                      message=f"job {view.ids[int(np.argmin(fits))]!r} fits no GPU alone")
+    elif objective == "makespan":
+        serial = np.where(np.isfinite(view.d), view.d, np.inf) * view.n[:, None]
+        bound = float(max(serial.min(axis=1).max(initial=0.0),
+                          (serial * view.u[:, None]).min(axis=1).sum() / max(view.n_gpus, 1)))
+    else:
+        bound = float(max(1, math.ceil((view.P.sum() + view.T.max(initial=0.0))
+                                       / view.memory.max() - 1e-12))) if view.n_jobs else 0.0
+    return Result(status=Status.OPTIMAL, bound=bound, model="salus", method="lower-bound",
+                  solve_seconds=time.perf_counter() - t0,
+                  ratio_note=f"{'upper' if SENSE[objective] == 'max' else 'lower'} bound on "
+                             f"the optimum ({objective})",
+                  extra={"objective_kind": objective})

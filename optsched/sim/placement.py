@@ -1,0 +1,109 @@
+"""Where a gang goes: the node choice shared by the simulator policies.
+
+Placement (node choice for a gang of W GPUs of one type k), used by Gavel's round
+mechanism (Alg. 1: "consolidate onto the same server" when possible) and by Tiresias
+(consolidated vs spread placement, NSDI'19 §4):
+
+1. *lease extension*: the job's previous placement on type k, if all of it is free;
+2. *best fit*: the single node with the fewest free GPUs of type k that still fits W;
+3. otherwise the fewest nodes: nodes in decreasing free count (ties by node order).
+   With ``mode="consolidated"`` step 3 is accepted only if it uses no more nodes than
+   ``ceil(W / largest node size of type k)`` (the gang is as packed as the cluster
+   allows); with ``mode="spread"`` any number of nodes is accepted.
+
+:func:`check_single_type_gangs` is the applicability check of the policies that run a
+gang on one GPU type.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from optsched.core.schedule import Placement
+from optsched.errors import InvalidOption, ModelNotApplicable
+from optsched.sim.policy import ClusterView
+
+__all__ = ["PLACEMENT_MODES", "place_gang", "choose_nodes", "check_single_type_gangs"]
+
+PLACEMENT_MODES = ("consolidated", "spread")
+
+
+def check_single_type_gangs(instance, policy: str) -> None:
+    """Raise :class:`ModelNotApplicable` for a job whose gang fits no single GPU type.
+
+    Gavel's allocation (:math:`X_{mk}`: job m on :math:`W_m` GPUs of type k) and
+    Tiresias' placement run a gang on one type; an instance may hold a job that only
+    fits across types, which such a policy would never start.
+    """
+    per_type = instance.cluster.gpus_per_type
+    for i, j in enumerate(instance.jobs):
+        pool = max((per_type.get(t, 0) for t, r in j.throughput.items() if r > 0), default=0)
+        if j.workers > pool:
+            raise ModelNotApplicable(
+                f"jobs[{i}].workers", j.workers,
+                f"policy {policy!r} runs a gang on one GPU type, and the largest pool of one "
+                f"type job {j.id!r} can use has {pool} GPUs")
+
+
+def place_gang(view: ClusterView, free: np.ndarray, job_id: str, workers: int, k: int,
+               mode: str = "spread") -> list[Placement] | None:
+    """Choose nodes for ``workers`` GPUs of type index ``k``; update ``free`` in place.
+
+    Returns the placements, or ``None`` (``free`` untouched) when the gang does not fit
+    under ``mode`` (see module docstring).
+    """
+    if mode not in PLACEMENT_MODES:
+        raise InvalidOption("placement", mode, f"must be one of {PLACEMENT_MODES}")
+    col = free[:, k].tolist()
+    hs = choose_nodes(view, col, job_id, workers, k, mode)
+    if hs is None:
+        return None
+    nodes = view.cluster.nodes
+    tname = view.gpu_types[k]
+    out = []
+    for h, g in hs:
+        free[h, k] -= g
+        out.append(Placement(job_id, nodes[h].name, tname, g))
+    return out
+
+
+def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k: int,
+                 mode: str = "spread") -> list[tuple[int, int]] | None:
+    """The node choice of :func:`place_gang` on a plain list ``col`` of free GPUs of type
+    ``k`` per node (updated in place); returns ``[(node index, gpus), ...]`` or ``None``."""
+    tname = view.gpu_types[k]
+    prev = view.previous_by_job.get(job_id)
+    if prev and all(p.gpu_type == tname for p in prev) and \
+            sum(p.gpus for p in prev) == workers:
+        hs = [(view.cluster.node_index(p.node), p.gpus) for p in prev]
+        if all(col[h] >= g for h, g in hs):
+            for h, g in hs:
+                col[h] -= g
+            return hs
+    if sum(col) < workers:
+        return None
+    best = -1
+    for h, f in enumerate(col):
+        if f >= workers and (best < 0 or f < col[best]):
+            best = h
+    if best >= 0:
+        col[best] -= workers
+        return [(best, workers)]
+    order = sorted(range(len(col)), key=lambda h: -col[h])
+    hs = []
+    need = workers
+    for h in order:
+        if need == 0 or col[h] <= 0:
+            break
+        g = min(col[h], need)
+        hs.append((h, g))
+        need -= g
+    if mode == "consolidated":
+        biggest = int(view.capacity[:, k].max())
+        if len(hs) > math.ceil(workers / max(biggest, 1)):
+            return None
+    for h, g in hs:
+        col[h] -= g
+    return hs

@@ -1,0 +1,52 @@
+"""Tiresias (Gu et al., NSDI'19): 2D-LAS and 2D-Gittins for distributed DL jobs.
+
+* :mod:`.policy` - the queue-ordered gang scheduler (2D-LAS, 2D-Gittins) and the
+  baselines it is compared with (YARN-CS FIFO, SRTF, 1D-LAS), event-driven in the shared
+  simulator.
+
+Policies (``optsched simulate --policy tiresias.NAME``; older names are aliases):
+``las`` (2D-LAS), ``gittins`` (2D-Gittins), ``gittins_fixed`` (fixed-Delta index),
+``las_continuous``, ``las_1d``, ``yarn_fifo`` and ``srtf``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optsched.registry import PaperSpec, PolicySpec, register
+from optsched.tiresias.policy import GittinsIndex, Tiresias, gittins_index, gittins_index_fixed
+
+__all__ = ["Tiresias", "GittinsIndex", "gittins_index", "gittins_index_fixed", "SPEC"]
+
+_GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk"})
+
+
+def _policy(name: str, alias: str, **fixed: Any) -> PolicySpec:
+    # options that cannot change this policy's decisions are not its options
+    exclude = set() if fixed["order"] == "gittins" else set(_GITTINS_OPTIONS)
+    if "thresholds" in fixed and fixed["thresholds"] is None:
+        exclude.add("promote_knob")
+    if fixed["order"] in ("fifo", "srtf"):
+        exclude.add("dims")
+    return PolicySpec(name, factory=Tiresias, fixed=fixed, defaults={"name": alias},
+                      exclude=frozenset(exclude), aliases=(alias,))
+
+
+SPEC = register(PaperSpec(
+    name="tiresias",
+    summary="Tiresias (NSDI'19): 2D-LAS / 2D-Gittins gang scheduling, total JCT",
+    sense="min",
+    objective="total JCT (s)",
+    policies=(
+        _policy("las", "tiresias_las", order="las"),
+        _policy("gittins", "tiresias_gittins", order="gittins"),
+        _policy("gittins_fixed", "tiresias_gittins_fixed", order="gittins",
+                gittins_delta=3250.0),
+        _policy("las_continuous", "las_2d_continuous", order="las", thresholds=None),
+        _policy("las_1d", "las_1d", order="las", dims=1),
+        _policy("yarn_fifo", "fifo_yarn", order="fifo", preemptive=False, thresholds=None),
+        _policy("srtf", "srtf", order="srtf", thresholds=None),
+    ),
+    reference="Gu et al., Tiresias: A GPU Cluster Manager for Distributed Deep Learning, "
+              "NSDI'19",
+))
