@@ -24,8 +24,8 @@ import time
 from common import write_results
 
 from optsched.catalog import generate_philly
-from optsched.hadar import assign_utilities, competitive_ratio, exact, online
 from optsched.core.instance import Cluster, Node
+from optsched.hadar import assign_utilities, competitive_ratio, exact, online
 
 # congested rows: single-GPU jobs on 4 GPUs per type (demand share 1/4), many jobs
 CONGESTED = [(40, 16, 4, 1), (80, 16, 4, 1)]

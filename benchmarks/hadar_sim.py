@@ -24,8 +24,8 @@ from dataclasses import replace
 from common import write_results
 
 from optsched.catalog import read_gavel_trace
-from optsched.hadar.policy import HadarPolicy
 from optsched.core.instance import Utility
+from optsched.hadar.policy import HadarPolicy
 from optsched.registry import get_policy
 from optsched.sim import simulate
 

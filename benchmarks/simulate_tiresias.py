@@ -33,8 +33,8 @@ from common import write_results
 from optsched.catalog import cluster_preset, generate_philly, read_tiresias_trace
 from optsched.core.instance import Cluster, Node
 from optsched.registry import get_policy
-from optsched.tiresias.policy import ADAPTDL_THRESHOLDS
 from optsched.sim import simulate
+from optsched.tiresias.policy import ADAPTDL_THRESHOLDS
 
 
 def gpu_time_samples(inst) -> np.ndarray:

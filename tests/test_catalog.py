@@ -29,8 +29,8 @@ from optsched.catalog import (
     synergy_profiles,
     tiresias_gpu_time_samples,
 )
-from optsched.errors import InvalidInstance, InvalidOption, UnknownName
 from optsched.core.instance import Cluster, Instance, Node, Sensitivity
+from optsched.errors import InvalidInstance, InvalidOption, UnknownName
 
 ROOT = Path(__file__).resolve().parents[1]
 

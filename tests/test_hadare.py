@@ -15,6 +15,7 @@ import optsched
 import optsched.cli
 from optsched import Cluster, Instance, InvalidOption, Job, Node, Status, validate_schedule
 from optsched import Utility as Ut
+from optsched.core.schedule import Allocation, Schedule
 from optsched.hadare import (
     exact,
     hadar_replay,
@@ -24,7 +25,6 @@ from optsched.hadare import (
     simulate_pair,
     utilization_violations,
 )
-from optsched.core.schedule import Allocation, Schedule
 
 TYPES = ("v100", "p100", "k80")
 

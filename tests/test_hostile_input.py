@@ -19,9 +19,9 @@ from optsched import (
 from optsched.catalog import read_gavel_trace, read_tiresias_trace
 from optsched.cli import main
 from optsched.cli.simulate import load_cluster
-from optsched.errors import InvalidSchedule
 from optsched.core.jsonio import MAX_DEPTH, load_json, parse_json, parse_toml
 from optsched.core.schedule import Schedule, load_schedule
+from optsched.errors import InvalidSchedule
 from optsched.sweep import load_config
 
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from optsched.allox.workload import talk_instance, talk_schedule
 from optsched.cli import main
 from optsched.errors import InvalidOption
-from optsched.allox.workload import talk_instance, talk_schedule
 from optsched.reproduce import CLAIMS, quick_verdict, run_reproduction, verdict_strength
 
 

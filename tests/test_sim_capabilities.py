@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from strategies import examples
 
 from optsched import Cluster, Instance, Job, Node, Sensitivity
-from optsched.errors import InvalidOption
 from optsched.core.progress import gang_rate
 from optsched.core.schedule import Allocation
-from optsched.sim import ClusterView, Placement, PolicyViolation, simulate
 from optsched.core.validate import job_progress
+from optsched.errors import InvalidOption
+from optsched.sim import ClusterView, Placement, PolicyViolation, simulate
 
 SENS = Sensitivity((1.0, 2.0, 4.0), (10.0, 20.0), ((0.5, 0.6), (0.8, 1.0), (1.0, 1.3)),
                    best_cpu=4.0, best_memory=20.0)

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linprog, milp
 
-from optsched.errors import InvalidOption, UnknownName
 from optsched.core.result import Status
+from optsched.errors import InvalidOption, UnknownName
 from optsched.solvers import (
     BACKENDS,
     LinearProgram,

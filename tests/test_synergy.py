@@ -16,6 +16,7 @@ import optsched
 from optsched import Cluster, Instance, Job, ModelNotApplicable, Node, Sensitivity, Status
 from optsched.catalog import synergy_profiles
 from optsched.core.schedule import Schedule
+from optsched.core.validate import validate_schedule
 from optsched.synergy import (
     demo_instance,
     exact,
@@ -27,7 +28,6 @@ from optsched.synergy import (
     synergy_workload,
     tune,
 )
-from optsched.core.validate import validate_schedule
 
 PROFILES = synergy_profiles()
 CPU = (1.0, 3.0, 6.0)

@@ -8,16 +8,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from optsched import Cluster, Instance, Job, Node
+from optsched.core.schedule import Placement
 from optsched.registry import get_policy
+from optsched.sim import simulate
+from optsched.sim.policy import ClusterView
 from optsched.tiresias.policy import (
     GittinsIndex,
     Tiresias,
     gittins_index,
     gittins_index_fixed,
 )
-from optsched.sim import simulate
-from optsched.core.schedule import Placement
-from optsched.sim.policy import ClusterView
 
 
 def brute_gittins(samples, a, deltas):

@@ -1,10 +1,18 @@
 """Gavel (Narayanan et al., OSDI'20): heterogeneity-aware LP allocation policies.
 
-* :mod:`.model` - notation, effective throughput and the base allocation constraints;
+* :mod:`.model` - notation, effective throughput, the base allocation constraints and
+  the objectives of one round's allocation;
 * :mod:`.exact` - each policy's LP (max-min fairness, makespan, finish-time fairness,
   max-sum throughput, min cost with SLOs) through the solver layer;
+* :mod:`.bounds` - closed-form bounds on the round's optimum;
+* :mod:`.heuristics` - the allocations Gavel is compared with (isolated, agnostic, FIFO)
+  and the fractions the round mechanism realises;
 * :mod:`.policy` - the round mechanism turning an allocation into per-round placements
-  in the shared simulator, and Gavel's FIFO.
+  in the shared simulator, and Gavel's FIFO;
+* :mod:`.workload` - the demo instance (the shipped trace is in :mod:`optsched.catalog`).
+
+As a ``solve`` model the instance's jobs are one round's active jobs; ``objective``
+chooses the policy's objective (default max-min fairness).
 
 Policies (``optsched simulate --policy gavel.NAME``; the short names are aliases):
 ``max_min_fairness`` (heterogeneity-aware LAS), ``max_min_fairness_agnostic``,
@@ -14,10 +22,24 @@ Policies (``optsched simulate --policy gavel.NAME``; the short names are aliases
 
 from __future__ import annotations
 
-from optsched.gavel.policy import KIND_OPTIONS, SOLVERS, GavelFIFO, GavelPolicy, RoundMechanism
-from optsched.registry import PaperSpec, PolicySpec, register
+from optsched.gavel.bounds import bound
+from optsched.gavel.exact import exact
+from optsched.gavel.heuristics import agnostic, fifo, isolated, rounds
+from optsched.gavel.model import OBJECTIVES, objective_value, round_state
+from optsched.gavel.policy import (
+    KIND_OPTIONS,
+    SOLVERS,
+    GavelFIFO,
+    GavelPolicy,
+    RoundMechanism,
+    realised_fractions,
+)
+from optsched.gavel.workload import demo_instance
+from optsched.registry import Method, PaperSpec, PolicySpec, register
 
-__all__ = ["GavelPolicy", "GavelFIFO", "RoundMechanism", "SPEC"]
+__all__ = ["exact", "bound", "isolated", "agnostic", "fifo", "rounds", "GavelPolicy",
+           "GavelFIFO", "RoundMechanism", "realised_fractions", "round_state",
+           "objective_value", "OBJECTIVES", "demo_instance", "SPEC"]
 
 _ALL_KIND_OPTIONS = frozenset().union(*KIND_OPTIONS.values())
 
@@ -25,7 +47,18 @@ SPEC = register(PaperSpec(
     name="gavel",
     summary="Gavel (OSDI'20): heterogeneity-aware LP allocations and the round mechanism",
     sense="max",
-    objective="min normalised throughput (max-min fairness)",
+    objective=OBJECTIVES["max_min_fairness"][1],
+    methods=(
+        Method("exact", exact, "exact", backend=True),
+        Method("bound", bound, "bound"),
+        Method("rounds", rounds, backend=True),
+        Method("agnostic", agnostic, backend=True),
+        Method("isolated", isolated),
+        Method("fifo", fifo),
+    ),
+    default_heuristic="rounds",
+    demo_instance=demo_instance,
+    objectives=OBJECTIVES,
     policies=(
         *(PolicySpec(kind, factory=GavelPolicy, fixed={"kind": kind},
                      exclude=_ALL_KIND_OPTIONS - KIND_OPTIONS[kind], aliases=(kind,))

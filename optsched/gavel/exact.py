@@ -1,19 +1,7 @@
-r"""Gavel's heterogeneity-aware allocation LPs (Narayanan et al., OSDI'20, §3-4).
+r"""Gavel's heterogeneity-aware allocation LPs (Narayanan et al., OSDI'20, §4), exactly.
 
-Notation (per *visible* job m and GPU type k): :math:`T_{mk}` per-worker iterations/s
-(0 = cannot run), :math:`W_m` workers (Gavel's scale factor), :math:`c_k` GPUs of type k,
-:math:`X_{mk}` the fraction of wall-clock time job m holds :math:`W_m` GPUs of type k.
-
-Effective throughput (§3.1, job iterations/s):
-:math:`\mathrm{thr}_m(X) = W_m \sum_k T_{mk} X_{mk}`.
-
-Base constraints (§3.1 (1)-(3)), written once in :func:`allocation_program`:
-
-.. math::
-    0 \le X_{mk} \ (X_{mk} = 0 \text{ if } T_{mk} = 0), \quad
-    \sum_k X_{mk} \le 1, \quad \sum_m W_m X_{mk} \le c_k.
-
-Policies (§4), each one LP (or a short sequence) built with
+Notation and the base constraints are in :mod:`optsched.gavel.model`. Policies (§4),
+each one LP (or a short sequence) built with
 :class:`~optsched.solvers.program.LinearProgram` and solved by
 :func:`~optsched.solvers.solve_program` on any backend:
 
@@ -63,73 +51,38 @@ constraints exactly (up to float rounding), not merely within the solver's toler
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from optsched.core.result import Result, Status
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, relative_gap
 from optsched.errors import InvalidOption
+from optsched.gavel.model import (
+    AWS_PRICES,
+    OBJECTIVES,
+    LPAllocation,
+    _arrays,
+    allocation_program,
+    equal_share,
+    fill_idle,
+    isolated_share,
+    job_classes,
+    objective_value,
+    repair_allocation,
+    round_state,
+)
+from optsched.options import declares
 from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram, VarBlock
 
 __all__ = [
-    "LPAllocation", "allocation_program", "equal_share", "isolated_share", "max_min_fairness",
-    "min_total_duration", "finish_time_fairness", "max_sum_throughput", "min_cost_slo",
-    "AWS_PRICES", "job_classes", "fill_idle", "repair_allocation",
+    "exact", "max_min_fairness", "min_total_duration", "finish_time_fairness", "max_sum_throughput",
+    "min_cost_slo",
+    # the model's names, re-exported for the policies that import them from here
+    "LPAllocation", "allocation_program", "equal_share", "isolated_share", "AWS_PRICES",
+    "job_classes", "fill_idle", "repair_allocation",
 ]
-
-#: On-demand $/GPU-hour used by default for :func:`min_cost_slo`: AWS p3.2xlarge
-#: (1 V100) $3.06, p2.xlarge (1 K80) $0.90; P100 is not sold by AWS, Google Cloud's
-#: $1.46/h P100 price is used (the same three numbers as Gavel's cost experiments).
-AWS_PRICES = {"v100": 3.06, "p100": 1.46, "k80": 0.90}
-
-
-@dataclass(frozen=True)
-class LPAllocation:
-    """Solution of one Gavel LP: ``X[m, k]`` time fractions and the policy objective."""
-
-    X: np.ndarray
-    objective: float | None
-    status: Status
-    result: Result | None = None
-    lp_solves: int = 1
-    seconds: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.status.has_solution and self.objective is not None
-
-
-def _arrays(T, workers, capacity) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    T = np.asarray(T, dtype=float)
-    if T.ndim != 2:
-        raise InvalidOption("T", T.shape, "throughput matrix must be 2-D (jobs x types)")
-    W = np.asarray(workers, dtype=float).reshape(-1)
-    c = np.asarray(capacity, dtype=float).reshape(-1)
-    if W.shape[0] != T.shape[0] or c.shape[0] != T.shape[1]:
-        raise InvalidOption("shapes", (T.shape, W.shape, c.shape),
-                            "need T (n, K), workers (n,), capacity (K,)")
-    if np.any(T < 0) or np.any(W < 1) or np.any(c < 0):
-        raise InvalidOption("T/workers/capacity", None, "must be >= 0 (workers >= 1)")
-    return T, W, c
-
-
-def allocation_program(T, workers, capacity, *, sense: str = "max",
-                       name: str = "gavel") -> tuple[LinearProgram, VarBlock]:
-    """The shared LP skeleton: variables ``X`` and Gavel's base constraints (1)-(3)."""
-    T, W, c = _arrays(T, workers, capacity)
-    n, K = T.shape
-    lp = LinearProgram(sense=sense, name=name)
-    X = lp.add_variables("X", (n, K), lb=0.0, ub=np.where(T > 0, 1.0, 0.0))
-    idx = X.index
-    lp.add_constraints("time_fraction", rows=np.repeat(np.arange(n), K), cols=idx.ravel(),
-                       vals=1.0, ub=1.0, n_rows=n)
-    lp.add_constraints("capacity", rows=np.tile(np.arange(K), n), cols=idx.ravel(),
-                       vals=np.repeat(W, K), ub=c, n_rows=K)
-    return lp, X
-
 
 def _add_rate_rows(lp: LinearProgram, X: VarBlock, A: np.ndarray, name: str, *,
                    z_col: int | None = None, z_coef=None, lb=-np.inf, ub=np.inf) -> None:
@@ -153,42 +106,6 @@ def _solve(lp: LinearProgram, backend: str, opts: dict) -> tuple[Result, dict]:
     return res, res.values
 
 
-def repair_allocation(X, T, workers, capacity) -> np.ndarray:
-    r"""``X`` made to satisfy Gavel's constraints (1)-(3) exactly, up to float rounding.
-
-    An LP solver returns X within its primal feasibility tolerance (HiGHS: 1e-7 on its
-    internally scaled rows; capacity rows have come back 4e-7 to 2.8e-6 GPUs over
-    :math:`c_k`); used as exact, that over-fills a GPU type. The repair clips X to
-    [0, 1] on usable types (0 elsewhere), divides each row with
-    :math:`\sum_k X_{mk} = 1 + \delta > 1` by :math:`1 + \delta`, then multiplies each
-    column with load :math:`\sum_m W_m X_{mk} = c_k + \epsilon > c_k` by
-    :math:`c_k / (c_k + \epsilon)`.
-    Column scaling only lowers entries, so the rows stay within 1.
-
-    Why this keeps every objective within the solver tolerance: the excesses
-    :math:`\delta, \epsilon` are the solver's own constraint violations, so every entry
-    shrinks by at most a relative :math:`\delta + \epsilon / c_k` (:math:`c_k \ge 1`
-    for a type that is used). The per-job rates :math:`\sum_k a_{mk} X_{mk}`
-    (:math:`a \ge 0`) then fall by at most that relative amount, and with them the
-    max-min value, total throughput, makespan and finish-time ratio, which are monotone
-    in the rates; the cost objective, a ratio of two such non-negative linear forms,
-    moves by at most twice as much. Either way the change is of the order of the
-    tolerance the solver already allowed itself on the optimum. A feasible X is
-    returned unchanged.
-    """
-    T = np.asarray(T, dtype=float)
-    W = np.asarray(workers, dtype=float).reshape(-1)
-    c = np.asarray(capacity, dtype=float).reshape(-1)
-    X = np.where(T > 0, np.clip(np.asarray(X, dtype=float), 0.0, 1.0), 0.0)
-    rows = X.sum(axis=1)
-    over = rows > 1.0
-    X[over] /= rows[over, None]
-    load = W @ X
-    over = load > c
-    X[:, over] *= c[over] / load[over]
-    return X
-
-
 def _allocation(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
                 objective: float | None, status: Status, result: Result | None,
                 **fields: Any) -> LPAllocation:
@@ -199,62 +116,6 @@ def _allocation(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
 
 def _fail(n: int, K: int, res: Result, **info) -> LPAllocation:
     return LPAllocation(np.zeros((n, K)), None, res.status, res, seconds=res.seconds, info=info)
-
-
-def equal_share(T, capacity) -> np.ndarray:
-    r"""Gavel's ``ProportionalPolicy``: :math:`X^{eq}_{mk} = c_k / n` on usable types, rows
-    scaled down to sum to at most 1."""
-    T = np.asarray(T, dtype=float)
-    n = max(T.shape[0], 1)
-    x = np.broadcast_to(np.asarray(capacity, float) / n, T.shape) * (T > 0)
-    s = x.sum(axis=1, keepdims=True)
-    return np.where(s > 1, x / np.maximum(s, 1e-300), x)
-
-
-def isolated_share(T, workers, capacity) -> np.ndarray:
-    r"""Gavel's ``IsolatedPolicy``: :math:`X^{iso}_{mk} = (c_k/n)/W_m` on usable types, rows
-    scaled down to sum to at most 1 (a 1/n slice of the cluster)."""
-    T, W, c = _arrays(T, workers, capacity)
-    n = max(T.shape[0], 1)
-    x = (c[None, :] / n) / W[:, None] * (T > 0)
-    s = x.sum(axis=1, keepdims=True)
-    return np.where(s > 1, x / np.maximum(s, 1e-300), x)
-
-
-def job_classes(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Group jobs with identical rows of ``columns`` (e.g. T, W, w).
-
-    Returns ``(first, inverse, counts)``: a representative row per class, each job's
-    class, and the class sizes.
-    """
-    key = np.column_stack([np.asarray(c, dtype=float).reshape(len(columns[0]), -1)
-                           for c in columns])
-    _, first, inverse, counts = np.unique(key, axis=0, return_index=True, return_inverse=True,
-                                          return_counts=True)
-    return first, inverse.reshape(-1), counts
-
-
-def fill_idle(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
-              A: np.ndarray) -> np.ndarray:
-    """Greedy Pareto improvement: hand capacity left idle by X to jobs with spare time.
-
-    Entries are visited in decreasing ``A[m, k]`` (normalised throughput per unit of
-    X); each takes ``min(1 - sum_k X_mk, idle_k / W_m)``. No job loses anything, so the
-    max-min value is kept; afterwards no usable type has idle GPUs while a job that can
-    run on it has spare time.
-    """
-    X = X.copy()
-    idle = c - (W[:, None] * X).sum(axis=0)
-    spare = 1.0 - X.sum(axis=1)
-    ms, ks = np.nonzero((T > 0) & (spare[:, None] > 1e-9) & (idle[None, :] > 1e-9))
-    for e in np.argsort(-A[ms, ks], kind="stable"):
-        m, k = ms[e], ks[e]
-        add = min(spare[m], idle[k] / W[m])
-        if add > 1e-12:
-            X[m, k] += add
-            spare[m] -= add
-            idle[k] -= add * W[m]
-    return X
 
 
 def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = False,
@@ -491,3 +352,56 @@ def min_cost_slo(T, workers, capacity, prices, slo_rate=None, *, backend: str = 
         return _fail(n, K, res.replace(status=Status.ERROR))
     return _allocation(vals["Y"] / sv, T, W, c, float(res.objective), res.status, res,
                        lp_solves=solves, seconds=seconds, info={"slo_scale": scale, "s": sv})
+
+
+@declares(solver=True)
+def exact(instance: Instance, backend: str = "highs", *, objective: str = "max_min_fairness",
+          pareto: bool | str = "greedy", aggregate: bool = True, **options: Any) -> Result:
+    """One round's optimal allocation for ``objective`` (the instance's jobs active).
+
+    ``objective`` is one of :data:`optsched.gavel.model.OBJECTIVES`: the LP of
+    :func:`max_min_fairness` (aware, weighted), :func:`min_total_duration` (makespan of
+    the remaining work), :func:`max_sum_throughput` or :func:`finish_time_fairness`
+    (bisection to a relative tolerance of 1e-4). ``Result.objective`` is the returned
+    allocation's value (:func:`optsched.gavel.model.objective_value`), ``bound`` the LP
+    optimum (for finish-time fairness: the bisection's proven lower end),
+    ``values["X"]`` the allocation. Solver options (``time_limit``, ``solver``, ...) go to
+    :func:`optsched.solvers.solve_program`.
+    """
+    import time
+
+    if objective not in OBJECTIVES:
+        raise InvalidOption("objective", objective, f"must be one of {sorted(OBJECTIVES)}")
+    t0 = time.perf_counter()
+    state = round_state(instance)
+    T, W, c = state.T, state.W, state.c
+    if objective == "max_min_fairness":
+        sol = max_min_fairness(T, W, c, state.w, pareto=pareto, aggregate=aggregate,
+                               backend=backend, **options)
+        bound = sol.objective
+    elif objective == "makespan":
+        sol = min_total_duration(T, W, c, state.r, backend=backend, **options)
+        bound = sol.objective
+    elif objective == "max_sum_throughput":
+        sol = max_sum_throughput(T, W, c, backend=backend, **options)
+        bound = sol.objective
+    else:
+        iso = W * (T * isolated_share(T, W, c)).sum(axis=1)
+        sol = finish_time_fairness(T, W, c, state.r, state.elapsed, isolated_time=state.r / iso,
+                                   backend=backend, **options)
+        bound = sol.info.get("lower") if sol.ok else None
+    res = sol.result
+    seconds = time.perf_counter() - t0
+    common = {"model": "gavel", "method": "exact",
+              "backend": res.backend if res is not None else backend,
+              "solver": res.solver if res is not None else None,
+              "extra": {"objective_kind": objective, "lp_solves": sol.lp_solves,
+                        **({"time_limit": res.extra.get("time_limit")} if res else {})}}
+    if not sol.ok:
+        return Result(status=sol.status, solve_seconds=seconds,
+                      message=res.message if res is not None else "", **common)
+    value = objective_value(state, sol.X, objective)
+    return Result(status=Status.OPTIMAL if sol.status is Status.OPTIMAL else sol.status,
+                  objective=value, bound=bound, gap=relative_gap(value, bound),
+                  values={"X": sol.X}, solve_seconds=seconds, ratio=1.0,
+                  ratio_note="optimal allocation of the round (Gavel's LP)", **common)

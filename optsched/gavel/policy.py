@@ -33,13 +33,22 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.instance import Instance
 from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, SolverFailed
-from optsched.gavel import exact as glp
+from optsched.gavel.exact import (
+    finish_time_fairness,
+    max_min_fairness,
+    max_sum_throughput,
+    min_cost_slo,
+    min_total_duration,
+)
+from optsched.gavel.model import AWS_PRICES, LPAllocation, isolated_share
 from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
 
-__all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS"]
+__all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS", "KIND_OPTIONS",
+           "realised_fractions"]
 
 
 class RoundMechanism:
@@ -104,12 +113,12 @@ class RoundMechanism:
 
 
 # --------------------------------------------------------------------------- solvers
-Solver = Callable[[ClusterView, dict], glp.LPAllocation]
+Solver = Callable[[ClusterView, dict], LPAllocation]
 
 
 def _mmf(agnostic: bool) -> Solver:
-    def solve(view: ClusterView, o: dict) -> glp.LPAllocation:
-        return glp.max_min_fairness(view.throughput_matrix, view.workers, view.gpus_per_type,
+    def solve(view: ClusterView, o: dict) -> LPAllocation:
+        return max_min_fairness(view.throughput_matrix, view.workers, view.gpus_per_type,
                                     view.weights if o.get("weighted", True) else None,
                                     agnostic=agnostic, pareto=o.get("pareto", "greedy"),
                                     aggregate=o.get("aggregate", True),
@@ -117,27 +126,27 @@ def _mmf(agnostic: bool) -> Solver:
     return solve
 
 
-def _makespan(view: ClusterView, o: dict) -> glp.LPAllocation:
-    return glp.min_total_duration(view.throughput_matrix, view.workers, view.gpus_per_type,
+def _makespan(view: ClusterView, o: dict) -> LPAllocation:
+    return min_total_duration(view.throughput_matrix, view.workers, view.gpus_per_type,
                                   view.remaining, backend=o["backend"], **o["solve_options"])
 
 
-def _ftf(view: ClusterView, o: dict) -> glp.LPAllocation:
+def _ftf(view: ClusterView, o: dict) -> LPAllocation:
     T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
-    thr_iso = W * (T * glp.isolated_share(T, W, c)).sum(axis=1)
+    thr_iso = W * (T * isolated_share(T, W, c)).sum(axis=1)
     work = view.work
-    return glp.finish_time_fairness(T, W, c, view.remaining, view.time - view.arrivals,
+    return finish_time_fairness(T, W, c, view.remaining, view.time - view.arrivals,
                                     isolated_time=work / thr_iso, backend=o["backend"],
                                     **o["solve_options"])
 
 
-def _sum_tp(view: ClusterView, o: dict) -> glp.LPAllocation:
-    return glp.max_sum_throughput(view.throughput_matrix, view.workers, view.gpus_per_type,
+def _sum_tp(view: ClusterView, o: dict) -> LPAllocation:
+    return max_sum_throughput(view.throughput_matrix, view.workers, view.gpus_per_type,
                                   backend=o["backend"], **o["solve_options"])
 
 
-def _cost(view: ClusterView, o: dict) -> glp.LPAllocation:
-    prices = o.get("prices") or glp.AWS_PRICES
+def _cost(view: ClusterView, o: dict) -> LPAllocation:
+    prices = o.get("prices") or AWS_PRICES
     missing = [t for t in view.gpu_types if t not in prices]
     if missing:
         raise InvalidOption("prices", sorted(prices), f"no price for GPU type(s) {missing}")
@@ -153,7 +162,7 @@ def _cost(view: ClusterView, o: dict) -> glp.LPAllocation:
         left = deadline - view.time
         b = np.where(left > 0, view.remaining / np.maximum(left, 1e-9), best)
         b = np.minimum(b, best)
-    return glp.min_cost_slo(T, W, view.gpus_per_type, p, b, backend=o["backend"],
+    return min_cost_slo(T, W, view.gpus_per_type, p, b, backend=o["backend"],
                             **o["solve_options"])
 
 
@@ -342,3 +351,38 @@ class GavelFIFO:
             free[k] -= W[m]
             X[m, k] = 1.0
         return self.rounds.allocate(state, X)
+
+
+def realised_fractions(instance: Instance, X: np.ndarray, rounds: int) -> np.ndarray:
+    r"""The time fractions the round mechanism realises for allocation ``X`` over
+    ``rounds`` rounds, all jobs present throughout: :math:`f_{mk} = R_{mk} / N` with
+    :math:`R_{mk}` the rounds job m ran on type k. Each round is a feasible integral
+    assignment, so :math:`f` satisfies Gavel's constraints (1)-(3)."""
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise InvalidOption("rounds", rounds, "must be an integer >= 1")
+    n, K = len(instance.jobs), len(instance.cluster.gpu_types)
+    X = np.asarray(X, dtype=float).reshape(n, K)
+    mech = RoundMechanism(reset_interval=float("inf"))
+    ids = tuple(j.id for j in instance.jobs)
+    col = {t: k for k, t in enumerate(instance.cluster.gpu_types)}
+    counts = np.zeros((n, K))
+    previous: tuple[Placement, ...] = ()
+    zeros = np.zeros(n)
+    for r in range(rounds):
+        view = ClusterView(
+            time=r * instance.slot, slot=instance.slot, cluster=instance.cluster, ids=ids,
+            index=np.arange(n), throughput_matrix=instance.throughput_matrix,
+            workers=instance.workers, arrivals=instance.arrivals,
+            weights=np.ones(n), attained=zeros, executed=zeros,
+            time_on_types=np.zeros((n, K)), rounds_received=np.zeros(n, dtype=np.int64),
+            preemptions=np.zeros(n, dtype=np.int64), previous=previous, needs_work=False,
+            rng=np.random.default_rng(0))
+        placed = mech.allocate(view, X)
+        seen = set()
+        for p in placed:
+            m = instance.job_index[p.job]
+            if m not in seen:
+                counts[m, col[p.gpu_type]] += 1
+                seen.add(m)
+        previous = tuple(placed)
+    return counts / rounds

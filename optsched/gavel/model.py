@@ -1,0 +1,306 @@
+r"""Gavel's model: one round's allocation of GPU types to jobs (Narayanan et al.,
+OSDI'20, §3).
+
+Notation (per *visible* job m and GPU type k): :math:`T_{mk}` per-worker iterations/s
+(0 = cannot run), :math:`W_m` workers (Gavel's scale factor), :math:`w_m` the job's
+weight, :math:`c_k` GPUs of type k, :math:`X_{mk}` the fraction of wall-clock time job m
+holds :math:`W_m` GPUs of type k.
+
+Effective throughput (§3.1, job iterations/s):
+:math:`\mathrm{thr}_m(X) = W_m \sum_k T_{mk} X_{mk}`.
+
+Base constraints (§3.1 (1)-(3)), written once in :func:`allocation_program`:
+
+.. math::
+    0 \le X_{mk} \ (X_{mk} = 0 \text{ if } T_{mk} = 0), \quad
+    \sum_k X_{mk} \le 1, \quad \sum_m W_m X_{mk} \le c_k.
+
+An allocation is turned into rounds by the round mechanism
+(:mod:`optsched.gavel.policy`). As a ``solve`` model, the instance's jobs are the active
+jobs of one round (:func:`round_state`): the policies' objectives
+(:mod:`optsched.gavel.exact`) are optimised over X, and any allocation is scored under
+an objective by :func:`objective_value`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status
+from optsched.errors import InvalidOption, ModelNotApplicable
+from optsched.solvers.program import LinearProgram, VarBlock
+
+__all__ = ["AWS_PRICES", "OBJECTIVES", "LPAllocation", "RoundState", "round_state",
+           "allocation_program", "equal_share", "isolated_share", "job_classes",
+           "repair_allocation", "fill_idle", "normalised_rates", "objective_value",
+           "check_allocation"]
+
+#: On-demand $/GPU-hour used by default for :func:`min_cost_slo`: AWS p3.2xlarge
+#: (1 V100) $3.06, p2.xlarge (1 K80) $0.90; P100 is not sold by AWS, Google Cloud's
+#: $1.46/h P100 price is used (the same three numbers as Gavel's cost experiments).
+AWS_PRICES = {"v100": 3.06, "p100": 1.46, "k80": 0.90}
+
+
+@dataclass(frozen=True)
+class LPAllocation:
+    """Solution of one Gavel LP: ``X[m, k]`` time fractions and the policy objective."""
+
+    X: np.ndarray
+    objective: float | None
+    status: Status
+    result: Result | None = None
+    lp_solves: int = 1
+    seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status.has_solution and self.objective is not None
+
+
+def _arrays(T, workers, capacity) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    T = np.asarray(T, dtype=float)
+    if T.ndim != 2:
+        raise InvalidOption("T", T.shape, "throughput matrix must be 2-D (jobs x types)")
+    W = np.asarray(workers, dtype=float).reshape(-1)
+    c = np.asarray(capacity, dtype=float).reshape(-1)
+    if W.shape[0] != T.shape[0] or c.shape[0] != T.shape[1]:
+        raise InvalidOption("shapes", (T.shape, W.shape, c.shape),
+                            "need T (n, K), workers (n,), capacity (K,)")
+    if np.any(T < 0) or np.any(W < 1) or np.any(c < 0):
+        raise InvalidOption("T/workers/capacity", None, "must be >= 0 (workers >= 1)")
+    return T, W, c
+
+
+def allocation_program(T, workers, capacity, *, sense: str = "max",
+                       name: str = "gavel") -> tuple[LinearProgram, VarBlock]:
+    """The shared LP skeleton: variables ``X`` and Gavel's base constraints (1)-(3)."""
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    lp = LinearProgram(sense=sense, name=name)
+    X = lp.add_variables("X", (n, K), lb=0.0, ub=np.where(T > 0, 1.0, 0.0))
+    idx = X.index
+    lp.add_constraints("time_fraction", rows=np.repeat(np.arange(n), K), cols=idx.ravel(),
+                       vals=1.0, ub=1.0, n_rows=n)
+    lp.add_constraints("capacity", rows=np.tile(np.arange(K), n), cols=idx.ravel(),
+                       vals=np.repeat(W, K), ub=c, n_rows=K)
+    return lp, X
+
+
+def repair_allocation(X, T, workers, capacity) -> np.ndarray:
+    r"""``X`` made to satisfy Gavel's constraints (1)-(3) exactly, up to float rounding.
+
+    An LP solver returns X within its primal feasibility tolerance (HiGHS: 1e-7 on its
+    internally scaled rows; capacity rows have come back 4e-7 to 2.8e-6 GPUs over
+    :math:`c_k`); used as exact, that over-fills a GPU type. The repair clips X to
+    [0, 1] on usable types (0 elsewhere), divides each row with
+    :math:`\sum_k X_{mk} = 1 + \delta > 1` by :math:`1 + \delta`, then multiplies each
+    column with load :math:`\sum_m W_m X_{mk} = c_k + \epsilon > c_k` by
+    :math:`c_k / (c_k + \epsilon)`.
+    Column scaling only lowers entries, so the rows stay within 1.
+
+    Why this keeps every objective within the solver tolerance: the excesses
+    :math:`\delta, \epsilon` are the solver's own constraint violations, so every entry
+    shrinks by at most a relative :math:`\delta + \epsilon / c_k` (:math:`c_k \ge 1`
+    for a type that is used). The per-job rates :math:`\sum_k a_{mk} X_{mk}`
+    (:math:`a \ge 0`) then fall by at most that relative amount, and with them the
+    max-min value, total throughput, makespan and finish-time ratio, which are monotone
+    in the rates; the cost objective, a ratio of two such non-negative linear forms,
+    moves by at most twice as much. Either way the change is of the order of the
+    tolerance the solver already allowed itself on the optimum. A feasible X is
+    returned unchanged.
+    """
+    T = np.asarray(T, dtype=float)
+    W = np.asarray(workers, dtype=float).reshape(-1)
+    c = np.asarray(capacity, dtype=float).reshape(-1)
+    X = np.where(T > 0, np.clip(np.asarray(X, dtype=float), 0.0, 1.0), 0.0)
+    rows = X.sum(axis=1)
+    over = rows > 1.0
+    X[over] /= rows[over, None]
+    load = W @ X
+    over = load > c
+    X[:, over] *= c[over] / load[over]
+    return X
+
+
+def equal_share(T, capacity) -> np.ndarray:
+    r"""Gavel's ``ProportionalPolicy``: :math:`X^{eq}_{mk} = c_k / n` on usable types, rows
+    scaled down to sum to at most 1."""
+    T = np.asarray(T, dtype=float)
+    n = max(T.shape[0], 1)
+    x = np.broadcast_to(np.asarray(capacity, float) / n, T.shape) * (T > 0)
+    s = x.sum(axis=1, keepdims=True)
+    return np.where(s > 1, x / np.maximum(s, 1e-300), x)
+
+
+def isolated_share(T, workers, capacity) -> np.ndarray:
+    r"""Gavel's ``IsolatedPolicy``: :math:`X^{iso}_{mk} = (c_k/n)/W_m` on usable types, rows
+    scaled down to sum to at most 1 (a 1/n slice of the cluster)."""
+    T, W, c = _arrays(T, workers, capacity)
+    n = max(T.shape[0], 1)
+    x = (c[None, :] / n) / W[:, None] * (T > 0)
+    s = x.sum(axis=1, keepdims=True)
+    return np.where(s > 1, x / np.maximum(s, 1e-300), x)
+
+
+def job_classes(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group jobs with identical rows of ``columns`` (e.g. T, W, w).
+
+    Returns ``(first, inverse, counts)``: a representative row per class, each job's
+    class, and the class sizes.
+    """
+    key = np.column_stack([np.asarray(c, dtype=float).reshape(len(columns[0]), -1)
+                           for c in columns])
+    _, first, inverse, counts = np.unique(key, axis=0, return_index=True, return_inverse=True,
+                                          return_counts=True)
+    return first, inverse.reshape(-1), counts
+
+
+def fill_idle(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
+              A: np.ndarray) -> np.ndarray:
+    """Greedy Pareto improvement: hand capacity left idle by X to jobs with spare time.
+
+    Entries are visited in decreasing ``A[m, k]`` (normalised throughput per unit of
+    X); each takes ``min(1 - sum_k X_mk, idle_k / W_m)``. No job loses anything, so the
+    max-min value is kept; afterwards no usable type has idle GPUs while a job that can
+    run on it has spare time.
+    """
+    X = X.copy()
+    idle = c - (W[:, None] * X).sum(axis=0)
+    spare = 1.0 - X.sum(axis=1)
+    ms, ks = np.nonzero((T > 0) & (spare[:, None] > 1e-9) & (idle[None, :] > 1e-9))
+    for e in np.argsort(-A[ms, ks], kind="stable"):
+        m, k = ms[e], ks[e]
+        add = min(spare[m], idle[k] / W[m])
+        if add > 1e-12:
+            X[m, k] += add
+            spare[m] -= add
+            idle[k] -= add * W[m]
+    return X
+
+
+
+
+#: The objectives of the ``solve`` model: (sense, label).
+OBJECTIVES: dict[str, tuple[str, str]] = {
+    "max_min_fairness": ("max", "min normalised throughput (max-min fairness)"),
+    "makespan": ("min", "makespan from now (s)"),
+    "max_sum_throughput": ("max", "total throughput (iterations/s)"),
+    "finish_time_fairness": ("min", "largest finish-time fairness rho"),
+}
+
+
+@dataclass(frozen=True)
+class RoundState:
+    """The arrays of one round (module docstring): ``T`` (n x K), ``W``, ``c``, weights
+    ``w``, remaining work ``r`` (iterations), elapsed time since arrival ``elapsed`` (s)
+    and the GPU types."""
+
+    T: np.ndarray
+    W: np.ndarray
+    c: np.ndarray
+    w: np.ndarray
+    r: np.ndarray
+    elapsed: np.ndarray
+    types: tuple[str, ...]
+
+    @property
+    def n(self) -> int:
+        return int(self.W.size)
+
+    def check_fits(self) -> None:
+        """Every job's gang must fit one GPU type (Gavel's X: W_m GPUs of type k)."""
+        for m in range(self.n):
+            pool = self.c[self.T[m] > 0].max(initial=0.0)
+            if self.W[m] > pool:
+                raise ModelNotApplicable(f"jobs[{m}].workers", int(self.W[m]),
+                                         "Gavel runs a gang on one GPU type; no type this "
+                                         f"job can use has {int(self.W[m])} GPUs")
+
+
+def round_state(instance: Instance, at: float | None = None) -> RoundState:
+    """The instance's jobs as the active jobs of one round at time ``at`` (default: the
+    last arrival, so every job has arrived; the work is the whole work)."""
+    t = float(instance.arrivals.max(initial=0.0)) if at is None else float(at)
+    state = RoundState(instance.throughput_matrix.astype(float),
+                       instance.workers.astype(float),
+                       instance.cluster.capacity.sum(axis=0).astype(float),
+                       np.array([j.weight for j in instance.jobs], dtype=float),
+                       instance.work.astype(float), np.maximum(0.0, t - instance.arrivals),
+                       instance.cluster.gpu_types)
+    state.check_fits()
+    return state
+
+
+def check_allocation(state: RoundState, X: np.ndarray, tol: float = 1e-9) -> None:
+    """Raise :class:`~optsched.errors.InvalidSchedule` if ``X`` breaks Gavel's constraints
+    (1)-(3) by more than ``tol``: every method's allocation passes this before it is
+    returned, as every schedule passes the validator."""
+    from optsched.errors import InvalidSchedule
+
+    X = np.asarray(X, dtype=float)
+    if X.shape != state.T.shape:
+        raise InvalidSchedule("X", X.shape, f"must be {state.T.shape} (jobs x GPU types)")
+    bad = (X < -tol) | (X > 1 + tol) | ((state.T <= 0) & (X > tol))
+    if bad.any():
+        m, k = map(int, np.argwhere(bad)[0])
+        raise InvalidSchedule(f"X[{m}][{k}]", float(X[m, k]),
+                              "must be in [0, 1], and 0 on a type the job cannot use")
+    rows = X.sum(axis=1)
+    if (rows > 1 + tol).any():
+        m = int(np.argmax(rows))
+        raise InvalidSchedule(f"X[{m}]", float(rows[m]), "time fractions sum above 1")
+    load = (state.W[:, None] * X).sum(axis=0)
+    if (load > state.c + tol).any():
+        k = int(np.argmax(load - state.c))
+        raise InvalidSchedule(f"X[:, {k}]", float(load[k]),
+                              f"uses more than the {state.c[k]:g} GPUs of {state.types[k]!r}")
+
+
+def normalised_rates(T, workers, capacity, weights=None, *, agnostic: bool = False
+                     ) -> np.ndarray:
+    r""":math:`a_{mk} = \frac{W_m}{w_m} \frac{T_{mk}}{\sum_k T_{mk} X^{eq}_{mk}}`: job m's
+    throughput per unit of :math:`X_{mk}`, normalised by its equal-share throughput
+    (Gavel's max-min objective is :math:`\min_m \sum_k a_{mk} X_{mk}`); ``agnostic``
+    sets :math:`T = 1` on every usable type."""
+    T, W, c = _arrays(T, workers, capacity)
+    n = T.shape[0]
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float).reshape(n)
+    Te = (T > 0).astype(float) if agnostic else T
+    thr_eq = (Te * equal_share(Te, c)).sum(axis=1)
+    return Te * (W / (w * np.maximum(thr_eq, 1e-300)))[:, None]
+
+
+def objective_value(state: RoundState, X: np.ndarray, objective: str) -> float:
+    r"""The value of allocation ``X`` under ``objective`` (:data:`OBJECTIVES`):
+
+    * ``max_min_fairness``: :math:`\min_m \sum_k a_{mk} X_{mk}` (:func:`normalised_rates`);
+    * ``makespan``: :math:`\max_m r_m / \mathrm{thr}_m(X)` seconds (inf if a job gets
+      nothing);
+    * ``max_sum_throughput``: :math:`\sum_m \mathrm{thr}_m(X)`;
+    * ``finish_time_fairness``: :math:`\max_m (t_m + r_m/\mathrm{thr}_m(X)) / d_m`,
+      :math:`d_m = r_m / \mathrm{thr}_m(X^{iso})` the run time on the isolated share.
+    """
+    if objective not in OBJECTIVES:
+        raise InvalidOption("objective", objective, f"must be one of {sorted(OBJECTIVES)}")
+    X = np.asarray(X, dtype=float)
+    check_allocation(state, X)
+    if state.n == 0:
+        return 0.0
+    thr = state.W * (state.T * X).sum(axis=1)
+    if objective == "max_min_fairness":
+        A = normalised_rates(state.T, state.W, state.c, state.w)
+        return float((A * X).sum(axis=1).min())
+    if objective == "max_sum_throughput":
+        return float(thr.sum())
+    with np.errstate(divide="ignore"):
+        finish = np.where(thr > 0, state.r / np.where(thr > 0, thr, 1.0), np.inf)
+    if objective == "makespan":
+        return float(finish.max())
+    iso = state.W * (state.T * isolated_share(state.T, state.W, state.c)).sum(axis=1)
+    d = state.r / iso
+    return float(((state.elapsed + finish) / d).max())
