@@ -6,8 +6,8 @@
   max-min fairness in the simulator on the first 100 jobs of Gavel's trace;
 * ``sweep_seconds.png``: solve time against instance size from a small sweep.
 
-The plotting helpers are :mod:`optsched.reproduce` (Gantt, CDF, utilisation overlays,
-built on :mod:`optsched.plotting`) and :func:`optsched.sweep.plot_sweep`.
+The plotting helpers are :mod:`optsched.studies.reproduce` (Gantt, CDF, utilisation overlays,
+built on :mod:`optsched.plotting`) and :func:`optsched.studies.sweep.plot_sweep`.
 
     python benchmarks/figures.py
 """
@@ -18,17 +18,12 @@ import tempfile
 from pathlib import Path
 
 from optsched import allox
+from optsched.allox.workload import talk_instance, talk_schedule
 from optsched.catalog import read_gavel_trace
+from optsched.plotting import gantt_by_device, jct_cdf, utilization
 from optsched.registry import get_policy
-from optsched.reproduce import (
-    plot_gantts,
-    plot_jct_cdfs,
-    plot_utilization,
-    talk_instance,
-    talk_schedule,
-)
 from optsched.sim import simulate
-from optsched.sweep import SweepConfig, plot_sweep, run_sweep
+from optsched.studies.sweep import SweepConfig, plot_sweep, run_sweep
 
 IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 
@@ -36,7 +31,7 @@ IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 def main() -> None:
     IMG.mkdir(parents=True, exist_ok=True)
     inst = talk_instance()
-    print(plot_gantts(inst, {"exact (matching)": allox.exact(inst).schedule,
+    print(gantt_by_device(inst, {"exact (matching)": allox.exact(inst).schedule,
                              "exact (the talk's tie)": talk_schedule(),
                              "heuristic: SJF": allox.sjf(inst).schedule},
                       IMG / "gantt_exact_vs_heuristic.png",
@@ -49,9 +44,9 @@ def main() -> None:
             "heterogeneity-agnostic": simulate(trace, get_policy("max_min_fairness_agnostic"),
                                                progress=False)}
     title = f"Gavel max-min fairness, {trace.name} on gavel-108"
-    print(plot_jct_cdfs({k: list(r.metrics.jct.values()) for k, r in runs.items()},
+    print(jct_cdf({k: list(r.metrics.jct.values()) for k, r in runs.items()},
                         IMG / "jct_cdf.png", title=title))
-    print(plot_utilization({k: r.schedule for k, r in runs.items()},
+    print(utilization({k: r.schedule for k, r in runs.items()},
                            trace.cluster.total_gpus, IMG / "utilization.png", title=title))
 
     cfg = SweepConfig.from_dict({"name": "docs", "models": ["allox", "synergy"],

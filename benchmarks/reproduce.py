@@ -1,6 +1,6 @@
 """Re-measure every seed paper's headline claim: benchmarks/results/REPRODUCTION.md.
 
-The experiments are in :mod:`optsched.reproduce` (also ``optsched reproduce``); this
+The experiments are in :mod:`optsched.studies.reproduce` (also ``optsched reproduce``); this
 script runs them in full and writes the report, its JSON and its plots
 (``benchmarks/results/img/reproduce_*.png``) next to the other benchmark results.
 
@@ -15,7 +15,7 @@ import argparse
 
 from common import RESULTS
 
-from optsched.reproduce import CLAIMS, run_reproduction
+from optsched.studies.reproduce import CLAIMS, run_reproduction
 
 
 def main() -> None:

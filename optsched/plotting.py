@@ -1,30 +1,58 @@
-"""Plots of a simulation result: JCT CDF, GPU utilisation over time, Gantt chart.
+"""Every figure optsched draws, each drawn once: JCT CDFs, GPU utilisation over time,
+Gantt charts (per device, or per job coloured by GPU type), sweep lines, and the three
+figures of a simulation result (``optsched plot``).
 
-Works on the JSON form of a :class:`~optsched.core.result.Result` (``Result.to_dict()``, what
-``optsched simulate --out`` writes) so results can be plotted later. matplotlib is
-imported lazily (the ``plot`` extra: ``pip install optsched[plot]``).
+The functions take plain data (JCTs, schedules or the JSON form of allocations) and write
+a 120-dpi PNG through :func:`save_figure`. matplotlib is imported lazily (the ``plot``
+extra: ``pip install optsched[plot]``); without it :class:`MatplotlibMissing` names the
+extra to install.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from optsched.errors import InvalidInput
+from optsched.core.instance import Instance
+from optsched.core.schedule import Allocation, Schedule
+from optsched.errors import InvalidInput, InvalidOption
 
-__all__ = ["plot_result", "utilization_curve", "MatplotlibMissing"]
+__all__ = ["MatplotlibMissing", "save_figure", "can_plot", "utilization_curve", "jct_cdf",
+           "utilization", "gantt_by_device", "gantt_by_job", "bars", "sweep_lines",
+           "plot_result"]
 
 
 class MatplotlibMissing(InvalidInput):
     """matplotlib is not installed (install the ``plot`` extra)."""
 
 
-def save_figure(fig, path: str | Path, *, title: str | None = None) -> Path:
+def can_plot() -> bool:
+    """Whether matplotlib can be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _mpl() -> Any:
+    try:
+        import matplotlib
+    except ImportError:
+        raise MatplotlibMissing("matplotlib", None, "plotting needs matplotlib: install the "
+                                "'plot' extra (pip install 'optsched[plot]')") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def save_figure(fig: Any, path: str | Path, *, title: str | None = None) -> Path:
     """Lay out ``fig`` (with an optional suptitle), write it to ``path`` as a 120-dpi PNG,
-    creating the folder, and close it; every optsched plot is saved this way."""
+    creating the folder, and close it; every optsched figure is saved this way."""
     import matplotlib.pyplot as plt
 
     if title:
@@ -37,15 +65,184 @@ def save_figure(fig, path: str | Path, *, title: str | None = None) -> Path:
     return path
 
 
-def _mpl():
-    try:
-        import matplotlib
-    except ImportError:
-        raise MatplotlibMissing("matplotlib", None, "plotting needs matplotlib: install the "
-                                "'plot' extra (pip install 'optsched[plot]')") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+def _as_dicts(allocations: Iterable[Allocation | Mapping[str, Any]]) -> list[Mapping]:
+    return [a.to_dict() if isinstance(a, Allocation) else a for a in allocations]
+
+
+def utilization_curve(allocations: Iterable[Allocation | Mapping[str, Any]],
+                      total_gpus: int) -> tuple[np.ndarray, np.ndarray]:
+    """Step function (times, busy fraction) of GPUs held over time (shares weighted)."""
+    allocs = _as_dicts(allocations)
+    if not allocs:
+        return np.zeros(1), np.zeros(1)
+    s = np.array([a["start"] for a in allocs], float)
+    e = np.array([a["end"] for a in allocs], float)
+    g = np.array([a["gpus"] * a.get("share", 1.0) for a in allocs], float)
+    t = np.concatenate([s, e])
+    d = np.concatenate([g, -g])
+    order = np.argsort(t, kind="stable")
+    t, level = t[order], np.cumsum(d[order])
+    last = np.r_[t[1:] > t[:-1] + 1e-9, True]  # the level after all events at one instant
+    return t[last], level[last] / max(total_gpus, 1)
+
+
+def jct_cdf(curves: Mapping[str, Sequence[float]], path: str | Path, *, title: str = "",
+            unit: float = 3600.0, unit_name: str = "h") -> Path:
+    """JCT CDFs of several runs on one axes (JCTs in seconds, shown in ``unit_name``)."""
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    lo, hi = math.inf, 0.0
+    for label, jct in curves.items():
+        x = np.sort(np.asarray(jct, float)) / unit
+        if x.size == 0:
+            continue
+        lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
+        ax.step(x, np.arange(1, x.size + 1) / x.size, where="post",
+                label=f"{label} (mean {x.mean():.3g} {unit_name})")
+    if hi > 0 and lo > 0 and hi / lo > 100:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"job completion time ({unit_name})")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    if curves:
+        ax.legend(fontsize=8, loc="lower right")
+    return save_figure(fig, path)
+
+
+def utilization(curves: Mapping[str, Schedule | Iterable[Allocation | Mapping[str, Any]]],
+                total_gpus: int, path: str | Path, *, title: str = "") -> Path:
+    """GPU utilisation over time of several schedules (or allocation lists)."""
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for label, sched in curves.items():
+        allocs = sched.allocations if isinstance(sched, Schedule) else sched
+        t, u = utilization_curve(allocs, total_gpus)
+        ax.step(t / 3600.0, u, where="post", lw=0.9, label=label)
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("time (h)")
+    ax.set_ylabel(f"GPU utilisation ({total_gpus} GPUs)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    if len(curves) > 1:
+        ax.legend(fontsize=8)
+    return save_figure(fig, path)
+
+
+def gantt_by_device(instance: Instance, schedules: Mapping[str, Schedule], path: str | Path,
+                    *, title: str = "") -> Path:
+    """Side-by-side Gantt charts (one row per node and GPU type, time in seconds) of
+    several schedules of the same instance, with each panel's mean JCT and makespan."""
+    from optsched.core.metrics import compute_metrics
+
+    plt = _mpl()
+    rows = [(n.name, t) for n in instance.cluster.nodes for t in n.gpus]
+    idx = {r: i for i, r in enumerate(rows)}
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    jcol = {j.id: colors[i % len(colors)] for i, j in enumerate(instance.jobs)}
+    fig, axes = plt.subplots(1, len(schedules), figsize=(4.2 * len(schedules),
+                                                          0.5 * len(rows) + 1.6),
+                             squeeze=False, sharey=True)
+    horizon = max((a.end for s in schedules.values() for a in s.allocations), default=1.0)
+    for ax, (label, sched) in zip(axes[0], schedules.items()):
+        m = compute_metrics(instance, sched)
+        for a in sched.allocations:
+            y = idx[a.node, a.gpu_type]
+            ax.barh(y, a.end - a.start, left=a.start, height=0.6, color=jcol[a.job],
+                    edgecolor="black", lw=0.5)
+            ax.text((a.start + a.end) / 2, y, a.job, ha="center", va="center", fontsize=8)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([f"{n} ({t})" for n, t in rows], fontsize=8)
+        ax.set_xlim(0, horizon * 1.03)
+        ax.invert_yaxis()
+        ax.set_xlabel("time (s)")
+        stats = (f"mean JCT {m.mean_jct:.4g} s, makespan {m.makespan:.4g} s"
+                 if m.mean_jct is not None else "no job completed")
+        ax.set_title(f"{label}\n{stats}", fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+    return save_figure(fig, path, title=title)
+
+
+def gantt_by_job(allocations: Iterable[Allocation | Mapping[str, Any]], path: str | Path, *,
+                 jobs: int = 60, title: str = "") -> Path:
+    """A Gantt chart with one row per job (the first ``jobs`` to start), bars coloured by
+    GPU type, time in hours."""
+    from matplotlib.patches import Patch
+
+    plt = _mpl()
+    allocs = _as_dicts(allocations)
+    first: dict[str, float] = {}
+    for a in allocs:
+        first[a["job"]] = min(first.get(a["job"], np.inf), a["start"])
+    shown = sorted(first, key=lambda j: (first[j], j))[:jobs]
+    row = {j: i for i, j in enumerate(shown)}
+    types = sorted({a["gpu_type"] for a in allocs})
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    tcol = {t: colors[i % len(colors)] for i, t in enumerate(types)}
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.18 * len(shown) + 1.5)))
+    for a in allocs:
+        if a["job"] in row:
+            ax.barh(row[a["job"]], (a["end"] - a["start"]) / 3600.0,
+                    left=a["start"] / 3600.0, height=0.7, color=tcol[a["gpu_type"]], lw=0)
+    if types:
+        # explicit patches: empty bar containers would all take the first cycle colour
+        ax.legend(handles=[Patch(color=c, label=t) for t, c in tcol.items()],
+                  loc="lower right", fontsize=8)
+    ax.set_yticks(range(len(shown)))
+    ax.set_yticklabels(shown, fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (h)")
+    ax.set_title(title or f"Gantt (first {len(shown)} jobs)")
+    return save_figure(fig, path)
+
+
+def bars(values: Mapping[str, float], path: str | Path, *, ylabel: str = "",
+         title: str = "") -> Path:
+    """One bar per label, its value written on top."""
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(values)), 3))
+    labels, vals = list(values), list(values.values())
+    ax.bar(labels, vals, color=[f"C{i}" for i in range(len(vals))])
+    for i, v in enumerate(vals):
+        ax.text(i, v, f"{v:g}", ha="center", va="bottom")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.tick_params(axis="x", labelsize=7)
+    return save_figure(fig, path)
+
+
+def sweep_lines(rows: Iterable[Mapping[str, Any]], y: str, path: str | Path, *,
+                x: str = "size", logy: bool = False, logx: bool = False,
+                title: str | None = None, group: str = "model", line: str = "method") -> Path:
+    """Column ``y`` against ``x`` of a tidy table: one panel per ``group`` value, one line
+    per ``line`` value (mean over the other columns, min-max band). Rows without a
+    number in ``y`` are left out."""
+    plt = _mpl()
+    groups: dict[str, dict[str, dict[float, list[float]]]] = {}
+    for r in rows:
+        if r.get(y) is None or r.get(x) is None:
+            continue
+        groups.setdefault(str(r[group]), {}).setdefault(str(r[line]), {}).setdefault(
+            float(r[x]), []).append(float(r[y]))
+    if not groups:
+        raise InvalidOption("y", y, "no row has a number in this column")
+    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.8), squeeze=False)
+    for ax, (name, lines) in zip(axes[0], sorted(groups.items())):
+        for label, pts in sorted(lines.items()):
+            xs = np.array(sorted(pts))
+            vals = [np.array(pts[v]) for v in xs]
+            ax.plot(xs, [v.mean() for v in vals], marker="o", label=label)
+            ax.fill_between(xs, [v.min() for v in vals], [v.max() for v in vals], alpha=0.2)
+        ax.set_xlabel(x)
+        ax.set_ylabel(y)
+        if logy:
+            ax.set_yscale("log")
+        if logx:
+            ax.set_xscale("log")
+        ax.set_title(name)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    return save_figure(fig, path, title=title)
 
 
 def _check(data: Any) -> tuple[list[dict], dict, dict]:
@@ -59,79 +256,21 @@ def _check(data: Any) -> tuple[list[dict], dict, dict]:
     return allocs, data["metrics"], data.get("extra") or {}
 
 
-def utilization_curve(allocations: list[Mapping], total_gpus: int) -> tuple[np.ndarray,
-                                                                          np.ndarray]:
-    """Step function (times, busy fraction) of GPUs held over time."""
-    if not allocations:
-        return np.zeros(1), np.zeros(1)
-    s = np.array([a["start"] for a in allocations], float)
-    e = np.array([a["end"] for a in allocations], float)
-    g = np.array([a["gpus"] * a.get("share", 1.0) for a in allocations], float)
-    t = np.concatenate([s, e])
-    d = np.concatenate([g, -g])
-    order = np.argsort(t, kind="stable")
-    t, level = t[order], np.cumsum(d[order])
-    last = np.r_[t[1:] > t[:-1] + 1e-9, True]  # the level after all events at one instant
-    t, level = t[last], level[last]
-    return t, level / max(total_gpus, 1)
-
-
 def plot_result(data: Mapping, out_dir: str | Path, *, gantt_jobs: int = 60,
                 title: str | None = None) -> list[Path]:
-    """Write ``jct_cdf.png``, ``utilization.png`` and ``gantt.png`` into ``out_dir``."""
+    """``jct_cdf.png``, ``utilization.png`` and ``gantt.png`` of a simulation result's JSON
+    form (``Result.to_dict()``, what ``optsched simulate --out`` writes)."""
     allocs, metrics, extra = _check(data)
-    plt = _mpl()
+    _mpl()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     label = title or f"{data.get('method', '')} ({extra.get('instance', '')})"
-    files = []
-
-    jct = np.sort(np.array(list((metrics.get("jct") or {}).values()), float)) / 3600.0
-    fig, ax = plt.subplots(figsize=(6, 4))
-    if jct.size:
-        ax.step(jct, np.arange(1, jct.size + 1) / jct.size, where="post")
-        ax.set_xscale("log" if jct.min() > 0 and jct.max() / jct.min() > 100 else "linear")
-    ax.set_xlabel("job completion time (h)")
-    ax.set_ylabel("fraction of jobs")
-    ax.set_title(f"JCT CDF - {label}")
-    ax.grid(alpha=0.3)
-    files.append(save_figure(fig, out / "jct_cdf.png"))
-
     total = int(extra.get("total_gpus") or 0) or max(
         (sum(a["gpus"] for a in allocs) if allocs else 1), 1)
-    t, u = utilization_curve(allocs, total)
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    ax.step(t / 3600.0, u, where="post", lw=0.8)
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel("time (h)")
-    ax.set_ylabel(f"GPU utilisation ({total} GPUs)")
-    ax.set_title(f"Utilisation - {label}")
-    ax.grid(alpha=0.3)
-    files.append(save_figure(fig, out / "utilization.png"))
-
-    first: dict[str, float] = {}
-    for a in allocs:
-        first[a["job"]] = min(first.get(a["job"], np.inf), a["start"])
-    jobs = sorted(first, key=lambda j: (first[j], j))[:gantt_jobs]
-    row = {j: i for i, j in enumerate(jobs)}
-    types = sorted({a["gpu_type"] for a in allocs})
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    tcol = {t_: colors[i % len(colors)] for i, t_ in enumerate(types)}
-    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.18 * len(jobs) + 1.5)))
-    for a in allocs:
-        if a["job"] in row:
-            ax.barh(row[a["job"]], (a["end"] - a["start"]) / 3600.0,
-                    left=a["start"] / 3600.0, height=0.7, color=tcol[a["gpu_type"]], lw=0)
-    if types:
-        # explicit patches: empty bar containers would all take the first cycle colour
-        from matplotlib.patches import Patch
-
-        ax.legend(handles=[Patch(color=c, label=t_) for t_, c in tcol.items()],
-                  loc="lower right", fontsize=8)
-    ax.set_yticks(range(len(jobs)))
-    ax.set_yticklabels(jobs, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("time (h)")
-    ax.set_title(f"Gantt (first {len(jobs)} jobs) - {label}")
-    files.append(save_figure(fig, out / "gantt.png"))
-    return files
+    return [
+        jct_cdf({label: list((metrics.get("jct") or {}).values())}, out / "jct_cdf.png",
+                title=f"JCT CDF - {label}"),
+        utilization({label: allocs}, total, out / "utilization.png",
+                    title=f"Utilisation - {label}"),
+        gantt_by_job(allocs, out / "gantt.png", jobs=gantt_jobs,
+                     title=f"Gantt (first {gantt_jobs} jobs) - {label}"),
+    ]

@@ -37,8 +37,8 @@ def test_site_builds_without_warnings(tmp_path):
     for page in ("index", "concepts", "cli", "api", "reproduce", "sweeps", "allox"):
         assert (out / f"{page}.html").exists(), page
     api = (out / "api.html").read_text()
-    for name in ("optsched.solve", "optsched.sweep.run_sweep",
-                 "optsched.reproduce.run_reproduction", "optsched.allox.exact.exact"):
+    for name in ("optsched.solve", "optsched.studies.sweep.run_sweep",
+                 "optsched.studies.reproduce.run_reproduction", "optsched.allox.exact.exact"):
         assert f'id="{name}"' in api, name                     # autodoc found it
     index = (out / "index.html").read_text()
     for page in sorted(p.stem for p in DOCS.glob("*.md")):

@@ -22,7 +22,7 @@ from optsched.cli.simulate import load_cluster
 from optsched.core.jsonio import MAX_DEPTH, load_json, parse_json, parse_toml
 from optsched.core.schedule import Schedule, load_schedule
 from optsched.errors import InvalidSchedule
-from optsched.sweep import load_config
+from optsched.studies.sweep import load_config
 
 
 def instance_dict() -> dict:

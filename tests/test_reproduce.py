@@ -9,7 +9,7 @@ import pytest
 from optsched.allox.workload import talk_instance, talk_schedule
 from optsched.cli import main
 from optsched.errors import InvalidOption
-from optsched.reproduce import CLAIMS, quick_verdict, run_reproduction, verdict_strength
+from optsched.studies.reproduce import CLAIMS, quick_verdict, run_reproduction, verdict_strength
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""optsched.sweep: grid, resumability, parallel == serial, Dask == local, tables, CLI."""
+"""optsched.studies.sweep: grid, resumability, parallel == serial, Dask == local, tables, CLI."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from optsched.cli import main
 from optsched.errors import InvalidOption, UnknownName
-from optsched.sweep import (
+from optsched.studies.sweep import (
     TIMING,
     SweepConfig,
     cell_key,

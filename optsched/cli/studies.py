@@ -12,8 +12,8 @@ __all__ = ["add_parsers"]
 
 
 def add_parsers(subparsers) -> None:
-    from optsched.reproduce import CLAIMS
-    from optsched.sweep import ENGINES, FORMATS
+    from optsched.studies.reproduce import CLAIMS
+    from optsched.studies.sweep import ENGINES, FORMATS
 
     p = subparsers.add_parser(
         "reproduce", help="re-measure every seed paper's headline claim (REPRODUCTION.md)",
@@ -49,7 +49,7 @@ def add_parsers(subparsers) -> None:
 
 
 def cmd_reproduce(args) -> int:
-    from optsched.reproduce import run_reproduction
+    from optsched.studies.reproduce import run_reproduction
 
     rows = run_reproduction(args.out, quick=args.quick, only=args.only)
     print(args.out / "REPRODUCTION.md")
@@ -57,7 +57,7 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from optsched.sweep import load_config, plot_sweep, run_sweep
+    from optsched.studies.sweep import load_config, plot_sweep, run_sweep
 
     config = load_config(args.config)
     out = args.out or Path(f"sweep-{config.name}")

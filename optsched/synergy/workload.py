@@ -46,7 +46,7 @@ def synergy_workload(n_jobs: int, cluster: Cluster | str = "synergy-128", seed: 
     * Arrivals: Poisson at ``jobs_per_hour`` (first at 0), or all at 0 if ``None``.
     * Round length ``slot`` = 300 s (Synergy's lease).
     """
-    from optsched.catalog import _resolve_cluster
+    from optsched.catalog.clusters import _resolve_cluster
 
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 0:
         raise InvalidOption("n_jobs", n_jobs, "must be an integer >= 0")

@@ -466,32 +466,7 @@ def load_table(path: str | Path) -> list[dict[str, Any]]:
 def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
                x: str = "size", logy: bool = False, title: str | None = None) -> Path:
     """Plot column ``y`` against ``x``: one panel per model, one line per method (mean
-    over seeds, min-max band). Rows without a number in ``y`` are left out."""
-    import numpy as np
+    over seeds, min-max band): :func:`optsched.plotting.sweep_lines`."""
+    from optsched.plotting import sweep_lines
 
-    from optsched.plotting import _mpl, save_figure  # lazy: matplotlib is the plot extra
-
-    plt = _mpl()
-    groups: dict[str, dict[str, dict[float, list[float]]]] = {}
-    for r in rows:
-        if r.get(y) is None or r.get(x) is None:
-            continue
-        groups.setdefault(r["model"], {}).setdefault(r["method"], {}).setdefault(
-            float(r[x]), []).append(float(r[y]))
-    if not groups:
-        raise InvalidOption("y", y, "no row has a number in this column")
-    fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.8), squeeze=False)
-    for ax, (model, methods) in zip(axes[0], sorted(groups.items())):
-        for method, pts in sorted(methods.items()):
-            xs = np.array(sorted(pts))
-            vals = [np.array(pts[v]) for v in xs]
-            ax.plot(xs, [v.mean() for v in vals], marker="o", label=method)
-            ax.fill_between(xs, [v.min() for v in vals], [v.max() for v in vals], alpha=0.2)
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
-        if logy:
-            ax.set_yscale("log")
-        ax.set_title(model)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    return save_figure(fig, out, title=title)
+    return sweep_lines(rows, y, out, x=x, logy=logy, title=title)

@@ -1,0 +1,70 @@
+"""Claim ``tiresias_vs_fifo``: Tiresias (2D-LAS / 2D-Gittins) vs FIFO."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from optsched.core.instance import Cluster, Node
+from optsched.plotting import can_plot as _can_plot
+from optsched.plotting import jct_cdf
+from optsched.studies.reproduce.claim import SEED, Claim
+
+__all__ = ["CLAIM", "run"]
+
+
+def run(quick: bool, img: Path) -> dict[str, Any]:
+    from optsched.catalog import cluster_preset, generate_philly, read_tiresias_trace
+    from optsched.registry import get_policy
+    from optsched.sim import simulate
+
+    if quick:
+        small = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(2)))
+        traces = [("tiresias-60 on 2x4 P100", read_tiresias_trace(cluster=small))]
+    else:
+        small = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(2)))
+        c16 = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(4)))
+        traces = [("tiresias-60 on 2x4 P100", read_tiresias_trace(cluster=small)),
+                  ("tiresias-60 on n32g4 (128 P100)",
+                   read_tiresias_trace(cluster=cluster_preset("tiresias-n32g4")))]
+        traces += [(f"philly-240 on 4x4 P100 at {jph:g} jobs/h",
+                    generate_philly(240, cluster=c16, seed=SEED, jobs_per_hour=jph))
+                   for jph in (1.0, 2.0)]
+    best = None
+    lines = []
+    for label, inst in traces:
+        runs = {p: simulate(inst, get_policy(p), seed=SEED, progress=False)
+                for p in ("fifo_yarn", "tiresias_las", "tiresias_gittins")}
+        fifo = runs["fifo_yarn"].metrics.mean_jct
+        for p in ("tiresias_las", "tiresias_gittins"):
+            r = fifo / runs[p].metrics.mean_jct
+            lines.append(f"{label}: {p} {r:.2f}x")
+            if best is None or r > best[0]:
+                best = (r, label, p, runs)
+    ratio, label, pol, runs = best
+    plots = []
+    if _can_plot():
+        plots.append(jct_cdf({k: list(v.metrics.jct.values()) for k, v in runs.items()},
+                                   img / "reproduce_tiresias_jct_cdf.png",
+                                   title=f"Tiresias vs FIFO, {label}"))
+    return {
+        "measured": ratio,
+        "measured_text": f"{ratio:.2f}x mean JCT ({pol}, {label})",
+        "instance": "; ".join(t[0] for t in traces), "seed": SEED,
+        "notes": "FIFO = fifo_yarn (arrival order, gangs, no preemption, as YARN-CS). "
+                 "All ratios: " + "; ".join(lines) + ". Tiresias' 5.5x is measured on its "
+                 "testbed and on a production trace with a heavy-tailed GPU-time "
+                 "distribution, where long jobs block short ones under FIFO. Here the "
+                 "60-job trace is short and light (on 128 GPUs nothing queues and every "
+                 "policy is identical); on the Philly-derived generator 2D-Gittins beats "
+                 "FIFO while 2D-LAS with the default queue thresholds does worse than "
+                 "FIFO (a ratio below 1; reported as measured, its cause is not analysed "
+                 "here). The attained-service policies can gain only where the job-size "
+                 "distribution has the tail they exploit.",
+        "plots": plots,
+    }
+
+
+CLAIM = Claim("tiresias_vs_fifo", "Tiresias (2D-LAS / 2D-Gittins) vs FIFO: mean JCT",
+          "up to 5.5x", 5.5, "Gu et al., NSDI'19", run, up_to=True,
+          full_verdict="same direction, smaller factor")
