@@ -51,8 +51,7 @@ from optsched.registry import (
     simulate,
     solve,
 )
-
-__version__ = "0.1.0"
+from optsched.version import __version__ as __version__
 
 __all__ = [
     "allox", "gavel", "hadar", "hadare", "salus", "synergy", "tiresias", "Allocation",

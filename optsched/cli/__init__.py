@@ -12,10 +12,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from optsched import __version__
 from optsched.cli import models, simulate, studies
 from optsched.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from optsched.errors import InvalidInput, OptschedError
+from optsched.version import __version__
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT"]
 

@@ -155,7 +155,7 @@ def write_report(rows: Sequence[Row], out: str | Path, *, quick: bool) -> Path:
     import platform
     import sys
 
-    from optsched import __version__
+    from optsched.version import __version__
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

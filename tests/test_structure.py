@@ -1,0 +1,134 @@
+"""The package's shape: no import cycle, no import that runs back up the layers, the
+same files in every paper folder, one registry.
+
+Every import statement counts, including those inside functions. Run alone with
+``pytest tests/test_structure.py -v``; a failure names the modules involved.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "optsched"
+PAPERS = ("allox", "gavel", "hadar", "hadare", "salus", "synergy", "tiresias")
+PAPER_FILES = {"__init__.py", "model.py", "exact.py", "bounds.py", "heuristics.py",
+               "policy.py", "workload.py"}
+#: Thin re-exports of the previous release's paths (one release only).
+SHIMS = {"optsched.instance", "optsched.schedule", "optsched.validate", "optsched.metrics",
+         "optsched.result", "optsched.progress", "optsched.policies"}
+
+# Layers, lowest first: a module may import only from its own layer or below. Papers
+# may import each other (HadarE builds on Hadar) as long as there is no cycle.
+LAYERS = [
+    ("base", ("optsched.errors", "optsched.options", "optsched.version")),
+    ("core", ("optsched.core",)),
+    ("solvers", ("optsched.solvers",)),
+    ("catalog", ("optsched.catalog", "optsched.progressbar")),
+    ("sim", ("optsched.sim",)),
+    ("registry", ("optsched.registry", "optsched.plotting")),
+    ("papers", tuple(f"optsched.{p}" for p in PAPERS)),
+    ("studies", ("optsched.compare", "optsched.studies")),
+    ("cli", ("optsched.cli",)),
+    ("package", ("optsched",)),
+]
+
+
+def _module(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the optsched modules it imports (anywhere in its body)."""
+    modules = {_module(p): p for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for mod, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
+                    node.module.startswith("optsched"):
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    graph[mod].add(sub if sub in modules else node.module)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("optsched"):
+                        graph[mod].add(alias.name)
+        graph[mod].discard(mod)
+    return {m: {t for t in ts if t in modules} for m, ts in graph.items()} | \
+        {m: set() for m in modules if m not in graph}
+
+
+def _layer(mod: str) -> int:
+    best = None
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for p in prefixes:
+            if mod == p or mod.startswith(p + "."):
+                if best is None or len(p) > best[1]:
+                    best = (i, len(p))
+    assert best is not None, f"{mod} is in no layer"
+    return best[0]
+
+
+def test_no_import_cycle():
+    graph = {m: ts for m, ts in _imports().items() if m not in SHIMS}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(graph.get(m, ())):
+            if t == "optsched" or t in SHIMS:
+                continue
+            # a package's __init__ importing its own modules is not a cycle through them
+            if state.get(t) == 1 and not m.startswith(t + "."):
+                cycle = stack[stack.index(t):] + [t]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state and m != "optsched":
+            visit(m)
+
+
+def test_no_import_runs_back_up():
+    bad = []
+    for mod, targets in _imports().items():
+        if mod in SHIMS:
+            continue
+        for t in targets:
+            if t in SHIMS:
+                bad.append(f"{mod} imports the old path {t}")
+            elif _layer(t) > _layer(mod):
+                bad.append(f"{mod} ({LAYERS[_layer(mod)][0]}) imports {t} "
+                           f"({LAYERS[_layer(t)][0]})")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_every_paper_folder_has_the_same_files():
+    for paper in PAPERS:
+        files = {p.name for p in (ROOT / paper).glob("*.py")}
+        assert files == PAPER_FILES, (paper, sorted(files ^ PAPER_FILES))
+
+
+def test_one_registry():
+    """Every paper registers exactly once, its methods and its policies together."""
+    import optsched
+    from optsched.registry import models, policies
+
+    assert set(models()) == set(PAPERS)
+    for name, spec in models().items():
+        assert spec.exact is not None and spec.heuristics, name
+        assert spec.policies, name
+        assert getattr(optsched, name).SPEC is spec
+    assert {p.paper for p in policies().values()} == set(PAPERS)
