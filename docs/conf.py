@@ -17,6 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import optsched  # noqa: E402
@@ -30,7 +31,7 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
-    "sphinx.ext.mathjax",
+    "mathml",
     "sphinx.ext.viewcode",
 ]
 
@@ -50,6 +51,9 @@ autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": False}
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
+
+# formulas become MathML at build time (docs/_ext/mathml.py): no script, no network
+html_math_renderer = "mathml"
 
 html_theme = "furo"
 html_title = f"optsched {release}"

@@ -1,13 +1,13 @@
 """AlloX (Le, Sun, Chowdhury, Liu; EuroSys'20): min-cost matching on interchangeable
 resources.
 
-* :mod:`.model` - AlloX's machines (one GPU each) and the processing-time matrix;
-* :mod:`.exact` - :math:`R\\,||\\,\\sum_j (C_j - a_j)` as an assignment problem
+* :mod:`optsched.allox.model` - AlloX's machines (one GPU each) and the processing-time matrix;
+* :mod:`optsched.allox.exact` - :math:`R\\,||\\,\\sum_j (C_j - a_j)` as an assignment problem
   (Bruno-Coffman-Sethi / Horn), by the matching algorithm or as an ILP;
-* :mod:`.bounds` - the assignment's LP relaxation (integral);
-* :mod:`.heuristics` - SJF, SJF on the fastest type, JSQ and online AlloX;
-* :mod:`.policy` - the same rules as simulator policies;
-* :mod:`.workload` - the demo instance and the talk's 4-job example.
+* :mod:`optsched.allox.bounds` - the assignment's LP relaxation (integral);
+* :mod:`optsched.allox.heuristics` - SJF, SJF on the fastest type, JSQ and online AlloX;
+* :mod:`optsched.allox.policy` - the same rules as simulator policies;
+* :mod:`optsched.allox.workload` - the demo instance and the talk's 4-job example.
 
 Objective: total job completion time :math:`\\sum_j (C_j - a_j)` in seconds (minimised);
 mean JCT is that divided by the number of jobs.

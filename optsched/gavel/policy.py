@@ -210,11 +210,15 @@ class GavelPolicy:
         Max-min only: solve over classes of identical jobs (exact; default True).
     weighted : bool
         Max-min only: use job weights ``w_m`` (default True).
-    prices : dict, slo_factor : float
-        Cost policies only: $/GPU-hour per type (default :data:`gavel_lp.AWS_PRICES`) and
-        SLO = arrival + ``slo_factor`` x exclusive run time (``min_cost_slo`` only,
-        default 2.0).
+    prices : dict
+        Cost policies only: $/GPU-hour per type (default
+        :data:`optsched.gavel.model.AWS_PRICES`).
+    slo_factor : float
+        ``min_cost_slo`` only: SLO = arrival + ``slo_factor`` x exclusive run time
+        (default 2.0).
 
+    Notes
+    -----
     An LP that returns no solution stops the simulation with
     :class:`~optsched.errors.SolverFailed` and the solver's status: a policy never runs
     another allocation under its name.

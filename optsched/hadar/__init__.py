@@ -1,13 +1,13 @@
 """Hadar (Sultana et al., IPDPS'24): heterogeneity-aware online scheduling by the
 OASiS primal-dual framework (Bao et al., INFOCOM'18) with price functions.
 
-* :mod:`.model` - the slotted model, its price-function parameters and the prices;
-* :mod:`.exact` - the compact time-indexed MILP (all arrivals known) and its LP;
-* :mod:`.bounds` - the dual subroutine, the dual certificate :math:`D \\ge \\mathrm{OPT}`,
+* :mod:`optsched.hadar.model` - the slotted model, its price-function parameters and the prices;
+* :mod:`optsched.hadar.exact` - the compact time-indexed MILP (all arrivals known) and its LP;
+* :mod:`optsched.hadar.bounds` - the dual subroutine, the dual certificate :math:`D \\ge \\mathrm{OPT}`,
   the proved ratio :math:`2\\alpha` and the LP bound;
-* :mod:`.heuristics` - the online algorithm (OASiS Alg. 1);
-* :mod:`.policy` - Hadar as a simulator policy (rolling windows, retries);
-* :mod:`.workload` - OASiS-style utilities and the demo instance.
+* :mod:`optsched.hadar.heuristics` - the online algorithm (OASiS Alg. 1);
+* :mod:`optsched.hadar.policy` - Hadar as a simulator policy (rolling windows, retries);
+* :mod:`optsched.hadar.workload` - OASiS-style utilities and the demo instance.
 
 Objective: total utility :math:`\\sum_j f_j(C_j - a_j)` over admitted (completed) jobs,
 maximised; :math:`f_j` = ``Job.value`` (``weight x utility``; a job without a utility is

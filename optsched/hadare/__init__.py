@@ -1,13 +1,13 @@
 """HadarE (Sultana et al., arXiv 2503.10918): Hadar with job forking across nodes.
 
-* :mod:`.model` - the forking model (our reading of the public abstract), the
+* :mod:`optsched.hadare.model` - the forking model (our reading of the public abstract), the
   consolidation cost, copies per job and the maximal-utilisation property;
-* :mod:`.exact` - the time-indexed MILP (utility, makespan or total JCT) and its LP;
-* :mod:`.bounds` - the LP relaxation's bound;
-* :mod:`.heuristics` - HadarE online: Hadar's admission and placement, then every idle
+* :mod:`optsched.hadare.exact` - the time-indexed MILP (utility, makespan or total JCT) and its LP;
+* :mod:`optsched.hadare.bounds` - the LP relaxation's bound;
+* :mod:`optsched.hadare.heuristics` - HadarE online: Hadar's admission and placement, then every idle
   GPU offered to a copy of an admitted job; ``hadar-replay`` without forking;
-* :mod:`.policy` - :class:`HadarEPolicy` in the shared simulator;
-* :mod:`.workload` - the AWS-shaped cluster and the demo instance.
+* :mod:`optsched.hadare.policy` - :class:`HadarEPolicy` in the shared simulator;
+* :mod:`optsched.hadare.workload` - the AWS-shaped cluster and the demo instance.
 
 Objective: total utility :math:`\\sum_j f_j(C_j - a_j)` over completed jobs, maximised
 (Hadar's); makespan or total JCT with ``objective=``.

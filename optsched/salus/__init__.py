@@ -1,14 +1,14 @@
 """Salus (Yu & Chowdhury, MLSys'20): GPU lanes, memory safety and the parallelism trade-off.
 
-* :mod:`.model` - the safety condition, the lane manager's state (:class:`GpuLanes`), the
+* :mod:`optsched.salus.model` - the safety condition, the lane manager's state (:class:`GpuLanes`), the
   fluid concurrency model and the schedules the validator checks;
-* :mod:`.exact` - MILP over (GPU, lane) slots: ``objective`` = ``"makespan"`` (default),
+* :mod:`optsched.salus.exact` - MILP over (GPU, lane) slots: ``objective`` = ``"makespan"`` (default),
   ``"admitted"`` (inference packing) or ``"gpus"``; ``lanes`` bounds the lanes per GPU;
-* :mod:`.bounds` - the first-fit GPU bound and lower bounds on each objective;
-* :mod:`.heuristics` - Salus' lane manager (``bestFitFor``), first-fit decreasing, LPT;
-* :mod:`.policy` - lanes over time in the shared simulator (GPU sharing), with arrivals,
+* :mod:`optsched.salus.bounds` - the first-fit GPU bound and lower bounds on each objective;
+* :mod:`optsched.salus.heuristics` - Salus' lane manager (``bestFitFor``), first-fit decreasing, LPT;
+* :mod:`optsched.salus.policy` - lanes over time in the shared simulator (GPU sharing), with arrivals,
   FIFO / SRTF / FAIR inside a lane and memory checked at every decision;
-* :mod:`.workload` - jobs from Salus' data (P/T split, compute shares), the demo.
+* :mod:`optsched.salus.workload` - jobs from Salus' data (P/T split, compute shares), the demo.
 
 Jobs carry ``memory = GpuMemory(P, T)`` in MB and optionally ``compute_share`` u; GPUs
 carry ``Node.gpu_memory`` in GB.

@@ -1,6 +1,6 @@
 """Tiresias (Gu et al., NSDI'19): 2D-LAS and 2D-Gittins for distributed DL jobs.
 
-* :mod:`.policy` - the queue-ordered gang scheduler (2D-LAS, 2D-Gittins) and the
+* :mod:`optsched.tiresias.policy` - the queue-ordered gang scheduler (2D-LAS, 2D-Gittins) and the
   baselines it is compared with (YARN-CS FIFO, SRTF, 1D-LAS), event-driven in the shared
   simulator.
 
