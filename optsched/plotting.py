@@ -22,8 +22,8 @@ from optsched.core.schedule import Allocation, Schedule
 from optsched.errors import InvalidInput, InvalidOption
 
 __all__ = ["MatplotlibMissing", "save_figure", "can_plot", "utilization_curve", "jct_cdf",
-           "utilization", "gantt_by_device", "gantt_by_job", "bars", "sweep_lines",
-           "plot_result"]
+           "utilization", "gantt_by_device", "gantt_by_job", "bars", "lines",
+           "sweep_lines", "plot_result"]
 
 
 class MatplotlibMissing(InvalidInput):
@@ -129,30 +129,63 @@ def utilization(curves: Mapping[str, Schedule | Iterable[Allocation | Mapping[st
     return save_figure(fig, path)
 
 
+def _gpu_rows(instance: Instance, sched: Schedule) -> dict[int, list[int]]:
+    """Allocation index -> the GPU rows it occupies: each (node, type) has one row per
+    GPU, and an allocation of g GPUs takes g rows free at its start, keeping a job on
+    the rows it held before where it can (a valid exclusive schedule always fits)."""
+    base: dict[tuple[str, str], int] = {}
+    row = 0
+    for n in instance.cluster.nodes:
+        for t, c in n.gpus.items():
+            base[(n.name, t)] = row
+            row += c
+    free_at: dict[tuple[str, str], list[float]] = {
+        (n.name, t): [-math.inf] * c for n in instance.cluster.nodes for t, c in n.gpus.items()}
+    last: dict[tuple[str, str, str], list[int]] = {}
+    out: dict[int, list[int]] = {}
+    order = sorted(range(len(sched.allocations)), key=lambda i: (sched.allocations[i].start, i))
+    for i in order:
+        a = sched.allocations[i]
+        key = (a.node, a.gpu_type)
+        free = [g for g, t in enumerate(free_at[key]) if t <= a.start + 1e-9]
+        prev = [g for g in last.get((a.job, *key), []) if g in free]
+        pick = (prev + [g for g in free if g not in prev])[:a.gpus]
+        if len(pick) < a.gpus:  # shared GPUs (fractions): draw on the least busy rows
+            pick = sorted(range(len(free_at[key])), key=lambda g: free_at[key][g])[:a.gpus]
+        for g in pick:
+            free_at[key][g] = a.end
+        last[(a.job, *key)] = pick
+        out[i] = [base[key] + g for g in pick]
+    return out
+
+
 def gantt_by_device(instance: Instance, schedules: Mapping[str, Schedule], path: str | Path,
                     *, title: str = "") -> Path:
-    """Side-by-side Gantt charts (one row per node and GPU type, time in seconds) of
-    several schedules of the same instance, with each panel's mean JCT and makespan."""
+    """Side-by-side Gantt charts (one row per GPU, grouped by node and type; time in
+    seconds) of several schedules of the same instance, with each panel's mean JCT and
+    makespan."""
     from optsched.core.metrics import compute_metrics
 
     plt = _mpl()
-    rows = [(n.name, t) for n in instance.cluster.nodes for t in n.gpus]
-    idx = {r: i for i, r in enumerate(rows)}
+    labels = [f"{n.name} {t}#{g}" for n in instance.cluster.nodes for t, c in n.gpus.items()
+              for g in range(c)]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     jcol = {j.id: colors[i % len(colors)] for i, j in enumerate(instance.jobs)}
-    fig, axes = plt.subplots(1, len(schedules), figsize=(4.2 * len(schedules),
-                                                          0.5 * len(rows) + 1.6),
+    fig, axes = plt.subplots(1, len(schedules), figsize=(4.6 * len(schedules),
+                                                          0.28 * len(labels) + 1.8),
                              squeeze=False, sharey=True)
     horizon = max((a.end for s in schedules.values() for a in s.allocations), default=1.0)
     for ax, (label, sched) in zip(axes[0], schedules.items()):
         m = compute_metrics(instance, sched)
-        for a in sched.allocations:
-            y = idx[a.node, a.gpu_type]
-            ax.barh(y, a.end - a.start, left=a.start, height=0.6, color=jcol[a.job],
-                    edgecolor="black", lw=0.5)
-            ax.text((a.start + a.end) / 2, y, a.job, ha="center", va="center", fontsize=8)
-        ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([f"{n} ({t})" for n, t in rows], fontsize=8)
+        for i, rows in _gpu_rows(instance, sched).items():
+            a = sched.allocations[i]
+            for y in rows:
+                ax.barh(y, a.end - a.start, left=a.start, height=0.8, color=jcol[a.job],
+                        edgecolor="black", lw=0.4)
+                ax.text((a.start + a.end) / 2, y, a.job, ha="center", va="center",
+                        fontsize=6)
+        ax.set_yticks(range(len(labels)))
+        ax.set_yticklabels(labels, fontsize=6)
         ax.set_xlim(0, horizon * 1.03)
         ax.invert_yaxis()
         ax.set_xlabel("time (s)")
@@ -208,6 +241,24 @@ def bars(values: Mapping[str, float], path: str | Path, *, ylabel: str = "",
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.tick_params(axis="x", labelsize=7)
+    return save_figure(fig, path)
+
+
+def lines(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], path: str | Path, *,
+          xlabel: str = "", ylabel: str = "", logy: bool = False, title: str = "") -> Path:
+    """One line per label through its ``(x, y)`` points (e.g. a price function)."""
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for label, (x, y) in series.items():
+        ax.plot(x, y, marker="o", ms=3, label=label)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+    if len(series) > 1:
+        ax.legend(fontsize=8)
     return save_figure(fig, path)
 
 
