@@ -180,3 +180,18 @@ def test_plot_sweep(serial, tmp_path):
     assert png.stat().st_size > 1000
     with pytest.raises(InvalidOption):
         plot_sweep(rows, "no_such_column", tmp_path / "x.png")
+
+
+def test_shipped_grid_is_the_documented_one(tmp_path):
+    """docs/grid.toml (the README's sweep) is the config docs/sweeps.md writes."""
+    import re
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    page = (docs / "sweeps.md").read_text()
+    written = re.search(r"cat > grid.toml <<'TOML'\n(.*?)\nTOML", page, re.S).group(1)
+    shipped = load_config(docs / "grid.toml")
+    copy = tmp_path / "grid.toml"
+    copy.write_text(written)
+    assert shipped == load_config(copy)
+    assert len(cells_of(shipped)) == 60

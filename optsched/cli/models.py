@@ -11,7 +11,8 @@ from optsched.cli.common import EXIT_FAILED, EXIT_OK, num, parse_options, pct, p
 from optsched.compare import Row, compare, result_row
 from optsched.core.instance import Instance, instance_json_schema, load_instance
 from optsched.errors import InvalidOption
-from optsched.registry import Method, get_model, models, solve
+from optsched.options import SOLVER_OPTIONS
+from optsched.registry import Method, get_model, models, policies, solve
 from optsched.solvers import BACKENDS, DEFAULT_TIME_LIMIT
 
 __all__ = ["add_parsers", "render_rows"]
@@ -201,8 +202,19 @@ def cmd_catalog(args) -> int:
           ", ".join(sorted(catalog.synergy_profiles())))
     print("Salus workloads:", len(catalog.salus_workloads()), "training runs")
     print("\nInstances (optsched instance NAME --out FILE):", ", ".join(catalog_instances()))
-    print("\nModels:", ", ".join(f"{n} ({', '.join(s.method_names)})"
-                                 for n, s in sorted(models().items())))
+    print("\nModels (optsched solve MODEL FILE --method METHOD [--option KEY=VALUE]):")
+    for name, spec in sorted(models().items()):
+        print(f"  {name}")
+        for m in spec.methods:
+            # solver options are shared by every LP/MILP method; list the model's own
+            own = sorted(m.options - SOLVER_OPTIONS)
+            solver = " + solver options" if m.backend else ""
+            opts = f" options: {', '.join(own)}" if own else ""
+            print(f"    {m.name:16s} {m.kind:9s}{opts}{solver}")
+    print("\nPolicies (optsched simulate --policy NAME [--option KEY=VALUE]):")
+    for _, spec in sorted(policies().items()):
+        opts = ", ".join(sorted(spec.options)) or "-"
+        print(f"  {spec.qualified:36s} options: {opts}")
     return EXIT_OK
 
 
@@ -243,7 +255,7 @@ def add_parsers(sub) -> None:
     d = sub.add_parser("demo", help="run every model exactly and heuristically on default data")
     d.add_argument("--backend", choices=BACKENDS, default=None,
                    help="backend of the rows that solve an LP/MILP (default highs)")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="print the rows as JSON")
     d.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress line per method on stderr (default: when a terminal)")
     d.set_defaults(func=cmd_demo)
@@ -255,29 +267,33 @@ def add_parsers(sub) -> None:
         q.add_argument("--time-limit", type=float, dest="time_limit",
                        help=f"seconds per solve, model build included (default "
                             f"{DEFAULT_TIME_LIMIT:g})")
-        q.add_argument("--mip-gap", type=float, dest="mip_gap")
+        q.add_argument("--mip-gap", type=float, dest="mip_gap",
+                       help="relative MIP gap at which a MILP solve stops (solver default "
+                            "otherwise)")
         q.add_argument("--option", action="append", metavar="KEY=VALUE",
                        help="method option, value parsed as JSON when possible; repeatable")
         q.add_argument("--json", action="store_true", help="print the result as JSON")
 
     s = sub.add_parser("solve", help="solve an instance with a model")
-    s.add_argument("model")
-    s.add_argument("instance")
-    s.add_argument("--method", default="exact")
+    s.add_argument("model", help="registered model (optsched catalog lists them)")
+    s.add_argument("instance", help="instance JSON file")
+    s.add_argument("--method", default="exact",
+                   help="exact (default), heuristic (the model's default heuristic), or a "
+                        "method name listed by optsched catalog")
     solver_args(s)
     s.add_argument("--out", help="write the JSON result to this file")
     s.add_argument("--values", action="store_true", help="include primal values and duals")
     s.set_defaults(func=cmd_solve)
 
     c = sub.add_parser("compare", help="exact vs every heuristic of a model")
-    c.add_argument("model")
-    c.add_argument("instance")
+    c.add_argument("model", help="registered model (optsched catalog lists them)")
+    c.add_argument("instance", help="instance JSON file")
     solver_args(c)
     c.set_defaults(func=cmd_compare)
 
     v = sub.add_parser("validate", help="check a schedule (or result JSON) against an instance")
-    v.add_argument("instance")
-    v.add_argument("schedule")
+    v.add_argument("instance", help="instance JSON file")
+    v.add_argument("schedule", help="schedule JSON, or a result JSON holding one")
     v.set_defaults(func=cmd_validate)
 
     sub.add_parser("schema", help="print the instance JSON Schema").set_defaults(func=cmd_schema)

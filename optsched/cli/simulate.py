@@ -29,7 +29,8 @@ def add_parsers(subparsers) -> None:
     p = subparsers.add_parser(
         "simulate", help="run an online policy over a trace in the round-based simulator",
         description="Run an online scheduling policy over a trace or instance. Policies: "
-                    f"{', '.join(simulation_names())}.")
+                    f"{', '.join(simulation_names(aliases=False))} (the older unqualified names, "
+                    "e.g. max_min_fairness or tiresias_las, are accepted as aliases).")
     p.add_argument("--policy", required=True, help="registered policy name")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--trace", type=Path, help="trace file (Gavel .trace or Tiresias .csv)")
@@ -41,7 +42,8 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--cluster", help="cluster preset name or cluster/instance JSON file")
     p.add_argument("--jobs-per-hour", type=float, help="arrival rate for --generate")
     p.add_argument("--jobs", type=int, help="keep only the first N jobs of the trace")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of --generate and of randomised policies (default 0)")
     p.add_argument("--max-time", type=float, help="stop at this simulated time (s)")
     p.add_argument("--backend", default=None, help="LP backend for Gavel policies")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -107,12 +109,14 @@ def cmd_simulate(args) -> int:
     options = parse_options(args.option)
     if args.backend is not None:
         options["backend"] = args.backend
-    policy_spec(args.policy).check(options)  # a bad name or option fails before any work
+    spec = policy_spec(args.policy)
+    spec.check(options)  # a bad name or option fails before any work
     inst = build_instance(args)
     res = simulate(inst, args.policy, seed=args.seed, progress=args.progress,
                    max_time=args.max_time, **options)
     m = res.metrics
-    print(f"policy {res.method}  instance {inst.name}  jobs {m.n_completed}/{m.n_jobs}  "
+    label = f"{spec.qualified} ({res.method})" if "name" in options else spec.qualified
+    print(f"policy {label}  instance {inst.name}  jobs {m.n_completed}/{m.n_jobs}  "
           f"mean JCT {hours(m.mean_jct)} h  p99 JCT {hours(m.p99_jct)} h  "
           f"makespan {hours(m.makespan)} h  "
           f"utilisation {m.cru if m.cru is None else round(m.cru, 3)}  "

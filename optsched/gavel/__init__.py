@@ -5,11 +5,12 @@
 * :mod:`optsched.gavel.exact` - each policy's LP (max-min fairness, makespan, finish-time fairness,
   max-sum throughput, min cost with SLOs) through the solver layer;
 * :mod:`optsched.gavel.bounds` - closed-form bounds on the round's optimum;
-* :mod:`optsched.gavel.heuristics` - the allocations Gavel is compared with (isolated, agnostic, FIFO)
-  and the fractions the round mechanism realises;
+* :mod:`optsched.gavel.heuristics` - the allocations Gavel is compared with (isolated, agnostic,
+  FIFO) and the fractions the round mechanism realises;
 * :mod:`optsched.gavel.policy` - the round mechanism turning an allocation into per-round placements
   in the shared simulator, and Gavel's FIFO;
-* :mod:`optsched.gavel.workload` - the demo instance (the shipped trace is in :mod:`optsched.catalog`).
+* :mod:`optsched.gavel.workload` - the demo instance (the shipped trace is in
+  :mod:`optsched.catalog`).
 
 As a ``solve`` model the instance's jobs are one round's active jobs; ``objective``
 chooses the policy's objective (default max-min fairness).

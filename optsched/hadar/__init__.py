@@ -3,8 +3,8 @@ OASiS primal-dual framework (Bao et al., INFOCOM'18) with price functions.
 
 * :mod:`optsched.hadar.model` - the slotted model, its price-function parameters and the prices;
 * :mod:`optsched.hadar.exact` - the compact time-indexed MILP (all arrivals known) and its LP;
-* :mod:`optsched.hadar.bounds` - the dual subroutine, the dual certificate :math:`D \\ge \\mathrm{OPT}`,
-  the proved ratio :math:`2\\alpha` and the LP bound;
+* :mod:`optsched.hadar.bounds` - the dual subroutine, the dual certificate :math:`D \\ge
+  \\mathrm{OPT}`, the proved ratio :math:`2\\alpha` and the LP bound;
 * :mod:`optsched.hadar.heuristics` - the online algorithm (OASiS Alg. 1);
 * :mod:`optsched.hadar.policy` - Hadar as a simulator policy (rolling windows, retries);
 * :mod:`optsched.hadar.workload` - OASiS-style utilities and the demo instance.

@@ -4,8 +4,8 @@
   consolidation cost, copies per job and the maximal-utilisation property;
 * :mod:`optsched.hadare.exact` - the time-indexed MILP (utility, makespan or total JCT) and its LP;
 * :mod:`optsched.hadare.bounds` - the LP relaxation's bound;
-* :mod:`optsched.hadare.heuristics` - HadarE online: Hadar's admission and placement, then every idle
-  GPU offered to a copy of an admitted job; ``hadar-replay`` without forking;
+* :mod:`optsched.hadare.heuristics` - HadarE online: Hadar's admission and placement, then every
+  idle GPU offered to a copy of an admitted job; ``hadar-replay`` without forking;
 * :mod:`optsched.hadare.policy` - :class:`HadarEPolicy` in the shared simulator;
 * :mod:`optsched.hadare.workload` - the AWS-shaped cluster and the demo instance.
 

@@ -1,13 +1,14 @@
 """Salus (Yu & Chowdhury, MLSys'20): GPU lanes, memory safety and the parallelism trade-off.
 
-* :mod:`optsched.salus.model` - the safety condition, the lane manager's state (:class:`GpuLanes`), the
-  fluid concurrency model and the schedules the validator checks;
-* :mod:`optsched.salus.exact` - MILP over (GPU, lane) slots: ``objective`` = ``"makespan"`` (default),
-  ``"admitted"`` (inference packing) or ``"gpus"``; ``lanes`` bounds the lanes per GPU;
+* :mod:`optsched.salus.model` - the safety condition, the lane manager's state
+  (:class:`GpuLanes`), the fluid concurrency model and the schedules the validator checks;
+* :mod:`optsched.salus.exact` - MILP over (GPU, lane) slots: ``objective`` = ``"makespan"``
+  (default), ``"admitted"`` (inference packing) or ``"gpus"``; ``lanes`` bounds the lanes per GPU;
 * :mod:`optsched.salus.bounds` - the first-fit GPU bound and lower bounds on each objective;
-* :mod:`optsched.salus.heuristics` - Salus' lane manager (``bestFitFor``), first-fit decreasing, LPT;
-* :mod:`optsched.salus.policy` - lanes over time in the shared simulator (GPU sharing), with arrivals,
-  FIFO / SRTF / FAIR inside a lane and memory checked at every decision;
+* :mod:`optsched.salus.heuristics` - Salus' lane manager (``bestFitFor``), first-fit decreasing,
+  LPT;
+* :mod:`optsched.salus.policy` - lanes over time in the shared simulator (GPU sharing), with
+  arrivals, FIFO / SRTF / FAIR inside a lane and memory checked at every decision;
 * :mod:`optsched.salus.workload` - jobs from Salus' data (P/T split, compute shares), the demo.
 
 Jobs carry ``memory = GpuMemory(P, T)`` in MB and optionally ``compute_share`` u; GPUs

@@ -3,11 +3,13 @@
 * :mod:`optsched.synergy.model` - the round model: sensitivities, the fair share, configurations;
 * :mod:`optsched.synergy.exact` - the joint configuration + placement ILP (default) and the two-step
   Synergy-OPT;
-* :mod:`optsched.synergy.bounds` - Synergy-OPT's step 1 and the joint ILP's LP relaxation as upper bounds;
+* :mod:`optsched.synergy.bounds` - Synergy-OPT's step 1 and the joint ILP's LP relaxation as upper
+  bounds;
 * :mod:`optsched.synergy.heuristics` - TUNE (default), GREEDY and GPU-proportional;
-* :mod:`optsched.synergy.policy` - each allocator over many rounds with FIFO, SRTF, LAS or FTF ordering
-  in the shared simulator;
-* :mod:`optsched.synergy.workload` - Synergy's job classes, workload generator, servers and the demo.
+* :mod:`optsched.synergy.policy` - each allocator over many rounds with FIFO, SRTF, LAS or FTF
+  ordering in the shared simulator;
+* :mod:`optsched.synergy.workload` - Synergy's job classes, workload generator, servers and the
+  demo.
 
 Objective: total normalized throughput :math:`\\sum_j T_j(c_j, m_j)` of the round's
 placed jobs (maximised), where :math:`T_j` is per-GPU throughput relative to the
