@@ -212,9 +212,9 @@ def cmd_catalog(args) -> int:
             opts = f" options: {', '.join(own)}" if own else ""
             print(f"    {m.name:16s} {m.kind:9s}{opts}{solver}")
     print("\nPolicies (optsched simulate --policy NAME [--option KEY=VALUE]):")
-    for _, spec in sorted(policies().items()):
-        opts = ", ".join(sorted(spec.options)) or "-"
-        print(f"  {spec.qualified:36s} options: {opts}")
+    for qualified, pol in sorted(policies().items()):
+        opts = ", ".join(sorted(pol.options)) or "-"
+        print(f"  {qualified:36s} options: {opts}")
     return EXIT_OK
 
 
