@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
+from typing import Any
 
 __all__ = ["ProgressBar"]
 
@@ -20,7 +21,7 @@ class ProgressBar:
         self.enabled = sys.stderr.isatty() if enabled is None else bool(enabled)
         self.forced = enabled is True
         self.total, self.label = int(total), label
-        self._bar = None
+        self._bar: Any = None  # a rich Progress, imported only when shown
         self._task = None
 
     def __enter__(self) -> ProgressBar:

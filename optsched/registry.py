@@ -169,7 +169,7 @@ class PaperSpec:
     methods: tuple[Method, ...] = ()
     policies: tuple[PolicySpec, ...] = ()
     default_heuristic: str = ""
-    demo_instance: Callable[[], Instance] | None = None
+    demo_instance: Callable[..., Instance] | None = None
     objectives: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     reference: str = ""
 

@@ -106,7 +106,7 @@ def _per_worker_map(rows: Mapping[str, Mapping[str, float | None]]
     out = {}
     for sf_text, row in sorted(rows.items(), key=lambda kv: int(kv[0])):
         sf = int(sf_text)
-        out[sf] = MappingProxyType({t: (0.0 if row.get(t) is None else float(row[t]) / sf)
+        out[sf] = MappingProxyType({t: 0.0 if (v := row.get(t)) is None else float(v) / sf
                                     for t in GAVEL_GPU_TYPES})
     return MappingProxyType(out)
 
@@ -176,6 +176,7 @@ def job_from_profile(profile_name: str, id: str, arrival: float, workers: int,
                                   f"profile {prof.name!r} has throughput 0 on "
                                   f"{reference_type} with {workers} workers")
         work = float(duration) * workers * ref
+    assert work is not None  # exactly one of work and duration was given
     tput = dict(rates)
     if gpu_types is not None:
         wanted = list(gpu_types)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from optsched.core.jsonio import check_document
@@ -81,7 +82,8 @@ def hours(x: float | None) -> str:
     return "-" if x is None else f"{x / 3600:.3f}"
 
 
-def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
+def table(rows: list[list[str]], header: list[str],
+          right: AbstractSet[int] = frozenset()) -> str:
     """A plain text table; columns in ``right`` are right-aligned (numbers)."""
     width = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
              for i, h in enumerate(header)]

@@ -235,7 +235,9 @@ def cmd_instance(args) -> int:
         from optsched.errors import UnknownName
         raise UnknownName("instance", name, f"known: {', '.join(known)}")
     if name.endswith("-demo"):
-        inst = get_model(name[: -len("-demo")]).demo_instance()
+        demo = get_model(name[: -len("-demo")]).demo_instance
+        assert demo is not None  # catalog_instances lists models with a demo only
+        inst = demo()
     else:
         inst = catalog.shipped_trace(name, cluster=args.cluster)
     if args.jobs is not None:

@@ -115,6 +115,7 @@ def cmd_simulate(args) -> int:
     res = simulate(inst, args.policy, seed=args.seed, progress=args.progress,
                    max_time=args.max_time, **options)
     m = res.metrics
+    assert m is not None  # the simulator always finalises its schedule
     label = f"{spec.qualified} ({res.method})" if "name" in options else spec.qualified
     print(f"policy {label}  instance {inst.name}  jobs {m.n_completed}/{m.n_jobs}  "
           f"mean JCT {hours(m.mean_jct)} h  p99 JCT {hours(m.p99_jct)} h  "

@@ -668,7 +668,7 @@ class Instance:
         return np.array([j.work for j in self.jobs], dtype=float)
 
     def replace(self, **changes: Any) -> Instance:
-        kw = {"cluster": self.cluster, "jobs": self.jobs, "slot": self.slot,
+        kw: dict[str, Any] = {"cluster": self.cluster, "jobs": self.jobs, "slot": self.slot,
               "horizon": self.horizon, "name": self.name}
         kw.update(changes)
         return Instance(**kw)

@@ -121,14 +121,14 @@ def _check_capacity(instance: Instance, schedule: Schedule) -> None:
     for node, idx in per_node.items():
         s = np.array([allocs[i].start for i in idx])
         e = np.array([allocs[i].end for i in idx])
-        for attr, cap in (("cpus", nodes[node].cpus), ("memory", nodes[node].memory)):
+        for attr, limit in (("cpus", nodes[node].cpus), ("memory", nodes[node].memory)):
             amt = np.array([getattr(allocs[i], attr) for i in idx], dtype=float)
             if not amt.any():
                 continue
             peak, when = _sweep_max(s, e, amt)
-            if resource_overload(peak, cap):
+            if resource_overload(peak, limit):
                 raise InvalidSchedule(f"node {node!r} {attr}", peak,
-                                      f"{peak:g} in use at t={when:g}, capacity {cap:g}")
+                                      f"{peak:g} in use at t={when:g}, capacity {limit:g}")
 
 
 def job_progress(instance: Instance, schedule: Schedule,

@@ -287,7 +287,7 @@ def max_sum_throughput(T, workers, capacity, *, backend: str = "highs",
     res, vals = _solve(lp, backend, solve_options)
     if not res.success:
         return _fail(n, K, res)
-    return _allocation(vals["X"], T, W, c, float(res.objective), res.status, res,
+    return _allocation(vals["X"], T, W, c, res.objective, res.status, res,
                        seconds=res.seconds)
 
 
@@ -350,7 +350,7 @@ def min_cost_slo(T, workers, capacity, prices, slo_rate=None, *, backend: str = 
     sv = float(vals["s"][0])
     if sv <= 1e-12:
         return _fail(n, K, res.replace(status=Status.ERROR))
-    return _allocation(vals["Y"] / sv, T, W, c, float(res.objective), res.status, res,
+    return _allocation(vals["Y"] / sv, T, W, c, res.objective, res.status, res,
                        lp_solves=solves, seconds=seconds, info={"slo_scale": scale, "s": sv})
 
 
@@ -392,7 +392,7 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "max_m
         bound = sol.info.get("lower") if sol.ok else None
     res = sol.result
     seconds = time.perf_counter() - t0
-    common = {"model": "gavel", "method": "exact",
+    common: dict[str, Any] = {"model": "gavel", "method": "exact",
               "backend": res.backend if res is not None else backend,
               "solver": res.solver if res is not None else None,
               "extra": {"objective_kind": objective, "lp_solves": sol.lp_solves,

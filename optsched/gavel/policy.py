@@ -251,10 +251,10 @@ class GavelPolicy:
         self._solver, self.needs_work = SOLVERS[kind]
         if kind == "min_cost_slo":
             given.setdefault("slo_factor", 2.0)
-        opts = dict(solve_options or {})
-        for k, v in (("solver", solver), ("time_limit", time_limit), ("threads", threads)):
-            if v is not None:
-                opts[k] = v
+        opts: dict[str, Any] = dict(solve_options or {})
+        for key, val in (("solver", solver), ("time_limit", time_limit), ("threads", threads)):
+            if val is not None:
+                opts[key] = val
         self.options = {"backend": backend, "solve_options": opts, **given}
         self.rounds = RoundMechanism(reset_interval)
         self.reset()

@@ -231,14 +231,14 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
             used_i.append(i)
             used_k.append(k)
             q = max(0, q - int(pq[k]))
-    used_i = np.array(used_i[::-1], dtype=np.int64)
-    used_k = np.array(used_k[::-1], dtype=np.int64)
-    _, alloc = slot_options(model, j, price[a + used_i], residual[a + used_i], rho,
+    slots_used = np.array(used_i[::-1], dtype=np.int64)
+    options_used = np.array(used_k[::-1], dtype=np.int64)
+    _, alloc = slot_options(model, j, price[a + slots_used], residual[a + slots_used], rho,
                             with_alloc=True)
-    y = np.rint(alloc[np.arange(used_i.size), used_k]).astype(np.int64)  # [n_used, B]
+    y = np.rint(alloc[np.arange(slots_used.size), options_used]).astype(np.int64)  # [n, B]
     rr, bb = np.nonzero(y)
     total = float(vals[t_hat] - top)
-    return JobPlan(j, float(top), int(t_hat), a + used_i[rr], bb, y[rr, bb], total)
+    return JobPlan(j, float(top), int(t_hat), a + slots_used[rr], bb, y[rr, bb], total)
 
 
 

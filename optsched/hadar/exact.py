@@ -317,10 +317,10 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         # interior point (with crossover) is several times faster than simplex here
         options = {**options, "options": {"solver": "ipm"}}
     res = solve_program(data, backend=backend, spent=build, **options)
-    extra = {"slots": model.T, "slot": model.delta, "placement": placement,
+    extra: dict[str, Any] = {"slots": model.T, "slot": model.delta, "placement": placement,
              "columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
              "model_build_seconds": build, "time_limit": res.extra.get("time_limit")}
-    common = {"model": "hadar", "method": "exact-lp" if relax else "exact",
+    common: dict[str, Any] = {"model": "hadar", "method": "exact-lp" if relax else "exact",
               "backend": res.backend, "solver": res.solver,
               "build_seconds": build + res.build_seconds, "solve_seconds": res.solve_seconds}
     if relax:

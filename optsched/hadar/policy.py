@@ -39,7 +39,7 @@ then outstanding, because every admitted job has finished.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -118,7 +118,8 @@ class HadarPolicy:
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
         self._origin: float | None = None
-        self._g: np.ndarray | None = None
+        self._ready = False  # bucket arrays are built from the first view's cluster
+        self._g = np.zeros((0, 0), dtype=np.int64)
         self._plans: dict[str, dict[int, list[tuple[int, int]]]] = {}
         self._rejected: dict[str, int] = {}
         self._stats = {"admitted": 0, "rejections": 0, "subroutine_calls": 0}
@@ -134,6 +135,7 @@ class HadarPolicy:
             Uk = (np.array([float(U[t]) for t in cl.gpu_types]) if isinstance(U, dict)
                   else np.full(len(cl.gpu_types), float(U)))
         else:
+            assert self.instance is not None  # __init__ demands it when U or L is missing
             Ud, L, _ = rolling_price_params(self.instance, window_factor=self.window[0],
                                             window_slack=self.window[1],
                                             max_window=self.window[2])
@@ -144,6 +146,7 @@ class HadarPolicy:
         self.U, self.L = np.maximum(Uk, L), L
         self._ub = self.U[self._bt]
         self._g = np.zeros((0, self._bc.size), dtype=np.int64)
+        self._ready = True
 
     def _ensure(self, upto: int) -> None:
         if self._g.shape[0] < upto:
@@ -160,7 +163,7 @@ class HadarPolicy:
 
     # ------------------------------------------------------------------ decision
     def allocate(self, view: ClusterView) -> list[Placement]:
-        if self._g is None:
+        if not self._ready:
             self._setup(view)
         slot = view.slot
         if self._origin is None:
@@ -250,9 +253,11 @@ class HadarPolicy:
             vals = np.asarray(inst_job.value(t_end - arrival), dtype=float)
         else:
             vals = np.full(w, float(view.weights[m]))
-        model = HadarModel(self.instance, w, d, np.zeros(1, np.int64), rates[None, :],
-                           np.array([Wj]), np.array([work]), self._bn, self._bt, self._bc,
-                           vals[None, :], np.zeros(1, np.int64), np.zeros(1, np.int64))
+        # the one-job model is priced by dual_subroutine, which never reads its instance
+        model = HadarModel(cast(Instance, self.instance), w, d, np.zeros(1, np.int64),
+                           rates[None, :], np.array([Wj]), np.array([work]), self._bn,
+                           self._bt, self._bc, vals[None, :], np.zeros(1, np.int64),
+                           np.zeros(1, np.int64))
         price = self._prices(cur, cur + w)
         residual = self._bc[None, :] - self._g[cur:cur + w]
         self._stats["subroutine_calls"] += 1

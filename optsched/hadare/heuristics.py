@@ -131,6 +131,7 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa)
     d = model.delta
     sim = simulate(plan, policy, max_time=model.T * d, progress=False)
+    assert sim.schedule is not None  # the simulator always returns its schedule
     done_at = {jid: c - kappa for jid, c in sim.schedule.completion.items()}
     if completion == "exact":
         comp = dict(sim.schedule.completion)

@@ -206,7 +206,7 @@ def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
         top = mp.max()
         cand = ok & (mp >= top - 1e-12 * max(1.0, abs(top)))
         sec = np.where(cand, tau / p[None, :], -np.inf)
-        e, b = np.unravel_index(int(np.argmax(sec)), sec.shape)
+        e, b = (int(v) for v in np.unravel_index(int(np.argmax(sec)), sec.shape))
         if not ok[e, b]:  # pragma: no cover - guarded by the cand mask
             e, b = np.argwhere(ok)[0]
         h = int(bn[b])

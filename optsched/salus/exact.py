@@ -239,6 +239,7 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
     if horizon is not None and realize == "serial":
         end = max((gpu_end(view, g, lanes, "serial") for g, lanes in enumerate(plan)),
                   default=view.release)
+        assert instance.horizon is not None  # horizon is derived from it
         if end > instance.horizon * (1 + 1e-9):
             # the MILP bounds the fluid realisation; serial lanes may leave compute idle
             raise InvalidOption("realize", realize, f"the exact plan meets the horizon in "

@@ -225,7 +225,7 @@ def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "flui
     hz = _Horizon(instance, view, realize)
     G = view.n_gpus
     lanes: list[list[list[int]]] = [[] for _ in range(G)]
-    serial = [[] for _ in range(G)]          # S_l per lane
+    serial: list[list[float]] = [[] for _ in range(G)]  # S_l per lane
     work = np.zeros(G)                        # W_g
     best_nd = np.where(np.isfinite(view.d), view.d, np.inf).min(axis=1) * view.n
     for i in sorted(range(view.n_jobs), key=lambda i: (-best_nd[i], i)):

@@ -62,10 +62,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from optsched.core.instance import Instance
+from optsched.core.instance import GpuMemory, Instance
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.errors import ModelNotApplicable
 
@@ -77,7 +78,22 @@ MB_PER_GB = 1024.0
 TOL = 1e-9  # relative tolerance of memory comparisons
 
 
-def lane_need(P: Sequence[float], T: Sequence[float]) -> float:
+class _WithMemory(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def memory(self) -> GpuMemory | None: ...
+
+
+def footprint(job: _WithMemory) -> GpuMemory:
+    """The job's GPU memory footprint (P, T); every Salus model needs one."""
+    if job.memory is None:
+        raise ModelNotApplicable(f"job {job.id!r}.memory", None,
+                                 "Salus needs the job's GPU memory footprint (P, T)")
+    return job.memory
+
+
+def lane_need(P: Sequence[float] | np.ndarray, T: Sequence[float] | np.ndarray) -> float:
     """Smallest safe lane capacity for jobs with persistent ``P`` and ephemeral ``T``."""
     return float(sum(P)) + (float(max(T)) if len(T) else 0.0)
 
@@ -247,8 +263,8 @@ def salus_view(instance: Instance, *, common_release: bool = True) -> SalusView:
         d = np.where(rate > 0, 1.0 / np.where(rate > 0, rate, 1.0), np.inf)
     return SalusView(
         ids=tuple(j.id for j in jobs),
-        P=np.array([j.memory.persistent for j in jobs], dtype=float),
-        T=np.array([j.memory.ephemeral for j in jobs], dtype=float),
+        P=np.array([footprint(j).persistent for j in jobs], dtype=float),
+        T=np.array([footprint(j).ephemeral for j in jobs], dtype=float),
         n=np.array([j.work for j in jobs], dtype=float),
         u=np.array([1.0 if j.compute_share is None else j.compute_share for j in jobs]),
         w=np.array([j.weight for j in jobs], dtype=float),

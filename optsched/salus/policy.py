@@ -53,7 +53,7 @@ from optsched.core.instance import Instance
 from optsched.core.result import Result
 from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, ModelNotApplicable
-from optsched.salus.model import MB_PER_GB, GpuLanes, Lane, _le, salus_view
+from optsched.salus.model import MB_PER_GB, GpuLanes, Lane, _le, footprint, salus_view
 from optsched.sim.policy import ClusterView
 from optsched.sim.simulator import simulate
 
@@ -200,7 +200,8 @@ class SalusPolicy:
                 rate = job.rate(self.devices[g][1])
                 if rate <= 0:
                     continue
-                lane = gpu.place(jid, float(job.memory.persistent), float(job.memory.ephemeral))
+                mem = footprint(job)
+                lane = gpu.place(jid, float(mem.persistent), float(mem.ephemeral))
                 if lane is not None:
                     self.where[jid] = (g, lane)
                     self.order[jid] = len(self.order)
@@ -231,8 +232,7 @@ class SalusPolicy:
                     above = min(self.used[j] for j in lane.jobs if j not in fr)
                     w = t + (above - low) * len(fr)
                     self.wake = w if self.wake is None else min(self.wake, w)
-            u = {j: 1.0 if jobs[j].compute_share is None else jobs[j].compute_share
-                 for j in phi}
+            u = {j: 1.0 if (cs := jobs[j].compute_share) is None else cs for j in phi}
             demand = sum(p * u[j] for j, p in phi.items())
             f = min(1.0, 1.0 / demand) if demand > 0 else 1.0
             self.frac.update(phi)
@@ -255,7 +255,7 @@ def simulate_lanes(instance: Instance, *, mode: str = "salus", policy: str = "fi
     view = salus_view(instance, common_release=False)
     for i in range(view.n_jobs):
         if not any(view.fits(i, g) for g in range(view.n_gpus)):
-            raise ModelNotApplicable(f"jobs[{i}].memory", instance.jobs[i].memory.to_dict(),
+            raise ModelNotApplicable(f"jobs[{i}].memory", footprint(instance.jobs[i]).to_dict(),
                                      "P + T exceeds the memory of every GPU it can run on")
     wall = _time.perf_counter()
     res = simulate(instance, sp, progress=False)

@@ -56,7 +56,7 @@ class ModelFootprint:
 
 @lru_cache(maxsize=1)
 def _fit() -> dict[str, ModelFootprint]:
-    rows: dict[str, dict[int, tuple[float, float]]] = defaultdict(dict)
+    rows: dict[str, dict[int, tuple[float, float, int]]] = defaultdict(dict)
     for w in salus_workloads():
         # the longest run gives the steadiest iteration time
         old = rows[w.model].get(w.batch_size)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,8 @@ def to_cvxpy(data: ProgramData):
 
 def _solver_kwargs(name, time_limit, mip_gap, threads, seed, extra) -> tuple[dict, list]:
     """Keywords for ``problem.solve`` and the options that could not be forwarded."""
-    kw, skipped = {}, []
+    kw: dict[str, Any] = {}
+    skipped: list[str] = []
     if name == "HIGHS":
         kw["random_seed"] = seed
         for key, value in (("time_limit", time_limit), ("mip_rel_gap", mip_gap),
@@ -115,7 +117,7 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     kwargs, skipped = _solver_kwargs(name, time_limit, mip_gap, threads, seed, options or {})
     if name == "HIGHS":
         reset_highs_threads(threads)
-    common = dict(backend=BACKEND, solver=name)
+    common: dict[str, Any] = dict(backend=BACKEND, solver=name)
     t0 = time.perf_counter()
     try:
         with warnings.catch_warnings():  # both outcomes are reported on the Result

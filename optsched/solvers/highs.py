@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -133,12 +134,13 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     has_x = info.primal_solution_status == highspy.kSolutionStatusFeasible
     x = np.asarray(sol.col_value, dtype=float) if has_x else None
     bound = float(info.mip_dual_bound) if data.is_mip else None
-    common = dict(backend=BACKEND, solver=name, build_seconds=build, solve_seconds=solve_seconds)
+    common: dict[str, Any] = dict(backend=BACKEND, solver=name, build_seconds=build,
+                                  solve_seconds=solve_seconds)
     outcome = STATUS.get(status, Status.ERROR)
     if outcome is Status.OPTIMAL:
         if x is None and data.n_cols == 0:
             x = np.zeros(0)
-        duals = {}
+        duals: dict[str, Any] = {}
         if not data.is_mip and sol.dual_valid:
             duals = dict(row_duals=np.asarray(sol.row_dual, dtype=float),
                          col_duals=np.asarray(sol.col_dual, dtype=float))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from typing import Any
 
 import numpy as np
 
@@ -163,21 +164,21 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
 
     constrained = np.isfinite(data.row_lb) | np.isfinite(data.row_ub)
     if data.A[constrained].nnz == 0 and not data.c.any():
-        return _trivial(data, name)
+        return _trivial(data, str(name))
     t0 = time.perf_counter()
     model = to_pyomo(data)
     if not data.is_mip:  # never on a MIP: the HiGHS interfaces raise for MIP duals
         model.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     build = time.perf_counter() - t0
     opts, skipped = _solver_options(name, mip_gap, threads, seed, options or {})
-    kwargs = {"load_solutions": False, "tee": verbose}
+    kwargs: dict[str, Any] = {"load_solutions": False, "tee": verbose}
     if time_limit is not None:
         kwargs["timelimit"] = time_limit
     if opts:
         kwargs["options"] = opts
     if name in _HIGHS_SOLVERS:
         reset_highs_threads(threads)
-    common = dict(backend=BACKEND, solver=name, build_seconds=build)
+    common: dict[str, Any] = dict(backend=BACKEND, solver=name, build_seconds=build)
     t0 = time.perf_counter()
     try:
         with _quiet(verbose):

@@ -310,9 +310,9 @@ def prepare(instance: Instance, *, start: float | None = None,
             rows = np.array([(fair[0], fair[1], tf), b, cb], dtype=float)
             if s is not None:
                 mat = s.matrix
-                a, k = np.nonzero(mat > 0)
-                grid = np.column_stack([np.asarray(s.cpu_grid)[a],
-                                        np.asarray(s.memory_grid)[k], mat[a, k]])
+                ci, mi = np.nonzero(mat > 0)
+                grid = np.column_stack([np.asarray(s.cpu_grid)[ci],
+                                        np.asarray(s.memory_grid)[mi], mat[ci, mi]])
                 rows = np.vstack([rows, grid])
             per_profile[key] = (tf, b, cb, rows)
         fair_rel[j], best[j], comparable[j], configs[j] = per_profile[key]

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from optsched.catalog.profiles import SynergyProfile
 from optsched.core.instance import Cluster, Instance, Job, Node
 from optsched.errors import InvalidOption
 
@@ -21,9 +22,9 @@ JOB_CLASSES = {
 
 
 @lru_cache(maxsize=1)
-def _profiles_by_model() -> dict[str, dict[int, object]]:
+def _profiles_by_model() -> dict[str, dict[int, SynergyProfile]]:
     from optsched.catalog import synergy_profiles
-    out: dict[str, dict[int, object]] = {}
+    out: dict[str, dict[int, SynergyProfile]] = {}
     for p in synergy_profiles().values():
         out.setdefault(p.model, {})[p.gpus] = p
     return out

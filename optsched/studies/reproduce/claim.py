@@ -7,13 +7,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SEED", "Claim", "Row", "NotYetAvailable"]
+from optsched.core.result import Result
+from optsched.core.schedule import Schedule
+
+__all__ = ["SEED", "Claim", "Row", "NotYetAvailable", "Finished", "finished"]
 
 SEED = 0
 
 
 class NotYetAvailable(Exception):
     """A row's model or policy has not landed in this version; the message says why."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The figures of a simulation in which every job completed."""
+
+    mean_jct: float
+    makespan: float
+    jct: dict[str, float]
+    schedule: Schedule
+
+
+def finished(res: Result) -> Finished:
+    """The figures of ``res``; a claim compares runs that completed every job, so a run
+    that did not is an error, not a smaller average."""
+    m, s = res.metrics, res.schedule
+    if m is None or s is None or m.mean_jct is None or m.makespan is None \
+            or m.n_completed < m.n_jobs:
+        done = "no metrics" if m is None else f"{m.n_completed}/{m.n_jobs} jobs completed"
+        raise RuntimeError(f"{res.method}: {done}; the claim compares finished runs only")
+    return Finished(m.mean_jct, m.makespan, dict(m.jct), s)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from optsched.studies.reproduce._hadar import hadar_plots, hadar_runs
-from optsched.studies.reproduce.claim import SEED, Claim
+from optsched.studies.reproduce.claim import SEED, Claim, finished
 
 __all__ = ["CLAIM", "run"]
 
@@ -23,14 +23,14 @@ def run(quick: bool, img: Path) -> dict[str, Any]:
     runs = {"Hadar": simulate(inst, HadarPolicy(inst), seed=SEED, progress=False)}
     for p in ("max_min_fairness", "min_total_duration"):
         runs[f"Gavel {p}"] = simulate(inst, get_policy(p), seed=SEED, progress=False)
-    mk = {k: r.metrics.makespan for k, r in runs.items()}
+    mk = {k: finished(r).makespan for k, r in runs.items()}
     r_las = mk["Gavel max_min_fairness"] / mk["Hadar"]
     r_mk = mk["Gavel min_total_duration"] / mk["Hadar"]
-    r_replay = mk["Gavel max_min_fairness"] / replay["Hadar"].metrics.makespan
+    r_replay = mk["Gavel max_min_fairness"] / finished(replay["Hadar"]).makespan
     try:
         const = simulate(base, HadarPolicy(base), seed=SEED, progress=False)
         const_text = (f"with constant utilities the policy's total time is "
-                      f"{const.metrics.makespan / 3600:.3g} h")
+                      f"{finished(const).makespan / 3600:.3g} h")
     except PolicyViolation as exc:
         const_text = f"with constant utilities the Hadar policy stops with: {exc}"
     return {

@@ -7,7 +7,7 @@ from typing import Any
 
 from optsched.plotting import can_plot as _can_plot
 from optsched.plotting import jct_cdf
-from optsched.studies.reproduce.claim import SEED, Claim
+from optsched.studies.reproduce.claim import SEED, Claim, finished
 
 __all__ = ["CLAIM", "run"]
 
@@ -29,16 +29,17 @@ def run(quick: bool, img: Path) -> dict[str, Any]:
                                 multigpu=False)
         prop = simulate_synergy(inst, "proportional", "fifo")
         tune = simulate_synergy(inst, "tune", "fifo")
-        r = prop.metrics.mean_jct / tune.metrics.mean_jct
+        r = finished(prop).mean_jct / finished(tune).mean_jct
         label = f"{n} jobs, split {'/'.join(map(str, split))}, {load:g} jobs/h"
         lines.append(f"{label}: {r:.2f}x")
         if best is None or r > best[0]:
             best = (r, label, prop, tune)
+    assert best is not None  # every claim measures at least one setting
     ratio, label, prop, tune = best
     plots = []
     if _can_plot():
-        plots.append(jct_cdf({"GPU-proportional": list(prop.metrics.jct.values()),
-                                    "Synergy-TUNE": list(tune.metrics.jct.values())},
+        plots.append(jct_cdf({"GPU-proportional": list(finished(prop).jct.values()),
+                                    "Synergy-TUNE": list(finished(tune).jct.values())},
                                    img / "reproduce_synergy_jct_cdf.png",
                                    title=f"Synergy on synergy-128 (FIFO), {label}"))
     return {

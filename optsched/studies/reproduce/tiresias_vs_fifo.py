@@ -8,7 +8,7 @@ from typing import Any
 from optsched.core.instance import Cluster, Node
 from optsched.plotting import can_plot as _can_plot
 from optsched.plotting import jct_cdf
-from optsched.studies.reproduce.claim import SEED, Claim
+from optsched.studies.reproduce.claim import SEED, Claim, finished
 
 __all__ = ["CLAIM", "run"]
 
@@ -35,16 +35,17 @@ def run(quick: bool, img: Path) -> dict[str, Any]:
     for label, inst in traces:
         runs = {p: simulate(inst, get_policy(p), seed=SEED, progress=False)
                 for p in ("fifo_yarn", "tiresias_las", "tiresias_gittins")}
-        fifo = runs["fifo_yarn"].metrics.mean_jct
+        fifo = finished(runs["fifo_yarn"]).mean_jct
         for p in ("tiresias_las", "tiresias_gittins"):
-            r = fifo / runs[p].metrics.mean_jct
+            r = fifo / finished(runs[p]).mean_jct
             lines.append(f"{label}: {p} {r:.2f}x")
             if best is None or r > best[0]:
                 best = (r, label, p, runs)
+    assert best is not None  # every claim measures at least one setting
     ratio, label, pol, runs = best
     plots = []
     if _can_plot():
-        plots.append(jct_cdf({k: list(v.metrics.jct.values()) for k, v in runs.items()},
+        plots.append(jct_cdf({k: list(finished(v).jct.values()) for k, v in runs.items()},
                                    img / "reproduce_tiresias_jct_cdf.png",
                                    title=f"Tiresias vs FIFO, {label}"))
     return {
