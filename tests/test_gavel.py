@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from optsched import Cluster, Instance, Job, Node
+from optsched.gavel.model import OBJECTIVES
 from optsched.gavel.policy import RoundMechanism
+from optsched.gavel.workload import demo_instance
 from optsched.registry import get_policy
 from optsched.sim import simulate
 
@@ -461,3 +463,14 @@ def test_gavel_demo_through_compare():
     assert rows["exact"].status == "optimal"
     assert rows["bound"].bound >= rows["exact"].value - 1e-9
     assert rows["isolated"].factor >= 1 - 1e-9 and rows["agnostic"].factor >= 1 - 1e-9
+
+
+@pytest.mark.parametrize("objective", sorted(OBJECTIVES))
+def test_lps_meet_optimality_conditions(monkeypatch, backend, objective):
+    """Every LP of the round (each objective's) has a dual certificate and complementary
+    slackness on every backend."""
+    from lp_problems import method_lps
+
+    inst = demo_instance()
+    assert method_lps(monkeypatch, inst, "gavel", "exact", objective=objective,
+                      backend=backend) >= 1

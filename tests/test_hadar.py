@@ -328,3 +328,13 @@ def test_policy_in_simulator():
         HadarPolicy()
     with pytest.raises(InvalidOption):
         HadarPolicy(inst, retry_every=-1)
+
+
+def test_lp_relaxation_meets_optimality_conditions(monkeypatch, backend):
+    """The LP relaxation has a dual certificate and complementary slackness on every
+    backend."""
+    from lp_problems import method_lps
+
+    from optsched.hadar.workload import demo_instance as demo
+
+    assert method_lps(monkeypatch, demo(), "hadar", "exact-lp", backend=backend) == 1

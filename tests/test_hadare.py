@@ -313,3 +313,13 @@ def test_exact_makespan_and_jct_never_worse_than_heuristic(inst):
         assert x.status is Status.OPTIMAL
         assert x.objective <= value * (1 + 1e-4) + 1e-6
         assert exact(inst, objective=objective, relax=True).bound <= x.objective + 1e-6
+
+
+def test_lp_relaxation_meets_optimality_conditions(monkeypatch, backend):
+    """The LP relaxation has a dual certificate and complementary slackness on every
+    backend."""
+    from lp_problems import method_lps
+
+    from optsched.hadare.workload import demo_instance as demo
+
+    assert method_lps(monkeypatch, demo(), "hadare", "exact-lp", backend=backend) == 1

@@ -2,15 +2,31 @@
 follow one dual sign convention, export files HiGHS can read back, and validate options."""
 
 import dataclasses
-import itertools
 
 import highspy
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given
-from hypothesis import strategies as st
-from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, linprog, milp
+from lp_problems import (
+    DUAL_CASES,
+    INF,
+    PROBLEMS,
+    assignment,
+    assignment_best,
+    check_complementarity,
+    check_recorded_lps,
+    check_solution,
+    close,
+    knapsack,
+    knapsack_best,
+    market_split,
+    oracle,
+    programs,
+    record_programs,
+    small,
+    transportation,
+)
 
 from optsched.core.result import Status
 from optsched.errors import InvalidOption, UnknownName
@@ -22,70 +38,11 @@ from optsched.solvers import (
     write_program,
 )
 
-TOL = 1e-6
-
-
-def close(a, b, tol=TOL):
-    return a is not None and b is not None and abs(a - b) <= tol * max(1.0, abs(b))
-
-
-def check_solution(data, r):
-    """Common invariants of an optimal Result."""
-    assert r.status is Status.OPTIMAL, (r.backend, r.status, r.message)
-    assert r.build_seconds >= 0 and r.solve_seconds >= 0
-    x = np.concatenate([r.values[b.name].ravel() for b in data.var_blocks])
-    assert data.max_violation(x) <= 1e-6
-    assert close(r.objective, data.objective_value(x))
-    assert close(r.bound, r.objective, 1e-4)  # HiGHS's default mip_rel_gap is 1e-4
-    if data.is_mip:
-        assert r.duals is None and "col_duals" not in r.extra
-    else:
-        check_dual_certificate(data, r)
-
-
-def check_dual_certificate(data, r, tol=1e-6):
-    """Duals in the package convention: signs match the active bound, ``z = c - A.T y``
-    and the objective equals the dual objective (so every dual is d obj / d bound)."""
-    y = np.concatenate([r.duals[b.name] for b in data.row_blocks]) if data.n_rows else []
-    z = np.concatenate([r.extra["col_duals"][b.name].ravel() for b in data.var_blocks])
-    y = np.asarray(y, dtype=float)
-    assert np.allclose(z, data.c - data.A.T @ y, atol=tol)
-    up = 1.0 if data.sense == "max" else -1.0  # sign of a dual whose upper bound is active
-    total = data.offset
-    for duals, lo, hi in ((y, data.row_lb, data.row_ub), (z, data.col_lb, data.col_ub)):
-        at_hi, at_lo = up * duals > tol, up * duals < -tol
-        assert np.all(np.isfinite(hi[at_hi])) and np.all(np.isfinite(lo[at_lo]))
-        total += duals[at_hi] @ hi[at_hi] + duals[at_lo] @ lo[at_lo]
-    assert close(total, r.objective, 1e-5)
-
 
 def solve_all(data, **kw):
     results = {b: solve_program(data, b, **kw) for b, ok in available_backends().items() if ok}
     assert "highs" in results
     return results
-
-
-def oracle(data):
-    """scipy's optimum (``milp`` for MILPs, ``linprog`` for LPs), in the program's sense."""
-    sign = -1.0 if data.sense == "max" else 1.0
-    bounds = list(zip(np.where(np.isinf(data.col_lb), None, data.col_lb),
-                      np.where(np.isinf(data.col_ub), None, data.col_ub)))
-    if data.is_mip:
-        cons = [LinearConstraint(data.A, data.row_lb, data.row_ub)] if data.n_rows else []
-        res = milp(sign * data.c, integrality=data.integer.astype(int), constraints=cons,
-                   bounds=Bounds(data.col_lb, data.col_ub), options={"mip_rel_gap": 0})
-        assert res.status == 0
-        return sign * res.fun + data.offset
-    A = data.A.tocsr()
-    eq = data.row_lb == data.row_ub
-    le, ge = ~eq & np.isfinite(data.row_ub), ~eq & np.isfinite(data.row_lb)
-    A_ub = sp.vstack([A[le], -A[ge]]) if (le | ge).any() else None
-    b_ub = np.concatenate([data.row_ub[le], -data.row_lb[ge]])
-    res = linprog(sign * data.c, A_ub=A_ub, b_ub=b_ub if A_ub is not None else None,
-                  A_eq=A[eq] if eq.any() else None, b_eq=data.row_ub[eq] if eq.any() else None,
-                  bounds=bounds, method="highs")
-    assert res.status == 0
-    return sign * res.fun + data.offset
 
 
 def assert_agree(data, expected=None, **kw):
@@ -100,35 +57,12 @@ def assert_agree(data, expected=None, **kw):
 
 
 # ---------------------------------------------------------------------------------------
-# (1) Agreement on hand-written programs with known optima.
+# (1) Agreement on the standard problems, whose optima are known independently.
 
-def transportation():
-    supply, demand = [20, 30], [10, 25, 15]
-    cost = np.array([[8, 6, 10], [9, 12, 13]], dtype=float)
-    lp = LinearProgram(sense="min", name="transport")
-    x = lp.add_variables("ship", (2, 3), lb=0, cost=cost)
-    i, j = np.indices((2, 3))
-    lp.add_constraints("supply", rows=i, cols=x.index, vals=1.0, ub=supply, n_rows=2)
-    lp.add_constraints("demand", rows=j, cols=x.index, vals=1.0, lb=demand, n_rows=3)
-    return lp.freeze()
-
-
-def knapsack(values=(10, 13, 7, 8, 6), weights=(5, 6, 4, 5, 3), cap=14, offset=0.0):
-    lp = LinearProgram(sense="max", name="knapsack")
-    x = lp.add_variables("take", len(values), lb=0, ub=1, cost=values, integer=True)
-    lp.add_constraints("cap", rows=0, cols=x.index, vals=weights, ub=cap, n_rows=1)
-    lp.offset = offset
-    return lp.freeze()
-
-
-def assignment(cost):
-    n = cost.shape[0]
-    lp = LinearProgram(sense="min", name="assignment")
-    x = lp.add_variables("assign", (n, n), lb=0, ub=1, cost=cost, integer=True)
-    i, j = np.indices((n, n))
-    lp.add_constraints("worker", rows=i, cols=x.index, vals=1.0, lb=1, ub=1, n_rows=n)
-    lp.add_constraints("job", rows=j, cols=x.index, vals=1.0, lb=1, ub=1, n_rows=n)
-    return lp.freeze()
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_standard_problems(name):
+    problem = PROBLEMS[name]
+    assert_agree(problem.build(), expected=problem.optimum())
 
 
 def test_transportation_lp():
@@ -137,61 +71,19 @@ def test_transportation_lp():
         assert np.allclose(r.values["ship"], [[0, 20, 0], [10, 5, 15]], atol=1e-7)
 
 
-def knapsack_best(values=(10, 13, 7, 8, 6), weights=(5, 6, 4, 5, 3), cap=14):
-    """Brute force over all subsets."""
-    return max(sum(v for v, t in zip(values, take) if t)
-               for take in itertools.product((0, 1), repeat=len(values))
-               if sum(w for w, t in zip(weights, take) if t) <= cap)
-
-
 def test_knapsack_milp_with_offset():
     assert knapsack_best() == 29
     assert_agree(knapsack(offset=2.5), expected=knapsack_best() + 2.5)
 
 
 def test_assignment_milp():
-    cost = np.array([[9, 2, 7, 8], [6, 4, 3, 7], [5, 8, 1, 8], [7, 6, 9, 4]], dtype=float)
-    rows, cols = linear_sum_assignment(cost)
-    results = assert_agree(assignment(cost), expected=cost[rows, cols].sum())
+    results = assert_agree(assignment(), expected=assignment_best())
     for r in results.values():
         assert r.values["assign"].shape == (4, 4)
         assert np.allclose(r.values["assign"].sum(axis=0), 1)
 
 
 # (1b) Hypothesis: random bounded programs, feasible by construction.
-
-@st.composite
-def programs(draw, mip: bool):
-    n = draw(st.integers(1, 6))
-    m = draw(st.integers(0, 5))
-    ints = st.integers(-5, 5)
-    lb = np.array(draw(st.lists(st.integers(-4, 0), min_size=n, max_size=n)), dtype=float)
-    width = np.array(draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), dtype=float)
-    ub = lb + width
-    # x0 within the bounds; half-integral for LPs, integral for MILPs.
-    step = 1.0 if mip else 0.5
-    frac = np.array(draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))
-    x0 = lb + np.floor(frac * width / step) * step
-    A = np.array(draw(st.lists(ints, min_size=m * n, max_size=m * n)), dtype=float)
-    A = A.reshape(m, n)
-    ax = A @ x0
-    kinds = draw(st.lists(st.sampled_from(["le", "ge", "eq", "range", "free"]),
-                          min_size=m, max_size=m))
-    slack = np.array(draw(st.lists(st.integers(0, 3), min_size=m, max_size=m)), dtype=float)
-    rlb = np.array([ax[i] - slack[i] if k in ("ge", "range") else
-                    ax[i] if k == "eq" else -np.inf for i, k in enumerate(kinds)])
-    rub = np.array([ax[i] + slack[i] if k in ("le", "range") else
-                    ax[i] if k == "eq" else np.inf for i, k in enumerate(kinds)])
-    lp = LinearProgram(sense=draw(st.sampled_from(["min", "max"])))
-    integer = draw(st.lists(st.booleans(), min_size=n, max_size=n)) if mip else [False] * n
-    for j in range(n):  # one block per column, integer or not
-        lp.add_variables(f"v{j}", 1, lb=lb[j], ub=ub[j], cost=draw(ints),
-                         integer=integer[j])
-    if m:
-        lp.add_dense_rows("rows", A, lb=rlb, ub=rub)
-    lp.offset = draw(st.sampled_from([0.0, 1.5, -3.0]))
-    return lp.freeze()
-
 
 @given(programs(mip=False))
 def test_random_lps_agree(data):
@@ -205,13 +97,6 @@ def test_random_milps_agree(data):
 
 # ---------------------------------------------------------------------------------------
 # (2) Statuses.
-
-def small(sense, cost, A, *, lb=0.0, integer=False, rlb=-np.inf, rub=np.inf):
-    lp = LinearProgram(sense=sense)
-    lp.add_variables("x", len(cost), lb=lb, cost=cost, integer=integer)
-    lp.add_dense_rows("r", A, lb=rlb, ub=rub)
-    return lp.freeze()
-
 
 @pytest.mark.parametrize("case, expected", [
     (dict(sense="min", cost=[1, 1], A=[[1, 1]], rub=-1), Status.INFEASIBLE),
@@ -227,21 +112,6 @@ def test_infeasible_and_unbounded(backend, case, expected):
     r = solve_program(small(**case), backend)
     assert r.status is expected, r.message
     assert r.objective is None and r.values == {} and r.duals is None
-
-
-def market_split(m=4, seed=1):
-    """Cornuejols-Dawande market split with slacks: hard for branch and bound, and any
-    binary x is feasible (so an incumbent exists)."""
-    rng = np.random.default_rng(seed)
-    n = 10 * (m - 1)
-    A = rng.integers(0, 100, size=(m, n)).astype(float)
-    b = np.floor(A.sum(axis=1) / 2)
-    lp = LinearProgram(sense="min", name="market_split")
-    lp.add_variables("x", n, lb=0, ub=1, integer=True)
-    lp.add_variables("over", m, cost=1.0)
-    lp.add_variables("under", m, cost=1.0)
-    lp.add_dense_rows("split", np.hstack([A, np.eye(m), -np.eye(m)]), lb=b, ub=b)
-    return lp.freeze()
 
 
 def check_stopped(data, r):
@@ -285,32 +155,6 @@ def test_pyomo_named_solver_is_used():
 
 # ---------------------------------------------------------------------------------------
 # (3) One dual sign convention: d(optimal objective) / d(active bound), own sense.
-
-INF = np.inf
-DUAL_CASES = {
-    # max 3x+2y: x+y<=4, x+3y<=9, x<=3 (row): optimum (3,1) = 11.
-    "max_le_rows": (dict(sense="max", cost=[3, 2], A=[[1, 1], [1, 3], [1, 0]],
-                         rub=[4, 9, 3]), 11.0, [2, 0, 1], [0, 0]),
-    # same with x<=3 as a column bound: its reduced cost carries the dual.
-    "max_col_bound": (dict(sense="max", cost=[3, 2], A=[[1, 1], [1, 3]], rub=[4, 9],
-                           ub=[3, INF]), 11.0, [2, 0], [1, 0]),
-    # min 2x+3y: x+y>=4, x+3y>=6: optimum (3,1) = 9.
-    "min_ge_rows": (dict(sense="min", cost=[2, 3], A=[[1, 1], [1, 3]], rlb=[4, 6]),
-                    9.0, [1.5, 0.5], [0, 0]),
-    # min x+2y: x+y==3, x<=1: optimum (1,2) = 5; a binding <= in a min problem is <= 0.
-    "min_eq_le": (dict(sense="min", cost=[1, 2], A=[[1, 1], [1, 0]], rlb=[3, -INF],
-                       rub=[3, 1]), 5.0, [2, -1], [0, 0]),
-    # max x-y: y>=1, x+y<=4: optimum (3,1) = 2; a binding >= in a max problem is <= 0.
-    "max_ge_le": (dict(sense="max", cost=[1, -1], A=[[0, 1], [1, 1]], rlb=[1, -INF],
-                       rub=[INF, 4]), 2.0, [-2, 1], [0, 0]),
-    # max x-y: y>=1 as a column bound.
-    "max_col_lower": (dict(sense="max", cost=[1, -1], A=[[1, 1]], rub=[4], lb=[0, 1]),
-                      2.0, [1], [0, -2]),
-    # min -x, 1 <= x <= 2 ranged row, x free: optimum -2, upper side binding.
-    "min_ranged": (dict(sense="min", cost=[-1], A=[[1]], rlb=[1], rub=[2], lb=-INF),
-                   -2.0, [-1], [0]),
-}
-
 
 def dual_program(sense, cost, A, *, lb=0.0, ub=INF, rlb=-INF, rub=INF):
     lp = LinearProgram(sense=sense)
@@ -486,3 +330,25 @@ def test_every_backend_module_has_the_protocol_shape(name):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["True", "False"]
+
+
+# ---------------------------------------------------------------------------------------
+# (9) The optimality checks the papers' tests rely on can fail, and recording sees every
+# program a method solves.
+
+def test_complementarity_check_fails_on_a_priced_slack_row():
+    spec, *_ = DUAL_CASES["max_le_rows"]  # row 1 (x + 3y <= 9) is slack at (3, 1)
+    data = small(**spec)
+    r = solve_program(data, "highs")
+    check_complementarity(data, r)
+    tampered = r.replace(duals={"r": r.duals["r"] + np.array([0.0, 0.5, 0.0])})
+    with pytest.raises(AssertionError, match="slack"):
+        check_complementarity(data, tampered)
+
+
+def test_record_programs_sees_every_backend(monkeypatch):
+    with record_programs(monkeypatch) as seen:
+        for b in BACKENDS:
+            solve_program(transportation(), b)
+    assert [s.result.backend for s in seen] == list(BACKENDS)
+    assert check_recorded_lps(seen) == len(BACKENDS)

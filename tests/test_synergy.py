@@ -498,3 +498,13 @@ def test_simulation_greedy_unfair_rounds():
     lstm = [str(i) for i in range(2, 8)]
     # GREEDY makes the LSTMs wait for the AlexNets; TUNE runs them at once
     assert min(g.metrics.jct[j] for j in lstm) > max(t.metrics.jct[j] for j in lstm)
+
+
+def test_lp_relaxation_meets_optimality_conditions(monkeypatch, backend):
+    """The LP relaxation has a dual certificate and complementary slackness on every
+    backend."""
+    from lp_problems import method_lps
+
+    from optsched.synergy.workload import demo_instance as demo
+
+    assert method_lps(monkeypatch, demo(), "synergy", "exact-lp", backend=backend) == 1
