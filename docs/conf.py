@@ -6,7 +6,7 @@ Build it (from the repository root) with::
     python3 -m sphinx -W --keep-going -b html docs docs/_build/html
 
 Pages are Markdown (MyST); the API reference is generated from the docstrings by
-autodoc. ``tests/test_docs_build.py`` runs the same build with warnings as errors.
+autodoc. ``tests/docs/test_docs_build.py`` runs the same build with warnings as errors.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "show-inheritance": False}
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
+# every exact, bound and heuristic states its guarantee and complexity in these sections
+napoleon_custom_sections = ["Guarantee", "Complexity"]
 
 # formulas become MathML at build time (docs/_ext/mathml.py): no script, no network
 html_math_renderer = "mathml"

@@ -10,6 +10,10 @@ Per-test example counts are written as ``examples(n)`` (tests/strategies.py), so
 the long profile scales them too. Markers: ``slow`` (documentation build, the quick
 reproduction) is left out of the default run and run by CI's second step; ``property``
 is set on every Hypothesis test, for ``pytest -m property``.
+
+The test tree mirrors the package (tests/core, tests/solvers, tests/sim, one folder per
+paper, ...); shared helpers sit at the top: ``strategies`` (Hypothesis strategies),
+``lp_problems`` (standard LP/MILP problems and optimality checks), ``paths``.
 """
 
 import os

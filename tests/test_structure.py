@@ -12,8 +12,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from paths import PACKAGE
 
-ROOT = Path(__file__).resolve().parent.parent / "optsched"
+ROOT = PACKAGE
 PAPERS = ("allox", "gavel", "hadar", "hadare", "salus", "synergy", "tiresias")
 PAPER_FILES = {"__init__.py", "model.py", "exact.py", "bounds.py", "heuristics.py",
                "policy.py", "workload.py"}
@@ -132,3 +133,43 @@ def test_one_registry():
         assert spec.policies, name
         assert getattr(optsched, name).SPEC is spec
     assert {p.paper for p in policies().values()} == set(PAPERS)
+
+
+def test_tests_mirror_the_package():
+    """Every subpackage has its own test folder (tests/<name>/test_*.py); only the
+    cross-cutting tests (every path, the structure) sit at the top."""
+    tests = PACKAGE.parent / "tests"
+    subpackages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    subpackages -= {"catalog_data"}  # data, no code
+    missing = sorted(s for s in subpackages if not list((tests / s).glob("test_*.py")))
+    assert not missing, f"subpackages without tests/<name>/: {missing}"
+    top = {p.name for p in tests.glob("test_*.py")}
+    assert top == {"test_matrix.py", "test_structure.py"}, top
+
+
+SECTIONS = ("Parameters", "Returns", "Guarantee", "Complexity", "References")
+
+
+def test_every_method_states_its_guarantee_complexity_and_reference():
+    """Every registered exact, bound and heuristic function has the numpydoc sections
+    Parameters, Returns, Guarantee (an inequality, or "None" and why), Complexity and
+    References."""
+    import inspect
+    import re
+
+    from optsched.registry import models
+
+    missing = {}
+    for paper, spec in models().items():
+        for m in spec.methods:
+            doc = inspect.getdoc(m.fn) or ""
+            lacks = [s for s in SECTIONS if not re.search(rf"^{s}\n-{{{len(s)}}}$", doc, re.M)]
+            guarantee = doc.split("Guarantee\n---------", 1)[-1].split("\nComplexity")[0]
+            # an inequality, or an explicit "None ..." saying why there is none
+            stated = re.search(r"\\(le|ge)|[<>]=?|=", guarantee) \
+                or guarantee.strip().startswith("None")
+            if "Guarantee" not in lacks and not stated:
+                lacks.append("an inequality in Guarantee")
+            if lacks:
+                missing[f"{paper}.{m.name} ({m.fn.__module__}.{m.fn.__name__})"] = lacks
+    assert not missing, missing

@@ -37,8 +37,35 @@ __all__ = ["bound"]
 
 @declares()
 def bound(instance: Instance, *, objective: str = "max_min_fairness") -> Result:
-    """The bound of the module docstring for ``objective`` as ``Result.bound`` (upper for
-    the maximised objectives, lower for the minimised ones)."""
+    r"""A closed-form bound on one round's optimum for ``objective``, without an LP.
+
+    Parameters
+    ----------
+    instance : Instance
+        The round's active jobs and cluster.
+    objective : str
+        One of :data:`optsched.gavel.model.OBJECTIVES`.
+
+    Returns
+    -------
+    Result
+        ``bound`` holds the bound (``objective`` is ``None``).
+
+    Guarantee
+    ---------
+    :math:`v^* \le \text{bound}` for the maximised objectives (max-min fairness, total
+    throughput) and :math:`v^* \ge \text{bound}` for the minimised ones (makespan,
+    finish-time fairness), with :math:`v^*` the LP optimum of :func:`exact`; the formulas
+    and their proofs are in the module docstring.
+
+    Complexity
+    ----------
+    :math:`O(nK)`.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §3.1 (constraints (1)-(3)), §4 (objectives).
+    """
     if objective not in OBJECTIVES:
         raise InvalidOption("objective", objective, f"must be one of {sorted(OBJECTIVES)}")
     t0 = time.perf_counter()

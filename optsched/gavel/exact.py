@@ -121,18 +121,54 @@ def _fail(n: int, K: int, res: Result, **info) -> LPAllocation:
 def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = False,
                      pareto: bool | str = False, aggregate: bool = True,
                      backend: str = "highs", **solve_options: Any) -> LPAllocation:
-    """Max-min fairness / LAS (Gavel §4.1); see module docstring. Objective: ``z*``.
+    r"""Max-min fairness / LAS as one epigraph LP: :math:`\max z` s.t.
+    :math:`z \le \sum_k a_{mk} X_{mk}` for every job and (1)-(3).
 
-    ``aggregate=True`` solves the LP over *classes* of identical jobs (same throughput
-    row, workers and weight), one variable row per class, the capacity rows weighted
-    by class sizes. This is exact: the LP is symmetric under permuting identical jobs
-    and convex, so averaging any optimum over those permutations gives an optimum in
-    which identical jobs get identical rows. (Gavel's traces draw jobs from 26 job
-    types x 4 scale factors, so hundreds of active jobs collapse to a few dozen rows.)
+    Parameters
+    ----------
+    T : array_like, shape (n, K)
+        Per-worker throughputs (0 where a job cannot run).
+    workers : array_like, shape (n,)
+        Gang sizes :math:`W_m`.
+    capacity : array_like, shape (K,)
+        GPUs per type :math:`c_k`.
+    weights : array_like, optional
+        Priority weights :math:`w_m` (default 1).
+    agnostic : bool
+        Count every usable type as throughput 1 (``MaxMinFairnessPolicy``).
+    pareto : bool or str
+        ``False``; ``"greedy"`` (:func:`fill_idle`, keeps :math:`z^*`); ``True``/``"lp"``
+        (a second LP maximising the sum of normalised throughputs with every job kept at
+        :math:`\ge z^*`).
+    aggregate : bool
+        Solve over classes of identical jobs (same throughput row, workers and weight), one
+        row per class with the capacity rows weighted by class sizes. Exact: the LP is
+        convex and symmetric under permuting identical jobs, so averaging an optimum over
+        those permutations gives one in which identical jobs get identical rows.
+    backend : str
+        Solver backend.
+    **solve_options
+        Options for :func:`optsched.solvers.solve_program`.
 
-    ``pareto``: ``False``; ``"greedy"`` (:func:`fill_idle`, keeps z*); ``True``/``"lp"``
-    (second LP maximising the sum of normalised throughputs subject to every job
-    keeping z*).
+    Returns
+    -------
+    LPAllocation
+        ``X`` (repaired to satisfy (1)-(3) exactly) and ``objective`` :math:`z^*`.
+
+    Guarantee
+    ---------
+    :math:`\min_m \sum_k a_{mk} \hat X_{mk} \ge \min_m \sum_k a_{mk} X_{mk}` for every
+    feasible :math:`X`.
+
+    Complexity
+    ----------
+    One LP with :math:`nK + 1` columns and :math:`2n + K` rows (:math:`n` = job classes
+    when aggregated); two with ``pareto="lp"``.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §4.1 (LAS); Gavel's
+      ``MaxMinFairnessPolicyWithPerf``.
     """
     T, W, c = _arrays(T, workers, capacity)
     n, K = T.shape
@@ -209,8 +245,40 @@ def _max_common_rate(T, W, c, need, backend, opts, name) -> tuple[float | None, 
 
 def min_total_duration(T, workers, capacity, remaining, *, backend: str = "highs",
                        **solve_options: Any) -> LPAllocation:
-    """Makespan policy as ONE LP (see module docstring). Objective: the makespan ``1/tau*``
-    (seconds from now); ``info["tau"]`` holds ``tau*``."""
+    r"""Gavel's makespan policy as one LP: :math:`\max \tau` s.t.
+    :math:`\mathrm{thr}_m(X) \ge r_m \tau`; the makespan is :math:`1/\tau^*`.
+
+    Parameters
+    ----------
+    T, workers, capacity
+        As :func:`max_min_fairness`.
+    remaining : array_like, shape (n,)
+        Remaining iterations :math:`r_m > 0`.
+    backend : str
+        Solver backend.
+    **solve_options
+        Options for :func:`optsched.solvers.solve_program`.
+
+    Returns
+    -------
+    LPAllocation
+        ``objective`` the makespan :math:`1/\tau^*` in seconds from now; ``info["tau"]``.
+
+    Guarantee
+    ---------
+    :math:`\max_m r_m/\mathrm{thr}_m(\hat X) \le \max_m r_m/\mathrm{thr}_m(X)` for every
+    feasible :math:`X`: for fixed :math:`X` the makespan is
+    :math:`1/\min_m(\mathrm{thr}_m/r_m)`, so maximising the common rate is exact (Gavel's
+    code bisects with feasibility LPs instead).
+
+    Complexity
+    ----------
+    One LP with :math:`nK + 1` columns and :math:`2n + K` rows.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §4 (makespan); Gavel's ``min_total_duration.py``.
+    """
     T, W, c = _arrays(T, workers, capacity)
     n, K = T.shape
     if n == 0:
@@ -228,11 +296,50 @@ def min_total_duration(T, workers, capacity, remaining, *, backend: str = "highs
 def finish_time_fairness(T, workers, capacity, remaining, elapsed, isolated_time=None, *,
                          rel_tol: float = 1e-4, max_iter: int = 60, backend: str = "highs",
                          **solve_options: Any) -> LPAllocation:
-    """Finish-time fairness by bisection on rho (module docstring). Objective: ``max_m rho_m``.
+    r"""Finish-time fairness (Themis) by bisection on :math:`\rho` over LP feasibility checks.
 
-    ``elapsed[m]`` seconds since arrival; ``isolated_time[m]`` the denominator ``d_m``
-    (default: the whole job's run time on its isolated share, ``work / thr_iso`` with
-    ``work`` taken as ``remaining`` - pass it explicitly to use the total work).
+    :math:`\rho_m(X) = (t_m + r_m/\mathrm{thr}_m(X))/d_m`; for fixed :math:`\rho`,
+    :math:`\rho_m \le \rho` is the linear row :math:`\mathrm{thr}_m(X) \ge
+    r_m/(\rho d_m - t_m)`.
+
+    Parameters
+    ----------
+    T, workers, capacity, remaining
+        As :func:`min_total_duration`.
+    elapsed : array_like, shape (n,)
+        Seconds since arrival :math:`t_m`.
+    isolated_time : array_like, optional
+        The denominator :math:`d_m` (default: ``remaining`` over the isolated share's
+        throughput; pass the total work's to use it).
+    rel_tol : float
+        Relative width at which the bisection stops.
+    max_iter : int
+        Bisection steps at most.
+    backend : str
+        Solver backend.
+    **solve_options
+        Options for :func:`optsched.solvers.solve_program`.
+
+    Returns
+    -------
+    LPAllocation
+        ``objective`` :math:`\max_m \rho_m(\hat X)`; ``info["lower"]`` the bracket's proven
+        lower end.
+
+    Guarantee
+    ---------
+    :math:`\text{lower} \le \rho^* \le \max_m \rho_m(\hat X) \le (1 + \text{rel\_tol})\,
+    \text{lower}` when the bisection converges within ``max_iter`` steps.
+
+    Complexity
+    ----------
+    :math:`O(\log(\rho_{hi}/\rho_{lo})/\text{rel\_tol})` LPs, each with :math:`nK + 1`
+    columns and :math:`2n + K` rows.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §4 (finish-time fairness, after Themis,
+      Mahajan et al., NSDI 2020).
     """
     T, W, c = _arrays(T, workers, capacity)
     n, K = T.shape
@@ -277,7 +384,35 @@ def finish_time_fairness(T, workers, capacity, remaining, elapsed, isolated_time
 
 def max_sum_throughput(T, workers, capacity, *, backend: str = "highs",
                        **solve_options: Any) -> LPAllocation:
-    """``max sum_m thr_m(X)`` (Gavel ``ThroughputSumWithPerf``). Objective: iterations/s."""
+    r"""Total throughput: :math:`\max \sum_m \mathrm{thr}_m(X)` s.t. (1)-(3).
+
+    Parameters
+    ----------
+    T, workers, capacity
+        As :func:`max_min_fairness`.
+    backend : str
+        Solver backend.
+    **solve_options
+        Options for :func:`optsched.solvers.solve_program`.
+
+    Returns
+    -------
+    LPAllocation
+        ``objective`` in iterations/s.
+
+    Guarantee
+    ---------
+    :math:`\sum_m \mathrm{thr}_m(\hat X) \ge \sum_m \mathrm{thr}_m(X)` for every feasible
+    :math:`X`.
+
+    Complexity
+    ----------
+    One LP with :math:`nK` columns and :math:`n + K` rows.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §4; Gavel's ``ThroughputSumWithPerf``.
+    """
     T, W, c = _arrays(T, workers, capacity)
     n, K = T.shape
     if n == 0:
@@ -293,11 +428,48 @@ def max_sum_throughput(T, workers, capacity, *, backend: str = "highs",
 
 def min_cost_slo(T, workers, capacity, prices, slo_rate=None, *, backend: str = "highs",
                  **solve_options: Any) -> LPAllocation:
-    """Throughput per dollar with SLOs via Charnes-Cooper (module docstring).
+    r"""Throughput per dollar with SLOs, the paper's linear-fractional program, as one LP by
+    the Charnes-Cooper transform.
 
-    ``prices[k]`` $/GPU-hour; ``slo_rate[m]`` required iterations/s (0 = no SLO).
-    Objective: iterations/s per $/h of the returned X; ``info["slo_scale"]`` < 1 when the
-    SLOs had to be scaled down to be feasible.
+    :math:`\max \sum_m \mathrm{thr}_m(X) / \sum_{mk} p_k W_m X_{mk}` s.t.
+    :math:`\mathrm{thr}_m(X) \ge b_m` and (1)-(3); with :math:`Y = sX`, :math:`s \ge 0`,
+    :math:`\sum p_k W_m Y_{mk} = 1` and every row homogenised by :math:`s`.
+
+    Parameters
+    ----------
+    T, workers, capacity
+        As :func:`max_min_fairness`.
+    prices : array_like, shape (K,)
+        $ per GPU-hour :math:`p_k`.
+    slo_rate : array_like, optional
+        Required iterations/s :math:`b_m` (0 = no SLO).
+    backend : str
+        Solver backend.
+    **solve_options
+        Options for :func:`optsched.solvers.solve_program`.
+
+    Returns
+    -------
+    LPAllocation
+        ``objective`` iterations/s per $/h of :math:`\hat X`; ``info["slo_scale"]`` < 1 when
+        the SLO rates were scaled down to the largest jointly feasible factor.
+
+    Guarantee
+    ---------
+    :math:`\hat X` maximises the ratio over every feasible :math:`X` meeting the (scaled)
+    SLOs: the transform is exact for :math:`s > 0` (Charnes and Cooper, 1962).
+
+    Complexity
+    ----------
+    One LP with :math:`nK + 1` columns, preceded by one feasibility LP (the largest
+    common SLO scale) when SLOs are given.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §4 (minimum cost with SLOs); A. Charnes and
+      W. W. Cooper, "Programming with linear fractional functionals", Naval Research
+      Logistics Quarterly 9, 1962. Gavel's code maximises :math:`\sum T_{mk}/p_k X_{mk}`
+      instead; this follows the paper.
     """
     T, W, c = _arrays(T, workers, capacity)
     n, K = T.shape
@@ -357,16 +529,54 @@ def min_cost_slo(T, workers, capacity, prices, slo_rate=None, *, backend: str = 
 @declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, objective: str = "max_min_fairness",
           pareto: bool | str = "greedy", aggregate: bool = True, **options: Any) -> Result:
-    """One round's optimal allocation for ``objective`` (the instance's jobs active).
+    r"""One round's optimal allocation for ``objective``, the instance's jobs all active.
 
-    ``objective`` is one of :data:`optsched.gavel.model.OBJECTIVES`: the LP of
-    :func:`max_min_fairness` (aware, weighted), :func:`min_total_duration` (makespan of
-    the remaining work), :func:`max_sum_throughput` or :func:`finish_time_fairness`
-    (bisection to a relative tolerance of 1e-4). ``Result.objective`` is the returned
-    allocation's value (:func:`optsched.gavel.model.objective_value`), ``bound`` the LP
-    optimum (for finish-time fairness: the bisection's proven lower end),
-    ``values["X"]`` the allocation. Solver options (``time_limit``, ``solver``, ...) go to
-    :func:`optsched.solvers.solve_program`.
+    Parameters
+    ----------
+    instance : Instance
+        The round's active jobs (remaining work, workers, weights, throughputs) and cluster.
+    backend : str
+        Solver backend of the LP (``"highs"``, ``"pyomo"``, ``"cvxpy"``).
+    objective : str
+        One of :data:`optsched.gavel.model.OBJECTIVES`: ``"max_min_fairness"`` (LAS,
+        weighted, :func:`max_min_fairness`), ``"min_total_duration"`` (makespan of the
+        remaining work, :func:`min_total_duration`), ``"max_sum_throughput"``
+        (:func:`max_sum_throughput`) or ``"finish_time_fairness"``
+        (:func:`finish_time_fairness`).
+    pareto : bool or str
+        Max-min only: how idle capacity is handed out after the max-min LP
+        (:func:`max_min_fairness`).
+    aggregate : bool
+        Max-min only: solve over classes of identical jobs (exact).
+    **options
+        Solver options (``time_limit``, ``solver``, ...) for
+        :func:`optsched.solvers.solve_program`.
+
+    Returns
+    -------
+    Result
+        ``objective`` is the returned allocation's value
+        (:func:`optsched.gavel.model.objective_value`), ``bound`` the LP optimum (for
+        finish-time fairness the bisection's proven lower end), ``values["X"]`` the
+        allocation; ``extra["lp_solves"]`` counts the LPs.
+
+    Guarantee
+    ---------
+    For every allocation :math:`X` feasible for Gavel's constraints (1)-(3):
+    :math:`v(\hat X) \ge v(X)` for a maximised objective and :math:`v(\hat X) \le v(X)` for
+    a minimised one (up to the solver's tolerance); for finish-time fairness
+    :math:`\text{bound} \le \rho^* \le v(\hat X) \le (1 + 10^{-4})\,\text{bound}`.
+
+    Complexity
+    ----------
+    One LP with :math:`nK + 1` columns and :math:`n + K + n` rows (:math:`n` jobs or job
+    classes, :math:`K` GPU types), polynomial; the Pareto LP doubles it; finish-time
+    fairness solves :math:`O(\log(1/\varepsilon))` such LPs.
+
+    References
+    ----------
+    * D. Narayanan et al., "Heterogeneity-Aware Cluster Scheduling Policies for Deep
+      Learning Workloads", OSDI 2020, §3.1 (allocation and constraints), §4 (policies).
     """
     import time
 

@@ -64,7 +64,34 @@ def _check(objective: str) -> None:
 
 @declares()
 def isolated(instance: Instance, *, objective: str = "max_min_fairness") -> Result:
-    """Gavel's isolated allocation (module docstring), scored under ``objective``."""
+    r"""Gavel's isolated allocation (every job a :math:`1/n` slice), scored under ``objective``.
+
+    Parameters
+    ----------
+    instance : Instance
+        The round's active jobs and cluster.
+    objective : str
+        The objective it is scored under (:data:`optsched.gavel.model.OBJECTIVES`).
+
+    Returns
+    -------
+    Result
+        ``objective`` the allocation's value, ``values["X"]`` the allocation.
+
+    Guarantee
+    ---------
+    Feasible for (1)-(3), so :math:`v(X^{iso}) \le v^*` (maximised) or
+    :math:`v(X^{iso}) \ge v^*` (minimised). No approximation ratio is proved.
+
+    Complexity
+    ----------
+    :math:`O(nK)`.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §4 (:math:`X^{isolated}`); Gavel's
+      ``IsolatedPolicy``.
+    """
     _check(objective)
     t0 = time.perf_counter()
     s = round_state(instance)
@@ -74,7 +101,36 @@ def isolated(instance: Instance, *, objective: str = "max_min_fairness") -> Resu
 
 @declares()
 def fifo(instance: Instance, *, objective: str = "max_min_fairness") -> Result:
-    """Gavel's FIFO as a 0/1 allocation (module docstring), scored under ``objective``."""
+    r"""Gavel's FIFO as a 0/1 allocation, scored under ``objective``.
+
+    Jobs in arrival order each take the fastest GPU type with :math:`W_m` free GPUs; the
+    first job that fits no type ends the pass.
+
+    Parameters
+    ----------
+    instance : Instance
+        The round's active jobs and cluster.
+    objective : str
+        The objective it is scored under (:data:`optsched.gavel.model.OBJECTIVES`).
+
+    Returns
+    -------
+    Result
+        ``objective`` the allocation's value, ``values["X"]`` the allocation.
+
+    Guarantee
+    ---------
+    Feasible for (1)-(3), so :math:`v(X^{fifo}) \le v^*` (maximised) or
+    :math:`v(X^{fifo}) \ge v^*` (minimised). No approximation ratio is proved.
+
+    Complexity
+    ----------
+    :math:`O(nK)`.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §4 (FIFO); Gavel's ``fifo.py`` (``perf`` mode).
+    """
     _check(objective)
     t0 = time.perf_counter()
     s = round_state(instance)
@@ -93,8 +149,42 @@ def fifo(instance: Instance, *, objective: str = "max_min_fairness") -> Result:
 @declares(solver=True)
 def agnostic(instance: Instance, backend: str = "highs", *,
              objective: str = "max_min_fairness", **options: Any) -> Result:
-    """The objective's LP solved type-blind, its allocation scored with the true
-    throughputs (module docstring)."""
+    r"""The objective's LP solved heterogeneity-agnostic, its allocation scored with the true
+    throughputs: what ignoring heterogeneity costs.
+
+    Every usable GPU type counts as throughput 1 in the LP; the resulting allocation is then
+    scored with the instance's real throughputs.
+
+    Parameters
+    ----------
+    instance : Instance
+        The round's active jobs and cluster.
+    backend : str
+        Solver backend of the LP.
+    objective : str
+        The objective (:data:`optsched.gavel.model.OBJECTIVES`).
+    **options
+        Solver options for :func:`optsched.solvers.solve_program`.
+
+    Returns
+    -------
+    Result
+        ``objective`` the allocation's true value, ``values["X"]`` the allocation.
+
+    Guarantee
+    ---------
+    Feasible for (1)-(3), so :math:`v(X^{agn}) \le v^*` (maximised) or
+    :math:`v(X^{agn}) \ge v^*` (minimised). No ratio is proved; Gavel reports the gap as
+    up to 3.5x in mean JCT over a whole trace.
+
+    Complexity
+    ----------
+    One LP of the size of :func:`exact`'s.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §7.2 (heterogeneity-agnostic baselines).
+    """
     _check(objective)
     t0 = time.perf_counter()
     s = round_state(instance)
@@ -120,9 +210,48 @@ def agnostic(instance: Instance, backend: str = "highs", *,
 def rounds(instance: Instance, backend: str = "highs", *,
            objective: str = "max_min_fairness", rounds: int = 200,
            **options: Any) -> Result:
-    """The time fractions the round mechanism realises for the LP's allocation over
-    ``rounds`` rounds (module docstring), scored under ``objective``;
-    ``extra["max_deviation"]`` is :math:`\\max_{mk} |f_{mk} - X_{mk}|`."""
+    r"""The time fractions Gavel's round mechanism realises for the LP's allocation, scored
+    under ``objective``.
+
+    The mechanism (:mod:`optsched.gavel.policy`) runs ``rounds`` rounds on the optimal
+    :math:`X^*` of :func:`exact`, placing jobs by priority :math:`X^*_{mk}/f_{mk}`; the
+    realised fractions :math:`f` are the allocation scored.
+
+    Parameters
+    ----------
+    instance : Instance
+        The round's active jobs and cluster.
+    backend : str
+        Solver backend of the LP.
+    objective : str
+        The objective (:data:`optsched.gavel.model.OBJECTIVES`).
+    rounds : int
+        Number of rounds simulated (default 200).
+    **options
+        Solver options for :func:`optsched.solvers.solve_program`.
+
+    Returns
+    -------
+    Result
+        ``objective`` the value of :math:`f`, ``values["X"]`` the fractions,
+        ``extra["max_deviation"]`` :math:`\max_{mk} |f_{mk} - X^*_{mk}|`.
+
+    Guarantee
+    ---------
+    :math:`f` is feasible for (1)-(3), so :math:`v(f) \le v^*` (maximised) or
+    :math:`v(f) \ge v^*` (minimised). The paper claims :math:`f \to X^*` as rounds grow; no
+    rate is proved, and gangs that cannot share a round's GPUs may not converge (measured
+    by ``max_deviation``).
+
+    Complexity
+    ----------
+    One LP plus :math:`O(\text{rounds} \cdot nK \log(nK))` for the mechanism.
+
+    References
+    ----------
+    * D. Narayanan et al., OSDI 2020, §3.2 and §5 (Algorithm 1, the round-based
+      mechanism).
+    """
     t0 = time.perf_counter()
     ex = exact(instance, backend=backend, objective=objective, **options)
     if not ex.success:

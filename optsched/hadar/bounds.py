@@ -169,14 +169,46 @@ def _quanta(model: HadarModel, j: int, rho: np.ndarray, Q: int, rounding: str) -
 def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.ndarray,
                     quanta: int = DEFAULT_QUANTA, rounding: str = "safe",
                     positive_only: bool = True) -> JobPlan:
-    """Best priced schedule of job ``j`` (see the module docstring); ``payoff`` is
-    :math:`\\max(\\cdot)` over completion slots, ``-inf`` if none is feasible.
-    With ``positive_only`` (admission and certificate only need :math:`\\max(0, \\mu)`)
-    the scan also stops once :math:`f_j(t) \\le 0`-payoff cannot be beaten: the payoff is
-    exact when positive and some value :math:`\\le 0` otherwise.
+    r"""The best priced schedule of job ``j``: OASiS's dual subroutine over Hadar's schedule
+    set (module docstring).
 
-    ``price`` and ``residual`` are ``[T, B]`` arrays (all slots); only slots
-    ``>= a_j`` are used.
+    Parameters
+    ----------
+    model : HadarModel
+        The slotted model.
+    j : int
+        The job.
+    price, residual : ndarray, shape (T, B)
+        Prices and residual capacity per slot and bucket; slots before :math:`a_j` are
+        ignored.
+    quanta : int
+        Progress units :math:`Q`.
+    rounding : {"safe", "optimistic"}
+        Floor the progress a slot credits (a plan reaching :math:`Q` really completes) or
+        take its ceiling (the certificate's upper bound).
+    positive_only : bool
+        Stop the scan once no completion slot can give a positive payoff (the payoff is
+        then exact when positive, some value :math:`\le 0` otherwise).
+
+    Returns
+    -------
+    JobPlan
+        ``payoff`` :math:`\mu_j` (``-inf`` when no schedule fits), completion slot and the
+        GPUs per slot and bucket.
+
+    Guarantee
+    ---------
+    Exact for the rounded covering problem; with ``"safe"`` the plan is feasible and
+    :math:`\mu_j^{safe} \le \mu_j`, with ``"optimistic"`` :math:`\mu_j^{opt} \ge \mu_j`.
+
+    Complexity
+    ----------
+    :math:`O(T(B\log B + KB))` for the per-slot step and :math:`O(TKQ)` for the DP
+    (pseudo-polynomial in :math:`Q`); memory :math:`O(TQ)`.
+
+    References
+    ----------
+    * OASiS (Bao et al., INFOCOM 2018), Algorithm 2, (21) and (27).
     """
     a, T, Q = int(model.a[j]), model.T, int(quanta)
     empty = np.zeros(0, dtype=np.int64)
@@ -255,7 +287,38 @@ class Certificate:
 
 def dual_certificate(model: HadarModel, prices: Prices,
                      quanta: int = DEFAULT_QUANTA) -> Certificate:
-    """The certificate for ``prices`` (see the module docstring)."""
+    r"""The dual certificate :math:`D` for ``prices``: a feasible solution of OASiS's dual,
+    hence an upper bound on the optimum.
+
+    Parameters
+    ----------
+    model : HadarModel
+        The slotted model.
+    prices : Prices
+        The per-slot, per-bucket prices :math:`p_{thk}` (usually the online run's final
+        prices).
+    quanta : int
+        Progress units :math:`Q` of the dual subroutine.
+
+    Returns
+    -------
+    Certificate
+        :math:`D = \sum_j \mu_j + \sum_{t,h,k} p_{thk} c_{hk}` and its two terms.
+
+    Guarantee
+    ---------
+    :math:`D \ge \mathrm{LP} \ge \mathrm{OPT}` for every :math:`p \ge 0` (weak duality;
+    optimistic rounding makes :math:`\mu_j` dominate every true payoff), with no
+    assumption.
+
+    Complexity
+    ----------
+    One dual-subroutine call per job, :math:`O(nT(B \log B + KB + KQ))`.
+
+    References
+    ----------
+    * OASiS (Bao et al., INFOCOM 2018), dual (19)-(20) and the proof of Theorem 4.
+    """
     t0 = time.perf_counter()
     full = np.broadcast_to(model.bucket_cap[None, :], prices.p.shape)
     mu = np.zeros(model.n_jobs)
@@ -340,10 +403,39 @@ def ratio_report(model: HadarModel, U: Any = None, L: float | None = None,
 def competitive_ratio(instance: Instance, *, slots: int | None = None, U: Any = None,
                       L: float | None = None,
                       small_demand_threshold: float = SMALL_DEMAND_THRESHOLD) -> RatioReport:
-    r"""OASiS Theorem 4 for Hadar's model: :math:`2\alpha`,
-    :math:`\alpha = \max_k(1, \ln(U_k / L))`, with the assumptions checked.
+    r"""OASiS Theorem 4 for Hadar's model: the ratio :math:`2\alpha` with
+    :math:`\alpha = \max_k(1, \ln(U_k/L))`, and whether its assumptions hold here.
 
-    ``ratio`` is ``inf`` when :math:`L = 0` (some utility vanishes by the last slot).
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and cluster.
+    slots : int, optional
+        Number of slots :math:`T` of the model.
+    U, L : optional
+        Price-function bounds (default: OASiS (23)-(26) on the instance).
+    small_demand_threshold : float
+        Largest share of a (node, type) bucket one job may take for the small-demand
+        assumption to count as met.
+
+    Returns
+    -------
+    RatioReport
+        ``ratio`` (``inf`` when :math:`L = 0`), :math:`\alpha_k`, the assumptions checked
+        one by one, and notes.
+
+    Guarantee
+    ---------
+    When every assumption holds (``report.holds``), the online total utility satisfies
+    :math:`P \ge \mathrm{OPT}/(2\alpha)`.
+
+    Complexity
+    ----------
+    :math:`O(nK + nT)`.
+
+    References
+    ----------
+    * OASiS (Bao et al., INFOCOM 2018), Theorem 4 and the price function (23)-(26).
     """
     return ratio_report(build_model(instance, slots), U, L, small_demand_threshold)
 
@@ -353,8 +445,37 @@ def lp_bound(instance: Instance, backend: str = "highs", *, slots: int | None = 
              slot: float | None = None, max_slots: int | None = None,
              max_columns: int | None = None, lp_form: str = "projected",
              **options: Any) -> Result:
-    """The LP relaxation's optimum as ``bound`` (an upper bound on the total utility):
-    :func:`optsched.hadar.exact.exact` with ``relax=True``, the same options."""
+    r"""The LP relaxation of Hadar's MILP as ``bound``: :func:`optsched.hadar.exact.exact` with
+    ``relax=True`` and the same options.
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and cluster.
+    backend : str
+        Solver backend.
+    slots, slot, max_slots, max_columns, lp_form
+        As :func:`optsched.hadar.exact.exact`.
+    **options
+        Solver options.
+
+    Returns
+    -------
+    Result
+        ``bound`` the LP optimum, ``objective=None``.
+
+    Guarantee
+    ---------
+    :math:`\text{bound} = \mathrm{LP} \ge \mathrm{OPT}` of the slotted model.
+
+    Complexity
+    ----------
+    One LP, polynomial; size as :func:`optsched.hadar.exact.exact`.
+
+    References
+    ----------
+    * OASiS (Bao et al., INFOCOM 2018), the relaxation of (14)-(18).
+    """
     from optsched.hadar.exact import exact
 
     grid = {k: v for k, v in (("max_slots", max_slots), ("max_columns", max_columns))

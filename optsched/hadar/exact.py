@@ -284,12 +284,58 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
           slot: float | None = None, max_slots: int = DEFAULT_MAX_SLOTS,
           max_columns: int = DEFAULT_MAX_COLUMNS, placement: str = "types",
           relax: bool = False, lp_form: str = "projected", **options: Any) -> Result:
-    """Optimal total utility (MILP) or its LP bound (``relax=True``); see the module
-    docstring. ``slot``/``slots``/``max_slots`` fix the planning grid
-    (:func:`optsched.hadar.model.planning_instance`); ``max_columns`` caps the program
-    (:func:`optsched.hadar.model.check_size`). Solver options (``time_limit``, which
-    covers the model build, ``mip_gap``, ``threads``, ``solver``, ``seed``, ``verbose``)
-    go to :func:`optsched.solvers.solve_program`."""
+    r"""Hadar's offline optimum (total utility, all arrivals known) as the compact
+    time-indexed MILP, or its LP relaxation with ``relax=True``.
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs (utility functions, gangs, throughputs, arrivals) and cluster.
+    backend : str
+        Solver backend.
+    slots, slot, max_slots : int or float, optional
+        The planning grid (:func:`optsched.hadar.model.planning_instance`): number of slots
+        :math:`T`, slot length :math:`\Delta`, or the cap on :math:`T` (default 64) from
+        which the slot is coarsened.
+    max_columns : int
+        Refuse a program with more columns (:class:`~optsched.errors.ModelTooLarge`, before
+        it is built; :func:`optsched.hadar.model.check_size`).
+    placement : {"types", "nodes"}
+        Aggregate nodes per GPU type (default; same optimum) or state the per-node model.
+    relax : bool
+        Solve the LP relaxation and return it as ``bound``.
+    lp_form : {"projected", "compact"}
+        Which relaxation is solved (same optimum; module docstring).
+    **options
+        Solver options (``time_limit``, which covers the model build, ``mip_gap``,
+        ``threads``, ``solver``, ``seed``, ``verbose``).
+
+    Returns
+    -------
+    Result
+        The MILP's total utility, its bound and gap and the schedule; with ``relax=True``
+        ``objective=None`` and ``bound`` the LP optimum. ``extra`` holds the program size.
+
+    Guarantee
+    ---------
+    :math:`\mathrm{OPT} = \max_{\text{schedules}} \sum_j f_j(C_j)` of the slotted model
+    (exact; module docstring for the linearisation), :math:`\mathrm{LP} \ge \mathrm{OPT}`;
+    a time-limited MILP returns :math:`P \le \mathrm{OPT} \le \text{bound}`.
+
+    Complexity
+    ----------
+    NP-hard (it contains multiple-choice knapsack); the program has
+    :math:`N(2K' + 2)` columns and about :math:`N(K' + 3)` rows for
+    :math:`N = \sum_j (T - a_j)` job-slots and :math:`K'` usable types; the LP is
+    polynomial.
+
+    References
+    ----------
+    * Y. Bao, Y. Peng, C. Wu, Z. Li, "Online Job Scheduling in Distributed Machine
+      Learning Clusters" (OASiS), INFOCOM 2018, problem (14)-(18).
+    * A. Sultana, F. Xu, X. Yuan, L. Chen, N.-F. Tzeng, "Hadar: Heterogeneity-Aware
+      Optimization-Based Online Scheduling for Deep Learning Cluster", IPDPS 2024.
+    """
     if lp_form not in ("projected", "compact"):
         raise InvalidOption("lp_form", lp_form, "must be 'projected' or 'compact'")
     if placement not in ("types", "nodes"):

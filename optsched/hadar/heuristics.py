@@ -142,15 +142,48 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
            max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
            U: Any = None, L: float | None = None, certificate: bool = True,
            small_demand_threshold: float = SMALL_DEMAND_THRESHOLD) -> Result:
-    """Hadar online (OASiS Alg. 1-2 adapted): total utility of the admitted jobs.
+    r"""Hadar online: jobs arrive in order; each is admitted at the schedule of best positive
+    priced payoff (the dual subroutine) and prices rise with use; the result is the total
+    utility of the admitted jobs.
 
-    Options: ``slots`` (T), ``slot`` and ``max_slots`` (the planning grid, as
-    :func:`optsched.hadar.exact`), ``quanta`` (Q, progress units per job), ``U`` (number
-    or mapping type -> value) and ``L`` to override OASiS (23)-(26); ``certificate``
-    computes the dual bound D (``bound``; ``extra["D_over_P"]``).
-    ``Result.ratio`` is :math:`2\\alpha` when every assumption of OASiS Thm. 4 holds
-    (``extra["competitive_ratio"]`` lists them), else ``None`` and
-    ``extra["ratio_unproved"]`` holds the value the theorem would give.
+    Parameters
+    ----------
+    instance : Instance
+        Jobs (utility functions, gangs, throughputs, arrivals) and cluster.
+    slots, slot, max_slots : optional
+        The planning grid, as :func:`optsched.hadar.exact.exact`.
+    quanta : int
+        Progress units :math:`Q` per job in the dual subroutine.
+    U, L : optional
+        Price-function bounds (a number or a mapping type -> value for :math:`U`), overriding
+        OASiS (23)-(26).
+    certificate : bool
+        Also compute the dual bound :math:`D` (``bound``; ``extra["D_over_P"]``).
+    small_demand_threshold : float
+        As :func:`optsched.hadar.bounds.competitive_ratio`.
+
+    Returns
+    -------
+    Result
+        ``objective`` :math:`P`, ``bound`` :math:`D`, the validated schedule; ``ratio`` is
+        :math:`2\alpha` when every assumption of OASiS Theorem 4 holds
+        (``extra["competitive_ratio"]`` lists them), else ``None`` with
+        ``extra["ratio_unproved"]`` the value the theorem would give.
+
+    Guarantee
+    ---------
+    Always :math:`P \le \mathrm{OPT} \le D` (the certificate); under the assumptions of
+    OASiS Theorem 4, :math:`P \ge \mathrm{OPT}/(2\alpha)`.
+
+    Complexity
+    ----------
+    One dual-subroutine call per arrival, :math:`O(T(B\log B + KB + KQ))` each; the same
+    again for the certificate.
+
+    References
+    ----------
+    * OASiS (Bao et al., INFOCOM 2018), Algorithms 1-2 and Theorem 4.
+    * A. Sultana et al., "Hadar", IPDPS 2024 (the heterogeneous adaptation).
     """
     quanta = _check_quanta(quanta)
     model = online_model(instance, slot, slots, max_slots, quanta)

@@ -23,8 +23,38 @@ def lp_bound(instance: Instance, backend: str = "highs", *, slots: int | None = 
              max_columns: int | None = None, objective: str = "utility",
              consolidation: Any = None, consolidation_slots: Any = None,
              max_copies: Any = None, **options: Any) -> Result:
-    """The LP relaxation's optimum as ``bound``: :func:`optsched.hadare.exact.exact` with
-    ``relax=True``, the same options."""
+    r"""The LP relaxation of HadarE's MILP as ``bound``: :func:`optsched.hadare.exact.exact` with
+    ``relax=True`` and the same options.
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and cluster.
+    backend : str
+        Solver backend.
+    slots, slot, max_slots, max_columns, objective, consolidation, consolidation_slots, max_copies
+        As :func:`optsched.hadare.exact.exact`.
+    **options
+        Solver options.
+
+    Returns
+    -------
+    Result
+        ``bound`` the LP optimum, ``objective=None``.
+
+    Guarantee
+    ---------
+    :math:`\mathrm{LP} \ge \mathrm{OPT}` for ``"utility"``, :math:`\mathrm{LP} \le
+    \mathrm{OPT}` for ``"makespan"`` and ``"jct"``.
+
+    Complexity
+    ----------
+    One LP, polynomial; size as :func:`optsched.hadare.exact.exact`.
+
+    References
+    ----------
+    * Sultana et al., arXiv:2503.10918, 2025 (HadarE).
+    """
     from optsched.hadare.exact import exact
 
     grid = {k: v for k, v in (("max_slots", max_slots), ("max_columns", max_columns))

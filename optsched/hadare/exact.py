@@ -230,14 +230,54 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
           max_columns: int = DEFAULT_MAX_COLUMNS, objective: str = "utility",
           consolidation: Any = None, consolidation_slots: Any = None, max_copies: Any = None,
           relax: bool = False, **options: Any) -> Result:
-    """Optimal HadarE schedule of the slot model (MILP) or its LP bound (``relax=True``).
+    r"""HadarE's offline optimum of the slotted forking model (MILP), or its LP relaxation with
+    ``relax=True``.
 
-    ``objective``: ``"utility"`` (default, maximised, Hadar's), ``"makespan"`` or
-    ``"jct"`` (total weighted JCT), both minimised with every job completing.
-    ``slots``, ``slot``, ``max_slots`` and ``max_columns`` as Hadar
-    (:func:`optsched.hadar.exact`: the planning grid and the size cap). Solver options
-    (``time_limit``, which covers the model build, ``mip_gap``, ``threads``, ``solver``,
-    ``seed``, ``verbose``) go to :func:`optsched.solvers.solve_program`.
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and cluster.
+    backend : str
+        Solver backend.
+    slots, slot, max_slots, max_columns
+        The planning grid and the size cap, as :func:`optsched.hadar.exact.exact`.
+    objective : {"utility", "makespan", "jct"}
+        Total utility (Hadar's, maximised; unfinished jobs count 0), or makespan or total
+        weighted JCT (minimised, every job must complete).
+    consolidation, consolidation_slots : optional
+        The consolidation cost :math:`\kappa` after a job's work is done, in seconds or in
+        slots.
+    max_copies : int or mapping, optional
+        :math:`F_j`, copies per job (default: as many as nodes).
+    relax : bool
+        Solve the LP relaxation and return it as ``bound``.
+    **options
+        Solver options (``time_limit``, which covers the model build, ``mip_gap``, ...).
+
+    Returns
+    -------
+    Result
+        The objective, bound, gap and schedule (forked copies); with ``relax=True``
+        ``objective=None`` and ``bound`` the LP optimum.
+
+    Guarantee
+    ---------
+    :math:`\mathrm{OPT}` of the slotted forking model; for ``"utility"``
+    :math:`\mathrm{LP} \ge \mathrm{OPT} \ge P_{HadarE}` (every schedule of the online round
+    loop with ``completion="slot"`` is feasible here), for the min objectives
+    :math:`\mathrm{LP} \le \mathrm{OPT}`.
+
+    Complexity
+    ----------
+    NP-hard; :math:`2NB_j + 3N` columns and about :math:`2NB_j + NH + 2N` rows for
+    :math:`N = \sum_j (T - a_j)` job-slots, :math:`B_j` usable buckets, :math:`H` nodes; the
+    LP is polynomial.
+
+    References
+    ----------
+    * A. Sultana, N. Pakka, F. Xu, X. Yuan, L. Chen, N.-F. Tzeng, "Resource
+      Heterogeneity-Aware and Utilization-Enhanced Scheduling for Deep Learning
+      Clusters", arXiv:2503.10918, 2025 (HadarE: forking jobs across nodes).
     """
     if objective not in OBJECTIVES:
         raise InvalidOption("objective", objective, f"must be one of {OBJECTIVES}")

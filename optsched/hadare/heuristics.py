@@ -57,7 +57,7 @@ Guarantees (proved in ``docs/hadare.md``; tested)
   every instant, at least its progress under the Hadar replay, so with
   :math:`\kappa = 0` every admitted job completes no later: makespan, each JCT and the
   total utility are at least as good as Hadar's. This fails on mixed-type nodes and
-  for :math:`\kappa > 0` (pinned counterexamples in ``tests/test_hadare.py``).
+  for :math:`\kappa > 0` (pinned counterexamples in ``tests/hadare/test_hadare.py``).
 * Cluster resource utilization (CRU) is **not** monotone: counterexample in the docs.
 
 Complexity: Hadar's :math:`O(nT(B\log B + KB + KQ))` for admission, plus per round
@@ -94,22 +94,53 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
            U: Any = None, L: float | None = None, consolidation: Any = None,
            consolidation_slots: Any = None, max_copies: Any = None, forking: bool = True,
            completion: str = "slot", hadar_run: OnlineRun | None = None) -> Result:
-    """HadarE online (see the module docstring): total utility of the completed jobs.
+    r"""HadarE online: Hadar's admission and main placement, then forked copies on every GPU
+    left idle (module docstring); the total utility of the completed jobs.
 
-    Options: ``slots`` (T), ``slot``, ``max_slots`` (the planning grid), ``quanta``,
-    ``U``, ``L`` (Hadar's pricing, see :func:`optsched.hadar.heuristics.online`);
-    ``consolidation`` (seconds) or ``consolidation_slots``; ``max_copies`` (:math:`F_j`:
-    an integer or a mapping job id -> integer; default as many as nodes);
-    ``forking=False`` replays Hadar instead;
-    ``completion`` ``"slot"`` (end of the slot in which the work is done, Hadar's slot
-    model, comparable with the MILP) or ``"exact"`` (the instant the work is done, the
-    simulator's semantics); both plus the consolidation cost.
-    ``extra``: ``admitted`` ids, ``hadar_P`` (utility of Hadar's own plans),
-    ``fill_gpu_rounds`` (GPU-rounds given to forked copies), ``released_gpu_rounds``,
-    ``max_copies_used``, ``rounds``, ``done_at`` (instant each job's work was done).
-    ``hadar_run``: a :func:`optsched.hadar.heuristics.run_online` result of this instance to
-    reuse (its model and prices; ``slots``, ``quanta``, ``U``, ``L`` are then ignored), so
-    HadarE and the Hadar replay can share one admission pass.
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and cluster.
+    slots, slot, max_slots, quanta, U, L
+        The planning grid and Hadar's pricing, as :func:`optsched.hadar.heuristics.online`.
+    consolidation, consolidation_slots, max_copies
+        As :func:`optsched.hadare.exact.exact`.
+    forking : bool
+        ``False`` replays Hadar's plans with the simulator's semantics (the baseline).
+    completion : {"slot", "exact"}
+        A job completes at the end of the slot in which its work is done (Hadar's slot model,
+        comparable with the MILP) or at that instant; both plus the consolidation cost.
+    hadar_run : OnlineRun, optional
+        A :func:`optsched.hadar.heuristics.run_online` result of this instance to reuse (its
+        model and prices; ``slots``, ``quanta``, ``U``, ``L`` are then ignored).
+
+    Returns
+    -------
+    Result
+        Total utility, the validated schedule, and ``extra``: ``admitted``, ``hadar_P``,
+        ``fill_gpu_rounds``, ``released_gpu_rounds``, ``max_copies_used``, ``rounds``,
+        ``done_at``.
+
+    Guarantee
+    ---------
+    :math:`P_{HadarE} \le \mathrm{OPT}` (``completion="slot"``); every GPU idle at a round
+    start has no eligible job that could take a copy there. If no plan puts two GPU types of
+    one node in one slot and :math:`F_j` covers the nodes a plan spans, every admitted job's
+    progress is at every instant at least its progress under the Hadar replay, so with
+    :math:`\kappa = 0`, :math:`C_j^{HadarE} \le C_j^{Hadar}` for every admitted job (proof in
+    ``docs/hadare.md``; it fails on mixed-type nodes and for :math:`\kappa > 0`). No
+    competitive ratio is proved.
+
+    Complexity
+    ----------
+    Hadar's admission pass, :math:`O(nT(B\log B + KB + KQ))`, plus per round
+    :math:`O(I\,|\mathcal E_t|\,B)` for the fill with :math:`I \le B + |\mathcal E_t|(H+1)`
+    picks, :math:`|\mathcal E_t|` the eligible jobs, :math:`B` the buckets.
+
+    References
+    ----------
+    * Sultana et al., arXiv:2503.10918, 2025 (HadarE).
+    * OASiS (Bao et al., INFOCOM 2018), Algorithms 1-2 (the pricing it reuses).
     """
     if not isinstance(forking, bool):
         raise InvalidOption("forking", forking, "must be True or False")

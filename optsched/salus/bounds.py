@@ -32,9 +32,34 @@ __all__ = ["ff_gpu_bound", "lower_bound"]
 
 
 def ff_gpu_bound(view: SalusView) -> int | None:
-    r"""The first-fit bound on GPUs, :math:`\max(1, 2\lceil \sum P/(M - T_{\max})\rceil - 1)`.
+    r"""The GPUs first fit into one lane per GPU opens at most, on identical GPUs of memory
+    :math:`M`.
 
-    ``None`` when the GPUs differ in memory or :math:`T_{\max} \ge M`.
+    Parameters
+    ----------
+    view : SalusView
+        The jobs' footprints and the GPUs.
+
+    Returns
+    -------
+    int or None
+        :math:`\max(1, 2\lceil \sum_i P_i/(M - T_{\max})\rceil - 1)`; ``None`` when the GPUs
+        differ in memory or :math:`T_{\max} \ge M`.
+
+    Guarantee
+    ---------
+    :math:`k_{FF} \le \max(1, 2\lceil \sum_i P_i/(M - T_{\max})\rceil - 1) \le
+    \frac{2}{1-\theta}\mathrm{OPT} + 1` with :math:`\theta = T_{\max}/M`, in any job order
+    (proof in :mod:`optsched.salus.heuristics` and ``docs/salus.md``).
+
+    Complexity
+    ----------
+    :math:`O(n + G)`.
+
+    References
+    ----------
+    * Yu and Chowdhury, MLSys 2020 (Salus), §3.2 (the safety condition the bound
+      rests on).
     """
     if view.n_gpus == 0 or view.n_jobs == 0 or np.ptp(view.memory) > 0:
         return None
@@ -47,8 +72,34 @@ def ff_gpu_bound(view: SalusView) -> int | None:
 
 @declares()
 def lower_bound(instance: Instance, *, objective: str = "makespan") -> Result:
-    """The bound of the module docstring for ``objective`` (a lower bound for makespan
-    and GPUs, an upper bound for admitted weight), as ``Result.bound``."""
+    r"""A bound on the optimum of ``objective`` that every lane plan obeys (module docstring).
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and GPUs, as :func:`optsched.salus.exact.exact`.
+    objective : {"makespan", "admitted", "gpus"}
+        The objective bounded.
+
+    Returns
+    -------
+    Result
+        ``bound`` holds the bound (``objective`` is ``None``).
+
+    Guarantee
+    ---------
+    :math:`C^* \ge \max(\max_i \min_g n_i d_{ig},\ \sum_i \min_g n_i d_{ig} u_i / G)`;
+    :math:`k^* \ge \lceil (\sum_i P_i + T_{\max}) / M_{\max} \rceil`; admitted weight
+    :math:`\le \sum_i w_i` over the jobs that fit some GPU alone.
+
+    Complexity
+    ----------
+    :math:`O(nG)`.
+
+    References
+    ----------
+    * Yu and Chowdhury, MLSys 2020 (Salus), §3.2.
+    """
     from optsched.salus.exact import SENSE, check_objective
 
     check_objective(objective)

@@ -207,14 +207,52 @@ def _program(view: SalusView, objective: str, L: np.ndarray, horizon: float | No
 @declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, objective: str = "makespan",
           lanes: int | None = None, realize: str = "fluid", **options) -> Result:
-    """Optimal lane plan for ``objective`` (see module docstring), solved by ``backend``.
+    r"""Salus' optimal lane plan for ``objective`` (MILP over (GPU, lane) slots, module
+    docstring).
 
-    ``realize`` picks the schedule built from the plan: ``"fluid"`` (default; attains the
-    model's makespan exactly) or ``"serial"`` (lanes run their jobs one by one; see
-    :func:`optsched.salus.model.serial_schedule`). ``objective``/``bound``/``gap`` are the
-    MILP's (makespan in seconds, admitted weight, or GPUs); ``extra`` holds the plan.
-    Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``, ``solver``,
-    ``verbose``) pass through.
+    Parameters
+    ----------
+    instance : Instance
+        Single-GPU jobs with a memory footprint (P, T), GPUs with a known memory.
+    backend : str
+        Solver backend.
+    objective : {"makespan", "admitted", "gpus"}
+        Makespan of the fluid realisation (training), admitted weight (inference packing)
+        or GPUs used.
+    lanes : int, optional
+        Lanes per GPU at most; ``None`` (default) leaves it unlimited, stated as
+        :math:`L_g = \min(n, \lfloor M_g/\min_i(P_i + T_i)\rfloor)`, or one lane per GPU
+        for ``"gpus"``/``"admitted"`` without a horizon (optimal by the merging lemma).
+    realize : {"fluid", "serial"}
+        The schedule built from the plan: fluid (attains the model's makespan exactly) or
+        lanes running their jobs one at a time (refused when it would end after the
+        horizon).
+    **options
+        Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``, ``solver``,
+        ``verbose``).
+
+    Returns
+    -------
+    Result
+        The MILP's objective, bound and gap; ``extra["plan"]`` the lanes; the realised,
+        validated schedule.
+
+    Guarantee
+    ---------
+    :math:`\mathrm{OPT}` over every memory-safe lane plan (every lane holds
+    :math:`\sum P + \max T \le M` on its GPU) of the fluid model;
+    :math:`\text{lower\_bound} \le \mathrm{OPT}` for makespan and GPUs and
+    :math:`\ge` for admitted weight.
+
+    Complexity
+    ----------
+    Strongly NP-hard (bin packing); :math:`O(n \sum_g L_g)` binaries, solved by branch
+    and bound.
+
+    References
+    ----------
+    * P. Yu, M. Chowdhury, "Fine-Grained GPU Sharing Primitives for Deep Learning
+      Applications" (Salus), MLSys 2020, §3.2 (lanes and the memory safety condition).
     """
     check_objective(objective)
     check_realize(realize)

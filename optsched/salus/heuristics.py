@@ -126,10 +126,43 @@ def _unplaced(instance: Instance, view: SalusView, i: int, method: str, objectiv
 @declares()
 def lane_manager(instance: Instance, *, objective: str = "makespan", realize: str = "fluid",
                  shared_lanes: bool = True) -> Result:
-    """Salus' lane manager (module docstring), jobs in instance (FIFO) order.
+    r"""Salus' lane manager (``GpuControlBlock::bestFitFor``), jobs in instance (FIFO) order.
 
-    With ``instance.horizon`` set, a GPU keeps the job only if its realised end stays
-    within the horizon; otherwise the next GPU is tried.
+    Each job goes to the first GPU that takes it: a new lane of exactly :math:`P + T` while
+    un-laned memory allows, else the first existing lane (ascending available memory) that
+    stays safe. With ``instance.horizon`` set, a GPU keeps the job only if its realised end
+    stays within the horizon; otherwise the next GPU is tried.
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and GPUs, as :func:`optsched.salus.exact.exact`.
+    objective : {"makespan", "admitted", "gpus"}
+        The objective the plan is scored under.
+    realize : {"fluid", "serial"}
+        The schedule built from the plan.
+    shared_lanes : bool
+        Let a job join an existing lane (Salus' rule); ``False`` opens lanes only.
+
+    Returns
+    -------
+    Result
+        The plan's objective and its realised, validated schedule; ``ratio=None``.
+
+    Guarantee
+    ---------
+    Memory-safe: every lane holds :math:`\sum P + \max T \le M`. No approximation ratio:
+    jobs :math:`(\varepsilon, M/3)` each get a lane of their own (3 per GPU) while one lane
+    holds :math:`(M - T)/\varepsilon` of them, so the GPU count can exceed
+    :math:`\mathrm{OPT}` by an unbounded factor.
+
+    Complexity
+    ----------
+    :math:`O(n G L)` for :math:`L` lanes per GPU.
+
+    References
+    ----------
+    * Yu and Chowdhury, MLSys 2020 (Salus), §3.2; Salus' ``GpuControlBlock::bestFitFor``.
     """
     check_objective(objective)
     check_realize(realize)
@@ -163,10 +196,43 @@ def lane_manager(instance: Instance, *, objective: str = "makespan", realize: st
 @declares()
 def ffd(instance: Instance, *, objective: str = "makespan", realize: str = "fluid",
         order: str = "decreasing") -> Result:
-    """First fit (decreasing by P + T, or FIFO) into one lane per GPU.
+    r"""First fit into one lane per GPU, decreasing by peak :math:`P + T` (or in FIFO order).
 
-    A GPU fits a job if its lane stays safe and, with ``instance.horizon`` set, the
-    GPU's realised end stays within the horizon.
+    A GPU takes the job if its single lane stays safe and, with ``instance.horizon`` set,
+    the GPU's realised end stays within the horizon.
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and GPUs, as :func:`optsched.salus.exact.exact`.
+    objective : {"makespan", "admitted", "gpus"}
+        The objective the plan is scored under.
+    realize : {"fluid", "serial"}
+        The schedule built from the plan.
+    order : {"decreasing", "fifo"}
+        Job order.
+
+    Returns
+    -------
+    Result
+        The plan's objective and schedule; ``ratio`` :math:`2/(1-\theta) + 1` when the
+        bound below applies (``objective="gpus"``; :math:`k \le 2\,\mathrm{OPT}/(1-\theta) + 1
+        \le (2/(1-\theta) + 1)\,\mathrm{OPT}`), else ``None``; ``extra["ff_gpu_bound"]``.
+
+    Guarantee
+    ---------
+    On identical GPUs of memory :math:`M` and with no placement refused by the horizon, in
+    either order, :math:`k \le \max(1, 2\lceil \sum_i P_i/(M - T_{\max})\rceil - 1) \le
+    \frac{2}{1-\theta}\mathrm{OPT} + 1`, :math:`\theta = T_{\max}/M`.
+
+    Complexity
+    ----------
+    :math:`O(n \log n + nG)`.
+
+    References
+    ----------
+    * Yu and Chowdhury, MLSys 2020 (Salus), §3.2; the bound is proved in
+      ``docs/salus.md``.
     """
     from optsched.errors import InvalidOption
 
@@ -213,10 +279,40 @@ def ffd(instance: Instance, *, objective: str = "makespan", realize: str = "flui
 
 @declares()
 def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "fluid") -> Result:
-    """Longest serial work first, to the lane (new or existing) with the least makespan.
+    r"""Longest serial work first, each job to the lane (new or existing) that leaves its GPU's
+    makespan :math:`\max(\max_l S_l, W_g)` smallest.
 
-    Only memory-safe lanes whose GPU's realised end stays within ``instance.horizon``
-    (if set) are candidates.
+    Only memory-safe lanes whose GPU's realised end stays within ``instance.horizon`` (if
+    set) are candidates.
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and GPUs, as :func:`optsched.salus.exact.exact`.
+    objective : {"makespan", "admitted", "gpus"}
+        The objective the plan is scored under.
+    realize : {"fluid", "serial"}
+        The schedule built from the plan.
+
+    Returns
+    -------
+    Result
+        The plan's objective and schedule; ``ratio=None``.
+
+    Guarantee
+    ---------
+    Memory-safe; :math:`C_{LPT} \ge C^*`. No ratio is proved for lanes with memory
+    (Graham's :math:`4/3 - 1/(3G)` for identical machines does not carry over once memory
+    restricts which jobs share a GPU).
+
+    Complexity
+    ----------
+    :math:`O(n \log n + n G L)`.
+
+    References
+    ----------
+    * R. L. Graham, "Bounds on multiprocessing timing anomalies", SIAM J. Appl. Math.
+      17(2), 1969 (LPT); Yu and Chowdhury, MLSys 2020 (Salus), §3.2 (lanes).
     """
     check_objective(objective)
     check_realize(realize)

@@ -52,12 +52,72 @@ def _bound(instance: Instance, backend: str, which: str, start, order,
 @declares(solver=True)
 def step1_bound(instance: Instance, backend: str = "highs", *, start: float | None = None,
                 order=None, **options: Any) -> Result:
-    """Synergy-OPT step 1 as an upper bound (module docstring)."""
+    r"""Synergy-OPT's step 1 (the cluster as one super-machine) as an upper bound.
+
+    Parameters
+    ----------
+    instance : Instance
+        The round's jobs and servers.
+    backend : str
+        Solver backend.
+    start, order
+        As :func:`optsched.synergy.exact.exact`.
+    **options
+        Solver options.
+
+    Returns
+    -------
+    Result
+        ``bound`` the step-1 ILP optimum, ``objective=None``.
+
+    Guarantee
+    ---------
+    :math:`\text{step 1} \ge \mathrm{OPT}` of the joint ILP: it drops the per-server
+    capacity rows.
+
+    Complexity
+    ----------
+    One ILP with :math:`\sum_j |Q_j|` binaries and :math:`n + 2` rows (a multiple-choice
+    knapsack with two resources; NP-hard, small in practice).
+
+    References
+    ----------
+    * Mohan et al., OSDI 2022 (Synergy), §4.1; ``SolveFirstLP`` in Synergy's code.
+    """
     return _bound(instance, backend, "step1", start, order, options)
 
 
 @declares(solver=True)
 def lp_bound(instance: Instance, backend: str = "highs", *, start: float | None = None,
              order=None, **options: Any) -> Result:
-    """The joint ILP's LP relaxation as an upper bound (module docstring)."""
+    r"""The joint ILP's LP relaxation as an upper bound.
+
+    Parameters
+    ----------
+    instance : Instance
+        The round's jobs and servers.
+    backend : str
+        Solver backend.
+    start, order
+        As :func:`optsched.synergy.exact.exact`.
+    **options
+        Solver options.
+
+    Returns
+    -------
+    Result
+        ``bound`` the LP optimum, ``objective=None``.
+
+    Guarantee
+    ---------
+    :math:`\mathrm{LP} \ge \mathrm{OPT}` of the joint ILP.
+
+    Complexity
+    ----------
+    One LP with :math:`O(\sum_j |Q_j| S)` columns, polynomial.
+
+    References
+    ----------
+    * Mohan et al., OSDI 2022 (Synergy), §4.1.
+    """
     return _bound(instance, backend, "lp", start, order, options)

@@ -313,12 +313,50 @@ def two_step(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
 @declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, formulation: str = "joint",
           start: float | None = None, order=None, **options) -> Result:
-    """Exact Synergy round allocation through the solver layer.
+    r"""Synergy's exact round allocation: the joint configuration-and-placement ILP, or the
+    two-step Synergy-OPT.
 
-    ``formulation="joint"`` (default) solves the joint multi-resource packing ILP, the
-    optimum of the round model; ``"two-step"`` runs Synergy-OPT (super-machine ILP, then
-    placement). Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``,
-    ``solver``, ``verbose``) pass through to :func:`optsched.solvers.solve_program`.
+    Parameters
+    ----------
+    instance : Instance
+        The round's jobs (sensitivity profiles, GPUs) and servers (GPUs, CPUs, memory).
+    backend : str
+        Solver backend.
+    formulation : {"joint", "two-step"}
+        The joint multi-resource packing ILP (the round model's optimum), or Synergy-OPT:
+        the super-machine ILP, then a placement ILP with exact fair-share fallback.
+    start : float, optional
+        The round's start time (which jobs have arrived).
+    order : sequence of str, optional
+        Job ids in policy order (which jobs are admitted to the round's GPUs).
+    **options
+        Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``, ``solver``,
+        ``verbose``).
+
+    Returns
+    -------
+    Result
+        Total normalized throughput :math:`\sum_j T_j`, bound, gap, the round's validated
+        schedule (configurations and servers).
+
+    Guarantee
+    ---------
+    ``"joint"``: :math:`\mathrm{OPT}` over every admitted job getting one configuration of
+    :math:`Q_j` (at least its fair throughput) on servers with room;
+    :math:`\text{two-step} \le \mathrm{OPT} \le \text{step 1}` and
+    :math:`\mathrm{OPT} \ge T_{TUNE} \ge T_{proportional}` (GREEDY may lie outside this
+    feasible set).
+
+    Complexity
+    ----------
+    NP-hard (multi-dimensional bin packing); the joint ILP has
+    :math:`O(\sum_j |Q_j| S)` integer columns, Synergy-OPT two ILPs with
+    :math:`O(\sum_j |Q_j|)` and :math:`O(nS)` columns.
+
+    References
+    ----------
+    * J. Mohan, A. Phanishayee, J. Kulkarni, V. Chidambaram, "Looking Beyond GPUs for
+      DNN Scheduling on Multi-Tenant Clusters" (Synergy), OSDI 2022, §4.1 (Synergy-OPT).
     """
     if formulation not in FORMULATIONS:
         raise InvalidOption("formulation", formulation, f"must be one of {FORMULATIONS}")

@@ -233,17 +233,72 @@ def _run(instance: Instance, method: str, start, order, note: str) -> Result:
 
 @declares()
 def proportional(instance: Instance, *, start: float | None = None, order=None) -> Result:
-    """GPU-proportional round allocation: fair share per GPU for every admitted job."""
+    r"""GPU-proportional allocation: every admitted job gets the fair share
+    :math:`(f_c, f_m)` per GPU.
+
+    Parameters
+    ----------
+    instance : Instance
+        The round's jobs and servers.
+    start, order
+        As :func:`optsched.synergy.exact.exact`.
+
+    Returns
+    -------
+    Result
+        Total normalized throughput :math:`\sum_j T^f_j` and the round's schedule.
+
+    Guarantee
+    ---------
+    Always fits (every GPU in use holds exactly the fair share); :math:`T_j = T^f_j`, so
+    :math:`T_{proportional} \le \mathrm{OPT}`.
+
+    Complexity
+    ----------
+    :math:`O(nS)`.
+
+    References
+    ----------
+    * Mohan et al., OSDI 2022 (Synergy), §2 and §4.2 (the GPU-proportional baseline).
+    """
     return _run(instance, "proportional", start, order,
                 "baseline: every admitted job runs at its fair throughput")
 
 
 @declares()
 def greedy(instance: Instance, *, start: float | None = None, order=None) -> Result:
-    """Synergy-GREEDY: best-case demand, first fit, skip the job if it does not fit.
+    r"""Synergy-GREEDY: each job asks for its best-case demand, first fit; a job that does not
+    fit is skipped this round.
 
-    ``extra["skipped"]`` lists jobs whose GPUs were free but whose best case did not
-    fit; ``extra["below_fair"]`` the admitted jobs left below their fair throughput.
+    Parameters
+    ----------
+    instance : Instance
+        The round's jobs and servers.
+    start, order
+        As :func:`optsched.synergy.exact.exact`.
+
+    Returns
+    -------
+    Result
+        Total normalized throughput and the round's schedule; ``extra["skipped"]`` the jobs
+        whose GPUs were free but whose best case did not fit, ``extra["below_fair"]`` the
+        admitted jobs left below their fair throughput.
+
+    Guarantee
+    ---------
+    None against the exact model: GREEDY may skip an admitted job or leave it below its
+    fair throughput, which the joint ILP forbids, so its allocation lies outside the ILP's
+    feasible set and :math:`T_{GREEDY}` may exceed :math:`\mathrm{OPT}` (tables mark it).
+    Not fair: a job the proportional allocation admits can get nothing. No ratio is
+    proved.
+
+    Complexity
+    ----------
+    :math:`O(nS)`.
+
+    References
+    ----------
+    * Mohan et al., OSDI 2022 (Synergy), §4.2 (Synergy-GREEDY).
     """
     return _run(instance, "greedy", start, order,
                 NO_RATIO + "; not fair: admitted jobs may be skipped")
@@ -251,12 +306,38 @@ def greedy(instance: Instance, *, start: float | None = None, order=None) -> Res
 
 @declares()
 def tune(instance: Instance, *, start: float | None = None, order=None) -> Result:
-    """Synergy-TUNE: best case, else fair share, else reduce above-fair peers.
+    r"""Synergy-TUNE: the best case, else the fair share, else reduce above-fair peers to the
+    fair share until the job fits.
 
-    Guarantee: places every admitted job with throughput >= its fair throughput (see
-    the module docstring for the proof). ``extra`` lists which jobs got their best case
-    (``best``), the fair share at once (``fair``), needed peer reduction (``tuned``), and
-    the peers that were reduced (``reduced_peers``).
+    Parameters
+    ----------
+    instance : Instance
+        The round's jobs and servers.
+    start, order
+        As :func:`optsched.synergy.exact.exact`.
+
+    Returns
+    -------
+    Result
+        Total normalized throughput and the round's schedule; ``extra`` lists the jobs that
+        got their best case (``best``), the fair share at once (``fair``), needed peer
+        reduction (``tuned``), and the peers reduced (``reduced_peers``).
+
+    Guarantee
+    ---------
+    Every admitted job is placed and :math:`T_j \ge T^f_j` (module docstring), so
+    :math:`T_{proportional} \le T_{TUNE} \le \mathrm{OPT}`. No ratio to the optimum is
+    proved.
+
+    Complexity
+    ----------
+    :math:`O(n(S\log S + G\log G))` for :math:`n` jobs, :math:`S` servers and at most
+    :math:`G` GPUs per server.
+
+    References
+    ----------
+    * Mohan et al., OSDI 2022 (Synergy), §4.2; ``allocate_synergy_tune`` in Synergy's
+      simulator.
     """
     return _run(instance, "tune", start, order,
                 "fairness guarantee: every admitted job gets T >= its fair T; " + NO_RATIO)

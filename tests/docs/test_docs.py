@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from paths import DOCS
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)
 

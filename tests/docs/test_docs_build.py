@@ -13,13 +13,12 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import DOCS
 
 from optsched.cli import build_parser
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 MISSING = [m for m in ("sphinx", "myst_parser", "furo") if importlib.util.find_spec(m) is None]
 
 

@@ -6,6 +6,7 @@ import importlib.util
 import json
 
 import pytest
+from paths import DOCS
 
 from optsched.cli import main
 from optsched.errors import InvalidOption, UnknownName
@@ -185,9 +186,8 @@ def test_plot_sweep(serial, tmp_path):
 def test_shipped_grid_is_the_documented_one(tmp_path):
     """docs/grid.toml (the README's sweep) is the config docs/sweeps.md writes."""
     import re
-    from pathlib import Path
 
-    docs = Path(__file__).resolve().parents[1] / "docs"
+    docs = DOCS
     page = (docs / "sweeps.md").read_text()
     written = re.search(r"cat > grid.toml <<'TOML'\n(.*?)\nTOML", page, re.S).group(1)
     shipped = load_config(docs / "grid.toml")

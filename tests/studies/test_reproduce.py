@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from paths import BENCHMARKS
 
 from optsched.allox.workload import talk_instance, talk_schedule
 from optsched.cli import main
@@ -85,9 +86,8 @@ def test_only_merges_into_an_earlier_report_of_the_same_mode(tmp_path):
 
 def test_pinned_full_verdicts_are_the_committed_full_run():
     """Claim.full_verdict caps the quick verdicts: it must be the committed run's."""
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks/results/REPRODUCTION.json"
+    path = BENCHMARKS / "results/REPRODUCTION.json"
     data = json.loads(path.read_text())
     assert data["meta"]["mode"] == "full"
     committed = {r["key"]: r["verdict"] for r in data["rows"]}

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from paths import REPO
 
 from optsched.cli import main
 
@@ -135,7 +136,7 @@ def test_schema_and_catalog(capsys):
 
 def test_module_entry_point_from_the_repository_root():
     """``python -m`` in the checkout imports the source tree, whose catalog is models/."""
-    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    root = REPO
     for argv in (["--version"], ["catalog"]):
         proc = subprocess.run([sys.executable, "-m", "optsched.cli", *argv], cwd=root,
                               capture_output=True, text=True, check=False)

@@ -8,10 +8,10 @@ import importlib.resources
 import io
 import json
 import tomllib
-from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import REPO
 
 from optsched import catalog
 from optsched.catalog import (
@@ -32,7 +32,7 @@ from optsched.catalog import (
 from optsched.core.instance import Cluster, Instance, Node, Sensitivity
 from optsched.errors import InvalidInstance, InvalidOption, UnknownName
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def _shipped(name: str) -> str:
