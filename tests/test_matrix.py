@@ -34,11 +34,14 @@ OUTSIDE = {
     ("allox", "synergy-demo"): "arrival|workers",
     **{("salus", i): "memory|workers" for i in INSTANCES if i != "salus-demo"},
     **{("synergy", i): "gpu_types|sensitivity" for i in INSTANCES
-       if i not in ("tiresias-60", "synergy-demo", "salus-demo")},
+       if i not in ("tiresias-60", "philly", "synergy-demo", "salus-demo")},
     **{("salus.lanes", i): "memory|workers" for i in SIM_INSTANCES if i != "salus-demo"},
     **{(p, i): "gpu_types|sensitivity" for p in ("synergy.tune", "synergy.greedy",
                                                  "synergy.proportional")
-       for i in SIM_INSTANCES if i not in ("tiresias-60", "synergy-demo", "salus-demo")},
+       for i in SIM_INSTANCES if i not in ("tiresias-60", "philly", "synergy-demo",
+                                           "salus-demo")},
+    # 6 jobs on Philly's 256 nodes: HadarE's per-node copies exceed its default size cap
+    ("hadare", "philly"): "slots",
 }
 FIELD = re.compile(r"optsched: error: ([\w.\[\]]+): ")
 

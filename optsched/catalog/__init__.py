@@ -53,17 +53,21 @@ from optsched.catalog.profiles import (
 )
 from optsched.catalog.traces import (
     GAVEL_ROUND,
+    PHILLY_CLUSTER,
+    PHILLY_THROUGHPUTS,
     SHIPPED_TRACES,
     read_gavel_trace,
+    read_philly_trace,
     read_tiresias_trace,
     shipped_trace,
 )
 
 __all__ = [
     "DATA_PACKAGE", "GAVEL_GPU_TYPES", "GAVEL_ROUND", "GAVEL_SCALE_FACTORS", "GPU_MEMORY_GB",
-    "PHILLY_WORKER_PROBABILITIES", "PRESETS", "SHIPPED_TRACES", "THROUGHPUT_TABLES", "Profile",
-    "SalusWorkload", "SynergyProfile", "cluster_preset", "data_files", "generate_philly",
-    "generate_single_worker", "job_from_profile", "profile", "profiles", "read_gavel_trace",
-    "read_tiresias_trace", "salus_published", "salus_workloads", "shipped_trace",
-    "synergy_profiles", "tiresias_gpu_time_samples",
+    "PHILLY_CLUSTER", "PHILLY_THROUGHPUTS", "PHILLY_WORKER_PROBABILITIES", "PRESETS", "Profile",
+    "SHIPPED_TRACES", "SalusWorkload", "SynergyProfile", "THROUGHPUT_TABLES", "cluster_preset",
+    "data_files", "generate_philly", "generate_single_worker", "job_from_profile", "profile",
+    "profiles", "read_gavel_trace", "read_philly_trace", "read_tiresias_trace",
+    "salus_published", "salus_workloads", "shipped_trace", "synergy_profiles",
+    "tiresias_gpu_time_samples",
 ]

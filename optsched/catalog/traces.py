@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime as _dt
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
+
+import numpy as np
 
 from optsched.catalog.clusters import _resolve_cluster
 from optsched.catalog.files import (
@@ -19,10 +22,10 @@ from optsched.catalog.files import (
 )
 from optsched.catalog.profiles import _check_table, profiles
 from optsched.core.instance import Cluster, Instance, Job
-from optsched.errors import InvalidInstance
+from optsched.errors import InvalidInstance, InvalidOption
 
-__all__ = ["GAVEL_ROUND", "SHIPPED_TRACES", "read_gavel_trace", "read_tiresias_trace",
-           "shipped_trace"]
+__all__ = ["GAVEL_ROUND", "PHILLY_CLUSTER", "PHILLY_THROUGHPUTS", "SHIPPED_TRACES",
+           "read_gavel_trace", "read_philly_trace", "read_tiresias_trace", "shipped_trace"]
 
 
 #: Gavel's round length in seconds (6-minute rounds; ``time_per_iteration=360``).
@@ -182,12 +185,164 @@ def read_tiresias_trace(path: str | Path | None = None, cluster: Cluster | str |
     return Instance(cluster=cl, jobs=tuple(jobs), slot=slot, name=name or Path(src).stem)
 
 
+# =========================================================================== Philly
+_PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
+
+#: Default cluster of :func:`read_philly_trace`. The public Philly CSV carries no machine
+#: list, so the size is not the production cluster's: it is the largest cluster Tiresias'
+#: public simulator ships (``n256g8.csv``: 256 servers x 8 GPUs = 2,048 GPUs), the
+#: simulator whose evaluation is built on this trace. The full trace keeps on average
+#: 374 of those GPUs busy (111.7 GPU-years over 109 days), 1,243 at most if every job
+#: started on submission: light load; pass ``load`` > 1 for contention.
+PHILLY_CLUSTER = "tiresias-n256g8"
+
+#: Throughput models of :func:`read_philly_trace`.
+PHILLY_THROUGHPUTS = ("homogeneous", "gavel")
+
+
+def _philly_time(where: str, text: str) -> float:
+    try:
+        stamp = _dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInstance(where, text, "not a date-time (YYYY-MM-DD HH:MM:SS)") from None
+    return stamp.replace(tzinfo=_dt.UTC).timestamp()
+
+
+def _philly_bound(name: str, value) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, _dt.datetime):
+        return value.replace(tzinfo=value.tzinfo or _dt.UTC).timestamp()
+    if isinstance(value, str):
+        return _philly_time(name, value)
+    raise InvalidOption(name, value, "must be a date-time string (YYYY-MM-DD[ HH:MM:SS]) "
+                        "or a datetime")
+
+
+def read_philly_trace(path: str | Path | None = None, cluster: Cluster | str | None = None,
+                      *, start=None, end=None, vc: str | Iterable[str] | None = None,
+                      jobs: int | None = None, load: float = 1.0,
+                      throughputs: str = "homogeneous", seed: int = 0,
+                      slot: float = GAVEL_ROUND, name: str | None = None) -> Instance:
+    """Read the Philly production trace (Jeon et al., ATC'19): one job per row with its
+    submit time, duration, GPU count and virtual cluster.
+
+    Parameters
+    ----------
+    path : path, optional
+        A CSV with the columns timestamp (``YYYY-MM-DD HH:MM:SS``), duration (s),
+        num_gpus, gpu_time (GPU-seconds) and cluster (the virtual-cluster hash); default
+        the shipped ``philly_jobs.csv`` (82,247 jobs submitted 2017-09-04 to
+        2017-12-22).
+    cluster : Cluster or str, optional
+        Default :data:`PHILLY_CLUSTER`.
+    start, end : str or datetime, optional
+        Keep jobs submitted in ``[start, end)`` (UTC).
+    vc : str or iterable of str, optional
+        Keep jobs of these virtual clusters.
+    jobs : int, optional
+        Keep the first ``jobs`` jobs (by submit time) after the other filters.
+    load : float
+        Divide every arrival time by ``load`` (``2`` submits the same jobs twice as
+        fast); durations are unchanged.
+    throughputs : {"homogeneous", "gavel"}
+        How a duration becomes work. ``"homogeneous"``: work = duration x GPUs at 1
+        iteration/s per worker on every GPU type, so a job alone with its gang runs
+        exactly its recorded duration anywhere (the trace records no GPU type).
+        ``"gavel"``: each job gets one of Gavel's 26 job types, drawn uniformly with a
+        generator seeded by ``seed``; work = duration x the gang's V100 throughput
+        (Gavel's ``generate_job`` convention), per-worker rates from Gavel's table,
+        extrapolated linearly beyond the measured 8 workers.
+    seed : int
+        Seed of the ``"gavel"`` draw.
+    slot : float
+        Round length (default Gavel's 360 s).
+    name : str, optional
+        Instance name (default ``philly`` plus the selection).
+
+    Returns
+    -------
+    Instance
+        Jobs ``philly-<row>`` (row in the file), arrivals relative to the first kept
+        submission, ``user`` the virtual cluster.
+    """
+    cl = _resolve_cluster(cluster, PHILLY_CLUSTER)
+    if throughputs not in PHILLY_THROUGHPUTS:
+        raise _unknown("throughputs", throughputs, PHILLY_THROUGHPUTS)
+    if not (isinstance(load, (int, float)) and not isinstance(load, bool) and load > 0
+            and np.isfinite(load)):
+        raise InvalidOption("load", load, "must be a finite number > 0")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise InvalidOption("jobs", jobs, "must be an integer >= 1")
+    lo, hi = _philly_bound("start", start), _philly_bound("end", end)
+    vcs = None if vc is None else ({vc} if isinstance(vc, str) else set(vc))
+    if path is None:
+        text, src = _read_shipped("philly_jobs.csv"), "philly_jobs.csv"
+    else:
+        text, src = _read_user_file(path), Path(path).name
+    reader = _csv_rows(text, src)
+    _, header = next(reader, (1, None))
+    if header is None:
+        raise InvalidInstance(f"{src}:line 1", "", "empty file; expected a CSV header")
+    header = [h.strip() for h in header]
+    missing = [c for c in _PHILLY_COLUMNS if c not in header]
+    if missing:
+        raise InvalidInstance(f"{src}:line 1", ",".join(header),
+                              f"missing column(s) {missing}")
+    col = {c: header.index(c) for c in _PHILLY_COLUMNS}
+    rows: list[tuple[float, int, int, float, str]] = []
+    for lineno, fields in reader:
+        if not any(f.strip() for f in fields):
+            continue
+        where = f"{src}:line {lineno}"
+        if len(fields) != len(header):
+            raise InvalidInstance(where, ",".join(fields), f"expected {len(header)} "
+                                  f"comma-separated columns, found {len(fields)}")
+        submit = _philly_time(f"{where}.timestamp", fields[col["timestamp"]].strip())
+        if (lo is not None and submit < lo) or (hi is not None and submit >= hi):
+            continue
+        vch = fields[col["cluster"]].strip()
+        if vcs is not None and vch not in vcs:
+            continue
+        gpus = int(_parse_number(f"{where}.num_gpus", fields[col["num_gpus"]], integer=True,
+                                 positive=True))
+        duration = _parse_number(f"{where}.duration", fields[col["duration"]], positive=True)
+        rows.append((submit, lineno - 2, gpus, duration, vch))
+    if not rows:
+        raise InvalidInstance(src, {"start": start, "end": end, "vc": vc},
+                              "no job of the trace matches the selection")
+    rows.sort(key=lambda r: (r[0], r[1]))
+    if jobs is not None:
+        rows = rows[:jobs]
+    t0 = rows[0][0]
+    types = cl.gpu_types
+    table = list(profiles().values()) if throughputs == "gavel" else []
+    rng = np.random.default_rng(seed)
+    out: list[Job] = []
+    for submit, row, gpus, duration, vch in rows:
+        arrival = (submit - t0) / load
+        if throughputs == "homogeneous":
+            tput = dict.fromkeys(types, 1.0)
+            work, prof = duration * gpus, None
+        else:
+            p = table[int(rng.integers(len(table)))]
+            rates = p.per_worker(gpus, extrapolate=True)
+            tput = {t: r for t, r in rates.items() if t in types and r > 0}
+            work, prof = duration * gpus * rates["v100"], p.name
+        out.append(Job(id=f"philly-{row}", arrival=arrival, workers=gpus, work=work,
+                       throughput=tput, user=vch or None, profile=prof))
+    label = name or "philly" + (f"-{len(out)}" if jobs or lo or hi or vcs else "") + \
+        (f"-load{load:g}" if load != 1 else "")
+    return Instance(cluster=cl, jobs=tuple(out), slot=slot, name=label)
+
+
 #: The traces shipped in ``models/``: name -> (reader, file). Their default clusters are
 #: the readers' (Gavel's 108-GPU cluster; Tiresias' n32g4).
 SHIPPED_TRACES: Mapping[str, tuple[str, str]] = MappingProxyType({
     "gavel-philly-2000": ("gavel", "gavel_philly_2000.trace"),
     "gavel-artifact-15": ("gavel", "gavel_artifact_15.trace"),
     "tiresias-60": ("tiresias", "tiresias_60_job.csv"),
+    "philly": ("philly", "philly_jobs.csv"),
 })
 
 
@@ -196,6 +351,9 @@ def shipped_trace(name: str, cluster: Cluster | str | None = None) -> Instance:
     if name not in SHIPPED_TRACES:
         raise _unknown("trace", name, SHIPPED_TRACES)
     kind, file = SHIPPED_TRACES[name]
-    reader = read_tiresias_trace if kind == "tiresias" else read_gavel_trace
     with resources.as_file(data_files() / file) as path:
-        return reader(path, cluster=cluster, name=name)
+        if kind == "tiresias":
+            return read_tiresias_trace(path, cluster=cluster, name=name)
+        if kind == "philly":
+            return read_philly_trace(path, cluster=cluster, name=name)
+        return read_gavel_trace(path, cluster=cluster, name=name)

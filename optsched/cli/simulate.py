@@ -13,6 +13,8 @@ Bad input raises :mod:`optsched.errors` types (the main CLI maps them to exit 2)
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
 from pathlib import Path
 
 from optsched.cli.common import EXIT_OK, hours, parse_options, progress
@@ -33,15 +35,20 @@ def add_parsers(subparsers) -> None:
                     "e.g. max_min_fairness or tiresias_las, are accepted as aliases).")
     p.add_argument("--policy", required=True, help="registered policy name")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--trace", type=Path, help="trace file (Gavel .trace or Tiresias .csv)")
+    src.add_argument("--trace", type=Path,
+                     help="trace file (Gavel .trace, Tiresias or Philly .csv) or the name of "
+                          "a shipped trace (gavel-philly-2000, philly, tiresias-60, ...)")
     src.add_argument("--generate", type=int, metavar="N",
                      help="generate N Philly-derived jobs (Gavel's generator)")
     src.add_argument("--instance", type=Path, help="an optsched instance JSON")
-    p.add_argument("--trace-format", choices=("gavel", "tiresias"),
-                   help="trace layout (default: from the extension: .csv tiresias, else gavel)")
+    p.add_argument("--trace-format", choices=("gavel", "tiresias", "philly"),
+                   help="trace layout (default: a .csv is Philly's when its header names "
+                        "timestamp and num_gpus, else Tiresias'; other files Gavel's)")
     p.add_argument("--cluster", help="cluster preset name or cluster/instance JSON file")
     p.add_argument("--jobs-per-hour", type=float, help="arrival rate for --generate")
     p.add_argument("--jobs", type=int, help="keep only the first N jobs of the trace")
+    p.add_argument("--load", type=float, metavar="FACTOR",
+                   help="divide every arrival time by FACTOR (2 = jobs arrive twice as fast)")
     p.add_argument("--seed", type=int, default=0,
                    help="seed of --generate and of randomised policies (default 0)")
     p.add_argument("--max-time", type=float, help="stop at this simulated time (s)")
@@ -88,19 +95,52 @@ def build_instance(args) -> Instance:
         inst = load_instance(args.instance)
         inst = inst.replace(cluster=cluster) if cluster is not None else inst
     else:
-        path = args.trace
-        if not path.exists():
-            raise InvalidOption("--trace", str(path), "file not found")
-        fmt = args.trace_format or ("tiresias" if path.suffix.lower() == ".csv" else "gavel")
-        if fmt == "tiresias":
-            inst = catalog.read_tiresias_trace(path, cluster=cluster)
-        else:
-            inst = catalog.read_gavel_trace(path, cluster=cluster)
+        inst = _read_trace(args, cluster)
     if getattr(args, "jobs", None) is not None:
         if args.jobs < 1:
             raise InvalidOption("--jobs", args.jobs, "must be >= 1")
-        inst = inst.replace(jobs=inst.jobs[: args.jobs], name=f"{inst.name}-first{args.jobs}")
+        if len(inst.jobs) > args.jobs:
+            inst = inst.replace(jobs=inst.jobs[: args.jobs],
+                                name=f"{inst.name}-first{args.jobs}")
+    load = getattr(args, "load", None)
+    if load is not None:
+        if not (load > 0 and math.isfinite(load)):
+            raise InvalidOption("--load", load, "must be a finite number > 0")
+        inst = inst.replace(jobs=tuple(dataclasses.replace(j, arrival=j.arrival / load)
+                                       for j in inst.jobs),
+                            name=f"{inst.name}-load{load:g}")
     return inst
+
+
+def _trace_format(path: Path) -> str:
+    """The layout of a trace file: a CSV whose header names ``timestamp`` and
+    ``num_gpus`` is Philly's, any other CSV Tiresias', anything else Gavel's."""
+    if path.suffix.lower() != ".csv":
+        return "gavel"
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        head = fh.readline()
+    cols = {c.strip() for c in head.split(",")}
+    return "philly" if {"timestamp", "num_gpus"} <= cols else "tiresias"
+
+
+def _read_trace(args, cluster) -> Instance:
+    from optsched import catalog
+
+    path = args.trace
+    if not path.exists():
+        if str(path) in catalog.SHIPPED_TRACES:  # a shipped trace by name
+            if str(path) == "philly" and getattr(args, "jobs", None):
+                return catalog.read_philly_trace(cluster=cluster, jobs=args.jobs)
+            return catalog.shipped_trace(str(path), cluster=cluster)
+        raise InvalidOption("--trace", str(path), "no such file, nor a shipped trace "
+                            f"({', '.join(catalog.SHIPPED_TRACES)})")
+    fmt = args.trace_format or _trace_format(path)
+    if fmt == "tiresias":
+        return catalog.read_tiresias_trace(path, cluster=cluster)
+    if fmt == "philly":
+        return catalog.read_philly_trace(path, cluster=cluster,
+                                         jobs=getattr(args, "jobs", None))
+    return catalog.read_gavel_trace(path, cluster=cluster)
 
 
 def cmd_simulate(args) -> int:

@@ -669,7 +669,7 @@ class Instance:
 
     def replace(self, **changes: Any) -> Instance:
         kw: dict[str, Any] = {"cluster": self.cluster, "jobs": self.jobs, "slot": self.slot,
-              "horizon": self.horizon, "name": self.name}
+                              "horizon": self.horizon, "name": self.name}
         kw.update(changes)
         return Instance(**kw)
 

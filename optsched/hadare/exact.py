@@ -64,7 +64,6 @@ from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.errors import InvalidOption
 from optsched.hadar.model import (
-    DEFAULT_MAX_COLUMNS,
     DEFAULT_MAX_SLOTS,
     check_size,
     model_slots,
@@ -79,6 +78,14 @@ from optsched.hadare.model import (
 from optsched.options import declares
 from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram
+
+#: Default cap on the columns of HadarE's MILP and LP. HadarE has a copy variable per job,
+#: node and slot, so a large cluster grows it fast. Measured with HiGHS 1.15 and a 20 s
+#: limit: 40 generated Philly jobs on 27 nodes (139,904 columns) stopped at the limit with
+#: an incumbent (gap 17.6%); 6 Philly jobs on the 256 nodes of ``tiresias-n256g8``
+#: (184,370 columns) spent 67 s in presolve alone, which does not check the limit often.
+#: ``max_columns`` raises the cap.
+DEFAULT_MAX_COLUMNS = 150_000
 
 __all__ = ["exact", "build_program"]
 
@@ -240,7 +247,9 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     backend : str
         Solver backend.
     slots, slot, max_slots, max_columns
-        The planning grid and the size cap, as :func:`optsched.hadar.exact.exact`.
+        The planning grid and the size cap, as :func:`optsched.hadar.exact.exact`; the cap
+        defaults to :data:`DEFAULT_MAX_COLUMNS` (150,000: HiGHS's presolve overran a 20 s
+        limit by 47 s at 184k columns).
     objective : {"utility", "makespan", "jct"}
         Total utility (Hadar's, maximised; unfinished jobs count 0), or makespan or total
         weighted JCT (minimised, every job must complete).

@@ -471,3 +471,78 @@ def test_generator_redraws_oversize_worker_counts_with_a_warning():
         inst = generate_philly(400, k80, seed=0,
                                profiles=["ResNet-50 (batch size 128)", "A3C"])
     assert all(j.workers == 1 for j in inst.jobs)
+
+
+# --------------------------------------------------------------------------- Philly
+PHILLY_CSV = """timestamp,duration,num_gpus,gpu_time,cluster
+2017-10-02 00:00:10,100.0,1,100.0,aa
+2017-10-01 00:00:00,50.0,8,400.0,bb
+2017-10-03 12:00:00,30.0,2,60.0,aa
+"""
+
+
+def test_philly_shipped_trace_is_the_full_production_trace():
+    inst = catalog.read_philly_trace()
+    assert inst.n_jobs == 82247 and inst.cluster.total_gpus == 2048
+    assert inst.arrivals.min() == 0.0
+    assert np.all(np.diff(inst.arrivals) >= 0)  # sorted by submission
+    assert max(j.workers for j in inst.jobs) == 128
+    # homogeneous: a job alone with its gang runs for its recorded duration
+    rows = list(csv.DictReader(io.StringIO((REPO / "models/philly_jobs.csv").read_text())))
+    for j in inst.jobs[:50]:
+        row = rows[int(j.id.removeprefix("philly-"))]
+        assert j.workers == int(row["num_gpus"])
+        assert j.work / (j.workers * j.rate("p100")) == pytest.approx(float(row["duration"]))
+    assert catalog.shipped_trace("philly").n_jobs == inst.n_jobs
+
+
+def test_philly_reader_selection_load_and_throughputs(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text(PHILLY_CSV)
+    inst = catalog.read_philly_trace(path, cluster="gavel-108")
+    # sorted by submit time, ids are file rows, arrivals relative to the first
+    assert [j.id for j in inst.jobs] == ["philly-1", "philly-0", "philly-2"]
+    assert inst.arrivals.tolist() == [0.0, 86410.0, 86400.0 * 2.5]
+    assert [j.user for j in inst.jobs] == ["bb", "aa", "aa"]
+    j = inst.jobs[0]  # homogeneous: duration x GPUs at rate 1 per worker, every type
+    assert j.work == 400.0 and dict(j.throughput) == dict.fromkeys(inst.cluster.gpu_types, 1.0)
+    assert catalog.read_philly_trace(path, vc="aa").n_jobs == 2
+    assert catalog.read_philly_trace(path, start="2017-10-02", end="2017-10-03").n_jobs == 1
+    assert catalog.read_philly_trace(path, jobs=2).n_jobs == 2
+    fast = catalog.read_philly_trace(path, load=2.0)
+    assert fast.arrivals.tolist() == [a / 2 for a in inst.arrivals.tolist()]
+    g1 = catalog.read_philly_trace(path, cluster="gavel-108", throughputs="gavel", seed=3)
+    g2 = catalog.read_philly_trace(path, cluster="gavel-108", throughputs="gavel", seed=3)
+    assert [j.profile for j in g1.jobs] == [j.profile for j in g2.jobs]
+    for job, dur in zip(g1.jobs, (50.0, 100.0, 30.0)):  # alone on V100 it takes `duration`
+        assert job.work / (job.workers * job.rate("v100")) == pytest.approx(dur)
+
+
+@pytest.mark.parametrize("kw, exc, field", [
+    (dict(throughputs="real"), UnknownName, "throughputs"),
+    (dict(load=0), InvalidOption, "load"),
+    (dict(jobs=0), InvalidOption, "jobs"),
+    (dict(start=5), InvalidOption, "start"),
+    (dict(start="yesterday"), InvalidInstance, "start"),
+    (dict(vc="zz"), InvalidInstance, "p.csv"),
+])
+def test_philly_reader_rejects_bad_options(tmp_path, kw, exc, field):
+    path = tmp_path / "p.csv"
+    path.write_text(PHILLY_CSV)
+    with pytest.raises(exc) as err:
+        catalog.read_philly_trace(path, **kw)
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("text, where", [
+    ("timestamp,duration,num_gpus,cluster\n", "missing column"),
+    (PHILLY_CSV.replace("100.0,1,", "-1,1,"), "line 2.duration"),
+    (PHILLY_CSV.replace(",8,", ",1.5,"), "line 3.num_gpus"),
+    (PHILLY_CSV.replace("2017-10-02 00:00:10", "10/02/2017"), "line 2.timestamp"),
+])
+def test_philly_reader_names_the_bad_field(tmp_path, text, where):
+    path = tmp_path / "p.csv"
+    path.write_text(text)
+    with pytest.raises(InvalidInstance) as err:
+        catalog.read_philly_trace(path)
+    assert where in str(err.value)
