@@ -32,9 +32,10 @@ OUTSIDE = {
     **{("allox", i): "arrival|workers" for i in [*TRACES, "generated", "hadar-demo",
                                                "hadare-demo", "gavel-demo"]},
     ("allox", "synergy-demo"): "arrival|workers",
+    ("allox", "tiresias-demo"): "arrival|workers",
     **{("salus", i): "memory|workers" for i in INSTANCES if i != "salus-demo"},
     **{("synergy", i): "gpu_types|sensitivity" for i in INSTANCES
-       if i not in ("tiresias-60", "philly", "synergy-demo", "salus-demo")},
+       if i not in ("tiresias-60", "tiresias-demo", "philly", "synergy-demo", "salus-demo")},
     **{("salus.lanes", i): "memory|workers" for i in SIM_INSTANCES if i != "salus-demo"},
     **{(p, i): "gpu_types|sensitivity" for p in ("synergy.tune", "synergy.greedy",
                                                  "synergy.proportional")

@@ -1,8 +1,17 @@
 """Tiresias (Gu et al., NSDI'19): 2D-LAS and 2D-Gittins for distributed DL jobs.
 
+* :mod:`optsched.tiresias.model` - gang jobs on a GPU cluster, total JCT; the slotted model;
+* :mod:`optsched.tiresias.exact` - the slotted time-indexed MILP (optimal total JCT);
+* :mod:`optsched.tiresias.bounds` - the mean-busy-time interval LP, a lower bound valid for
+  every schedule;
+* :mod:`optsched.tiresias.heuristics` - 2D-LAS, 2D-Gittins, YARN-CS FIFO and SRTF run over
+  the instance;
 * :mod:`optsched.tiresias.policy` - the queue-ordered gang scheduler (2D-LAS, 2D-Gittins) and the
   baselines it is compared with (YARN-CS FIFO, SRTF, 1D-LAS), event-driven in the shared
-  simulator.
+  simulator;
+* :mod:`optsched.tiresias.workload` - the demo instance (Tiresias' own trace).
+
+Objective: total JCT :math:`\\sum_j (C_j - r_j)` in seconds (minimised).
 
 Policies (``optsched simulate --policy tiresias.NAME``; older names are aliases):
 ``las`` (2D-LAS), ``gittins`` (2D-Gittins), ``gittins_fixed`` (fixed-Delta index),
@@ -13,10 +22,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from optsched.registry import PaperSpec, PolicySpec, register
+from optsched.registry import Method, PaperSpec, PolicySpec, register
+from optsched.tiresias.bounds import lp_bound
+from optsched.tiresias.exact import exact
+from optsched.tiresias.heuristics import OUTSIDE_EXACT, gittins, las, srtf, yarn_fifo
+from optsched.tiresias.model import TiresiasModel, build_model
 from optsched.tiresias.policy import GittinsIndex, Tiresias, gittins_index, gittins_index_fixed
+from optsched.tiresias.workload import demo_instance
 
-__all__ = ["Tiresias", "GittinsIndex", "gittins_index", "gittins_index_fixed", "SPEC"]
+__all__ = ["exact", "lp_bound", "las", "gittins", "yarn_fifo", "srtf", "build_model",
+           "TiresiasModel", "demo_instance", "Tiresias", "GittinsIndex", "gittins_index",
+           "gittins_index_fixed", "SPEC"]
 
 _GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk"})
 
@@ -37,6 +53,14 @@ SPEC = register(PaperSpec(
     summary="Tiresias (NSDI'19): 2D-LAS / 2D-Gittins gang scheduling, total JCT",
     sense="min",
     objective="total JCT (s)",
+    methods=(
+        Method("exact", exact, "exact", backend=True),
+        Method("exact-lp", lp_bound, "bound", backend=True),
+        *(Method(fn.__name__, fn, outside_exact=OUTSIDE_EXACT)
+          for fn in (las, gittins, yarn_fifo, srtf)),
+    ),
+    default_heuristic="las",
+    demo_instance=demo_instance,
     policies=(
         _policy("las", "tiresias_las", order="las"),
         _policy("gittins", "tiresias_gittins", order="gittins"),

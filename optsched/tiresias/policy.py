@@ -191,7 +191,7 @@ class Tiresias:
         self.preemptive = preemptive
         self.needs_work = order == "srtf"
         self.name = name or f"tiresias_{order}"
-        self._gittins = (GittinsIndex(gittins_samples, delta=gittins_delta,
+        self._gittins: GittinsIndex | None = (GittinsIndex(gittins_samples, delta=gittins_delta,
                                       code_quirk=gittins_code_quirk)
                          if order == "gittins" else None)
         self.reset()
@@ -235,7 +235,7 @@ class Tiresias:
         q = self.queues(view)
         if self.thresholds is None:  # continuous LAS
             return np.lexsort((tie, arr, self.service(view)))
-        if self.order == "gittins":
+        if self._gittins is not None:
             svc = view.attained  # the index uses the job's total GPU-time attained
             g = np.array([self._gittins(float(a)) for a in svc])
             return np.lexsort((tie, arr, -g, q))
