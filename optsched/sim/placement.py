@@ -1,4 +1,4 @@
-"""Where a gang goes: the node choice shared by the simulator policies.
+r"""Where a gang goes: the node choice shared by the simulator policies.
 
 Placement (node choice for a gang of W GPUs of one type k), used by Gavel's round
 mechanism (Alg. 1: "consolidate onto the same server" when possible) and by Tiresias
@@ -10,6 +10,16 @@ mechanism (Alg. 1: "consolidate onto the same server" when possible) and by Tire
    With ``mode="consolidated"`` step 3 is accepted only if it uses no more nodes than
    ``ceil(W / largest node size of type k)`` (the gang is as packed as the cluster
    allows); with ``mode="spread"`` any number of nodes is accepted.
+
+``mode="yarn"`` is the rule of Tiresias' YARN-CS baseline (its simulator's ``ms_yarn``
+placement) instead of steps 2-3, first fit in node order: a gang no larger than the
+largest node takes the first node with W free GPUs; a larger one takes whole *idle*
+nodes in node order (each no larger than what is still needed) and the rest on the first
+other node with enough free GPUs. With nodes of G GPUs that is Tiresias' rule,
+:math:`\lfloor W/G \rfloor` idle nodes plus one node with :math:`W \bmod G` free; on an
+idle cluster that has W GPUs of the type it always finds a placement. The original also
+keeps a gang inside one network switch; the cluster model has no switches, so that
+constraint is absent.
 
 :func:`check_single_type_gangs` is the applicability check of the policies that run a
 gang on one GPU type.
@@ -27,7 +37,7 @@ from optsched.sim.policy import ClusterView
 
 __all__ = ["PLACEMENT_MODES", "place_gang", "choose_nodes", "check_single_type_gangs"]
 
-PLACEMENT_MODES = ("consolidated", "spread")
+PLACEMENT_MODES = ("consolidated", "spread", "yarn")
 
 
 def check_single_type_gangs(instance, policy: str) -> None:
@@ -84,6 +94,8 @@ def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k
             return hs
     if sum(col) < workers:
         return None
+    if mode == "yarn":
+        return _yarn(view, col, workers, k)
     best = -1
     for h, f in enumerate(col):
         if f >= workers and (best < 0 or f < col[best]):
@@ -104,6 +116,31 @@ def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k
         biggest = int(view.capacity[:, k].max())
         if len(hs) > math.ceil(workers / max(biggest, 1)):
             return None
+    for h, g in hs:
+        col[h] -= g
+    return hs
+
+
+def _yarn(view: ClusterView, col: list[int], workers: int, k: int) -> list[tuple[int, int]] | None:
+    """First-fit MS-YARN placement (module docstring); updates ``col`` when it fits."""
+    cap = [int(c) for c in view.capacity[:, k]]
+    if workers <= max(cap):
+        for h, f in enumerate(col):
+            if f >= workers:
+                col[h] -= workers
+                return [(h, workers)]
+        return None
+    hs, need = [], workers
+    for h, f in enumerate(col):
+        if 0 < cap[h] <= need and f == cap[h]:  # whole idle nodes, in node order
+            hs.append((h, f))
+            need -= f
+    if need:
+        taken = {h for h, _ in hs}
+        last = next((h for h, f in enumerate(col) if h not in taken and f >= need), None)
+        if last is None:
+            return None
+        hs.append((last, need))
     for h, g in hs:
         col[h] -= g
     return hs

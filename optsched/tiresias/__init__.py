@@ -15,7 +15,9 @@ Objective: total JCT :math:`\\sum_j (C_j - r_j)` in seconds (minimised).
 
 Policies (``optsched simulate --policy tiresias.NAME``; older names are aliases):
 ``las`` (2D-LAS), ``gittins`` (2D-Gittins), ``gittins_fixed`` (fixed-Delta index),
-``las_continuous``, ``las_1d``, ``yarn_fifo`` and ``srtf``.
+``las_continuous``, ``las_1d``, ``yarn_fifo`` (YARN-CS: head-of-line blocking,
+consolidated gangs), ``fifo_backfill`` (FIFO that starts smaller jobs around a blocked
+head) and ``srtf``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from optsched.tiresias.bounds import lp_bound
 from optsched.tiresias.exact import exact
 from optsched.tiresias.heuristics import OUTSIDE_EXACT, gittins, las, srtf, yarn_fifo
 from optsched.tiresias.model import TiresiasModel, build_model
-from optsched.tiresias.policy import GittinsIndex, Tiresias, gittins_index, gittins_index_fixed
+from optsched.tiresias.policy import (
+    DEFAULT_THRESHOLDS,
+    GittinsIndex,
+    Tiresias,
+    gittins_index,
+    gittins_index_fixed,
+)
 from optsched.tiresias.workload import demo_instance
 
 __all__ = ["exact", "lp_bound", "las", "gittins", "yarn_fifo", "srtf", "build_model",
@@ -37,14 +45,18 @@ __all__ = ["exact", "lp_bound", "las", "gittins", "yarn_fifo", "srtf", "build_mo
 _GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk"})
 
 
-def _policy(name: str, alias: str, **fixed: Any) -> PolicySpec:
+def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
+            **fixed: Any) -> PolicySpec:
     # options that cannot change this policy's decisions are not its options
     exclude = set() if fixed["order"] == "gittins" else set(_GITTINS_OPTIONS)
     if "thresholds" in fixed and fixed["thresholds"] is None:
         exclude.add("promote_knob")
     if fixed["order"] in ("fifo", "srtf"):
         exclude.add("dims")
-    return PolicySpec(name, factory=Tiresias, fixed=fixed, defaults={"name": alias},
+    if fixed["order"] != "las" or fixed.get("thresholds", DEFAULT_THRESHOLDS) is None:
+        exclude.add("queue_order")
+    return PolicySpec(name, factory=Tiresias, fixed=fixed,
+                      defaults={"name": alias, **(defaults or {})},
                       exclude=frozenset(exclude), aliases=(alias,))
 
 
@@ -68,7 +80,10 @@ SPEC = register(PaperSpec(
                 gittins_delta=3250.0),
         _policy("las_continuous", "las_2d_continuous", order="las", thresholds=None),
         _policy("las_1d", "las_1d", order="las", dims=1),
-        _policy("yarn_fifo", "fifo_yarn", order="fifo", preemptive=False, thresholds=None),
+        _policy("yarn_fifo", "fifo_yarn", order="fifo", preemptive=False, thresholds=None,
+                skip=False, defaults={"placement": "yarn"}),
+        _policy("fifo_backfill", "fifo_backfill", order="fifo", preemptive=False,
+                thresholds=None),
         _policy("srtf", "srtf", order="srtf", thresholds=None),
     ),
     reference="Gu et al., Tiresias: A GPU Cluster Manager for Distributed Deep Learning, "

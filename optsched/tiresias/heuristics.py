@@ -159,16 +159,18 @@ def gittins(instance: Instance, *, thresholds: Sequence[float] | None = DEFAULT_
 
 
 @declares()
-def yarn_fifo(instance: Instance, *, placement: str = "spread") -> Result:
-    r"""YARN-CS-like FIFO: arrival order, whole gangs, no preemption (the baseline of
+def yarn_fifo(instance: Instance, *, placement: str = "yarn") -> Result:
+    r"""YARN-CS FIFO: arrival order, whole gangs on as few servers as they need, no
+    preemption, and a head job that does not fit blocks the queue (the baseline of
     Tiresias' evaluation).
 
     Parameters
     ----------
     instance : Instance
         Jobs and cluster.
-    placement : {"spread", "consolidated"}
-        Gang placement.
+    placement : {"yarn", "consolidated", "spread"}
+        Gang placement (default YARN-CS's first-fit consolidation,
+        :mod:`optsched.sim.placement`).
 
     Returns
     -------
@@ -188,7 +190,7 @@ def yarn_fifo(instance: Instance, *, placement: str = "spread") -> Result:
     * Gu et al., NSDI'19, §6 (YARN-CS as the production baseline).
     """
     return _run(instance, "yarn_fifo", order="fifo", preemptive=False, thresholds=None,
-                promote_knob=None, placement=placement, name="fifo_yarn")
+                promote_knob=None, placement=placement, skip=False, name="fifo_yarn")
 
 
 @declares()

@@ -16,7 +16,12 @@ is continuous LAS (order by attained service itself).
 
 Gang scheduling with skipping (§4): jobs are visited in priority order and started when
 their whole gang fits; a job that does not fit is skipped so smaller jobs behind it can
-run. Running jobs that are no longer selected are preempted.
+run. Running jobs that are no longer selected are preempted. Inside a 2D-LAS queue the
+running jobs come first, then the waiting ones, each in arrival order, as in Tiresias'
+simulator (``dlas-gpu``): a waiting job cannot preempt a running job of its own queue,
+only one of a lower queue. (``queue_order="arrival"`` orders the queue by arrival alone;
+on 240 Philly-derived jobs on 16 P100 at 1 job/h that re-selection preempted 619 times
+against the original's 355 and doubled the mean JCT.)
 
 Starvation (``PROMOTE_KNOB``, §4 / code ``solve_starvation``): a waiting job in a queue
 below the top that has run before is promoted to queue 0 when it has waited at least
@@ -52,7 +57,10 @@ consolidation when the model profile allows it) or ``"consolidated"`` (only plac
 on as few nodes as the gang needs); see :func:`optsched.sim.placement.place_gang`. In
 this simulator placement changes only queueing, not speed (as in Tiresias' simulator).
 
-Baselines: ``fifo_yarn`` (YARN-CS-like: arrival order, gang, no preemption, skipping),
+Baselines: ``yarn_fifo`` (YARN-CS, as in Tiresias' paper and simulator: arrival order,
+whole gangs placed on as few servers as they need, no preemption, and a head job that
+does not fit blocks every job behind it), ``fifo_backfill`` (the same without blocking
+and with spread placement: smaller jobs start around a head job that does not fit),
 ``srtf`` (shortest remaining time first, preemptive, ``needs_work``), ``las_1d``
 (Tiresias' ``dlas``: discretised LAS on executed time only).
 """
@@ -78,6 +86,8 @@ PROMOTE_KNOB: float | None = None
 CODE_THRESHOLDS = (3250.0, 7200.0)
 ADAPTDL_THRESHOLDS = (3600.0 * 16,)
 DEFAULT_THRESHOLDS = CODE_THRESHOLDS
+#: Orders inside a 2D-LAS queue: running jobs first (Tiresias), or arrival alone.
+QUEUE_ORDERS = ("running_first", "arrival")
 
 
 def gittins_index(samples: np.ndarray, a: float) -> float:
@@ -150,6 +160,13 @@ class Tiresias:
     placement : {"spread", "consolidated"}
     preemptive : bool
         ``False`` keeps running jobs running (FIFO / YARN-CS).
+    queue_order : {"running_first", "arrival"}
+        Order inside a discretised 2D-LAS queue: the queue's running jobs ahead of its
+        waiting ones, each by arrival (Tiresias' simulator), or arrival alone (an older
+        waiting job then preempts a running job of the same queue).
+    skip : bool
+        ``True``: a job whose gang does not fit is skipped and those behind it may start
+        (Tiresias' gang scheduling); ``False``: it blocks the queue (YARN-CS).
     gittins_samples, gittins_delta, gittins_code_quirk
         Gittins distribution (default: the catalog's Tiresias samples), fixed Delta.
     """
@@ -161,6 +178,7 @@ class Tiresias:
                  promote_knob: float | None = PROMOTE_KNOB, placement: str = "spread",
                  preemptive: bool = True, gittins_samples=None,
                  gittins_delta: float | None = None, gittins_code_quirk: bool = False,
+                 queue_order: str = "running_first", skip: bool = True,
                  name: str | None = None):
         if order not in ("las", "gittins", "fifo", "srtf"):
             raise InvalidOption("order", order, "must be las, gittins, fifo or srtf")
@@ -171,6 +189,13 @@ class Tiresias:
                     raise InvalidOption(k, v, f"only 2D-Gittins takes it (order is {order!r})")
         if dims not in (1, 2):
             raise InvalidOption("dims", dims, "must be 1 or 2")
+        if queue_order not in QUEUE_ORDERS:
+            raise InvalidOption("queue_order", queue_order, f"must be one of {QUEUE_ORDERS}")
+        if queue_order != "running_first" and (order != "las" or thresholds is None):
+            raise InvalidOption("queue_order", queue_order, "only discretised 2D-LAS orders "
+                                "inside a queue by arrival alone")
+        if not isinstance(skip, bool):
+            raise InvalidOption("skip", skip, "must be True or False")
         if placement not in PLACEMENT_MODES:
             raise InvalidOption("placement", placement, f"must be one of {PLACEMENT_MODES}")
         if thresholds is not None:
@@ -189,6 +214,8 @@ class Tiresias:
         self.promote_knob = promote_knob
         self.placement = placement
         self.preemptive = preemptive
+        self.queue_order = queue_order
+        self.skip = skip
         self.needs_work = order == "srtf"
         self.name = name or f"tiresias_{order}"
         self._gittins: GittinsIndex | None = (GittinsIndex(gittins_samples, delta=gittins_delta,
@@ -239,6 +266,11 @@ class Tiresias:
             svc = view.attained  # the index uses the job's total GPU-time attained
             g = np.array([self._gittins(float(a)) for a in svc])
             return np.lexsort((tie, arr, -g, q))
+        if self.queue_order == "running_first":
+            # Tiresias keeps a queue's running jobs ahead of its waiting ones: a waiting
+            # job never preempts a running job of its own queue
+            waiting = np.array([j not in view.previous_by_job for j in view.ids], dtype=bool)
+            return np.lexsort((tie, arr, waiting, q))
         return np.lexsort((tie, arr, q))
 
     def _promote(self, view: ClusterView) -> None:
@@ -310,6 +342,8 @@ class Tiresias:
             if ps is not None:
                 trial.extend(ps)
                 chosen.append(m)
+            elif not self.skip:  # head-of-line blocking: nothing behind it may start
+                break
         if not self.preemptive:
             return trial
         # second pass: selected jobs that ran before keep their GPUs, then the others

@@ -177,3 +177,65 @@ def test_tiresias_trace_runs_2d_las_and_gittins():
                  "srtf", "fifo_yarn"):
         r = simulate(inst, get_policy(name))
         assert r.metrics.n_completed == inst.n_jobs, name
+
+
+def _two_gpu(jobs):
+    """Jobs ``(arrival, gang, seconds)`` at rate 1 per worker on one 2-GPU server."""
+    return Instance(cluster=Cluster((Node("n0", {"p100": 2}),)), slot=60.0, jobs=tuple(
+        Job(str(i), arrival=float(r), workers=g, work=float(d * g), throughput={"p100": 1.0})
+        for i, (r, g, d) in enumerate(jobs)))
+
+
+def test_las_keeps_a_queues_running_jobs_ahead_of_its_waiting_ones():
+    """Job 1 (2 GPUs) waits behind job 0; job 2 (1 GPU) starts around it. When job 0
+    ends, job 1 is older than job 2 but waiting, job 2 is running and in the same queue:
+    Tiresias keeps job 2 running; ordering by arrival alone preempts it."""
+    inst = _two_gpu([(0, 1, 100), (5, 2, 100), (6, 1, 300)])
+    kept = simulate(inst, get_policy("tiresias.las"))
+    moved = simulate(inst, get_policy("tiresias.las", queue_order="arrival"))
+    assert kept.extra["preemptions"]["2"] == 0
+    assert moved.extra["preemptions"]["2"] >= 1
+    assert kept.schedule.completion["2"] == pytest.approx(306.0)
+
+
+def test_yarn_fifo_blocks_at_the_head_and_backfill_does_not():
+    """Job 1 needs both GPUs while job 0 holds one: YARN-CS holds job 2 behind it,
+    the backfilling FIFO starts job 2 at once."""
+    inst = _two_gpu([(0, 1, 100), (1, 2, 50), (2, 1, 10)])
+    yarn = simulate(inst, get_policy("tiresias.yarn_fifo"))
+    back = simulate(inst, get_policy("tiresias.fifo_backfill"))
+    assert yarn.schedule.completion["2"] == pytest.approx(160.0)  # after job 1 (100-150)
+    assert back.schedule.completion["2"] == pytest.approx(12.0)
+    assert yarn.schedule.completion["1"] == pytest.approx(150.0)
+
+
+def test_queue_order_and_skip_are_checked():
+    from optsched.errors import InvalidOption
+
+    with pytest.raises(InvalidOption, match="queue_order"):
+        Tiresias("las", queue_order="random")
+    with pytest.raises(InvalidOption, match="queue_order"):
+        Tiresias("gittins", queue_order="arrival")
+    with pytest.raises(InvalidOption, match="skip"):
+        Tiresias("fifo", skip="no")
+
+
+@pytest.mark.parametrize("scheme,policy", [("yarn", "tiresias.yarn_fifo"),
+                                           ("dlas-gpu", "tiresias.las")])
+def test_same_decisions_as_tiresias_simulator(scheme, policy):
+    """Pinned per-job JCTs of Tiresias' own simulator (benchmarks/tiresias_peer.py) on
+    its 60-job trace over 2 x 4 P100: YARN-CS and 2D-LAS take the same decisions (its
+    times are whole seconds, hence the 1 s tolerance)."""
+    import json
+    from pathlib import Path
+
+    from optsched.catalog import read_tiresias_trace
+
+    peer = json.loads((Path(__file__).parent / "peer_t60_n2g4.json").read_text())
+    inst = read_tiresias_trace(cluster=Cluster(tuple(Node(f"n{i}", {"p100": 4})
+                                                     for i in range(2))))
+    res = simulate(inst, get_policy(policy))
+    ours = res.metrics.jct
+    want = peer["jct"][scheme]
+    assert set(ours) == set(want)
+    assert max(abs(ours[k] - want[k]) for k in want) <= 1.0
