@@ -210,6 +210,20 @@ def test_remaining_work_hidden_from_non_clairvoyant_policy():
     assert res.metrics.n_completed == 1
 
 
+def test_view_shows_each_job_its_user():
+    """A per-user rule (AlloX's fairness filter) reads the user from the view."""
+    inst = one_gpu([Job("x", 0.0, 1, 50.0, {"a": 1.0}, user="alice"),
+                    Job("y", 0.0, 1, 50.0, {"a": 1.0})])
+    seen: dict[str, str | None] = {}
+
+    def record(s):
+        seen.update({j.id: j.user for j in s.jobs})
+        return [Placement(s.jobs[0].id, "n0", "a", 1)]
+
+    simulate(inst, Fixed(record, event_driven=True))
+    assert seen == {"x": "alice", "y": None}
+
+
 def test_max_time_leaves_jobs_unfinished():
     inst = one_gpu([Job("x", 0.0, 1, 5000.0, {"a": 1.0})])
     res = simulate(inst, get_policy("fifo"), max_time=1000.0)
