@@ -17,24 +17,18 @@ why AlloX solves the matching; ``Result.ratio`` is ``None`` except where noted.
   machine takes the shortest queued job whose fastest type is its own.
 * ``jsq``: join the shortest queue: at arrival a job joins the machine with the fewest
   unfinished jobs assigned (ties: earliest free, then lowest index); FIFO per machine.
-* ``online``: AlloX's online algorithm (``AlloXScheduler.computeResShare``): at every
-  arrival or machine release, re-solve the matching of :mod:`optsched.allox.exact`
-  over queued jobs with :math:`\omega_m = \max(t, \text{free}_m)`, and start only the
-  first planned job on each idle machine; nothing is preempted. ``alpha`` is the
-  fairness filter: only jobs of the :math:`\lceil \alpha U \rceil` users (of the U with
-  queued jobs) with the least current progress score enter the matching (``alpha=1``
-  is pure JCT). A user's score is the sum over its running jobs of
-  :math:`(p^{best}_j / p_{mj}) / c_{k^*}`: the share of its best GPU type
-  :math:`k^*` (with :math:`c_{k^*}` GPUs) that the job holds, scaled by the speed it
-  gets. If no job can start, ``alpha`` doubles (as ``EnableIncreaseAlpha``).
-  ``max_jobs`` caps the matrix by taking, round-robin over GPU types, the shortest
-  remaining job on each type. With all jobs arriving together, ``alpha=1`` and no cap
-  the first matching is already optimal and every re-solve keeps an optimal
-  continuation, so :math:`\sum_j (C_j - a_j) = \mathrm{OPT}` (``ratio=1``).
+* ``online``: AlloX's online algorithm: at every arrival or machine release, re-solve
+  the matching of :mod:`optsched.allox.exact` over the queued jobs and start the first
+  planned job on each idle machine, with the fairness filter ``alpha`` and the cap
+  ``max_jobs`` (:mod:`optsched.allox.policy` states the rules in full).
 
-Complexity: the policy's per event (:mod:`optsched.allox.policy`) over at most
-:math:`2n` events, plus the simulator's calls at round boundaries, which change nothing.
-Reference: Le et al., AlloX, EuroSys'20.
+The schedules are those of the stand-alone event loop these functions ran before they
+ran the policy in the simulator: on the AlloX demo, the talk's example and 30 seeded
+instances, for every rule and ``online`` option pair, the same machine for every job
+and the same completion times to :math:`1.3 \times 10^{-13}` relative (pinned in
+``tests/allox/pinned.json``). The completion times are the simulator's, which runs the
+work down in floating point, so they may differ from start + :math:`p_{mj}` in the last
+digits.
 """
 
 from __future__ import annotations
@@ -68,25 +62,162 @@ def _simulated(instance: Instance, rule: str, ratio: float | None = None,
 
 @declares()
 def sjf(instance: Instance) -> Result:
-    """Each idle machine (in index order) takes the queued job shortest on it."""
+    r"""Shortest job first on each free machine: each idle machine, in index order,
+    takes the queued job shortest on it.
+
+    Parameters
+    ----------
+    instance : Instance
+        Single-worker jobs (:class:`~optsched.errors.ModelNotApplicable` naming
+        ``jobs[i].workers`` otherwise), any arrivals.
+
+    Returns
+    -------
+    Result
+        Total JCT :math:`\sum_j (C_j - a_j)` (s) as ``objective``, the validated schedule;
+        ``ratio=None``.
+
+    Guarantee
+    ---------
+    Feasible; with a common arrival :math:`\sum_j (C_j - a_j) \ge \mathrm{OPT}` of
+    :func:`optsched.allox.exact.exact`, with no constant ratio on unrelated machines:
+    the talk's 4-job example gives :math:`215 / 85 \approx 2.53` (tested). On one machine
+    with a common arrival it is SPT, :math:`= \mathrm{OPT}` (Smith's rule).
+
+    Complexity
+    ----------
+    :math:`O(Mq)` per event (:math:`q` queued jobs, :math:`M` machines), over at most
+    :math:`2n` events, plus the simulator's calls at round boundaries, which change
+    nothing.
+
+    References
+    ----------
+    * T. N. Le, X. Sun, M. Chowdhury, Z. Liu, "AlloX: Compute Allocation in Hybrid
+      Clusters", EuroSys 2020, §2 (shortest job first) and §5.1 (baselines).
+    * W. E. Smith, "Various optimizers for single-stage production", Naval Research
+      Logistics Quarterly 3(1-2), 1956 (SPT).
+    """
     return _simulated(instance, "sjf")
 
 
 @declares()
 def sjf_fastest(instance: Instance) -> Result:
-    """Each job waits for its fastest GPU type; shortest job first per machine."""
+    r"""Each job waits for a machine of its fastest GPU type; each idle machine takes the
+    shortest queued job whose fastest type is its own.
+
+    Parameters
+    ----------
+    instance : Instance
+        Single-worker jobs, any arrivals.
+
+    Returns
+    -------
+    Result
+        Total JCT (s) as ``objective``, the validated schedule; ``ratio=None``.
+
+    Guarantee
+    ---------
+    Feasible; with a common arrival :math:`\sum_j (C_j - a_j) \ge \mathrm{OPT}`, with no
+    constant ratio: jobs all fastest on one type queue there while the other types idle
+    ("best fit" in AlloX's terms).
+
+    Complexity
+    ----------
+    :math:`O(Mq)` per event, over at most :math:`2n` events, plus the simulator's calls at
+    round boundaries.
+
+    References
+    ----------
+    * T. N. Le, X. Sun, M. Chowdhury, Z. Liu, "AlloX: Compute Allocation in Hybrid
+      Clusters", EuroSys 2020, §2 (best fit, load imbalance) and §5.1 (baselines).
+    """
     return _simulated(instance, "sjf_fastest")
 
 
 @declares()
 def jsq(instance: Instance) -> Result:
-    """Join the shortest queue at arrival; FIFO on each machine."""
+    r"""Join the shortest queue: at its arrival a job joins the machine with the fewest
+    unfinished jobs assigned (ties: earliest predicted free time, then lowest index);
+    each machine runs its jobs first in, first out.
+
+    Parameters
+    ----------
+    instance : Instance
+        Single-worker jobs, any arrivals.
+
+    Returns
+    -------
+    Result
+        Total JCT (s) as ``objective``, the validated schedule; ``ratio=None``.
+
+    Guarantee
+    ---------
+    Feasible; with a common arrival :math:`\sum_j (C_j - a_j) \ge \mathrm{OPT}`, with no
+    constant ratio (a job commits to a machine at arrival, whatever arrives later;
+    AlloX's repository example: mean JCT 60 s against the optimum's 45 s, tested).
+
+    Complexity
+    ----------
+    :math:`O(M + u)` per arrival (:math:`u` assigned unfinished jobs) and :math:`O(M)`
+    per release, plus the simulator's calls at round boundaries.
+
+    References
+    ----------
+    * T. N. Le, X. Sun, M. Chowdhury, Z. Liu, "AlloX: Compute Allocation in Hybrid
+      Clusters", EuroSys 2020, §2 (join the shortest queue) and §5.1 (baselines).
+    """
     return _simulated(instance, "jsq")
 
 
 @declares()
 def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = None) -> Result:
-    """Online AlloX (see module docstring): re-solve the matching at every event."""
+    r"""Online AlloX: at every arrival or release re-solve the min-cost matching over the
+    queued jobs (machines free from :math:`\omega_m = \max(t, f_m)`) and start the first
+    planned job of each idle machine; nothing is preempted.
+
+    Parameters
+    ----------
+    instance : Instance
+        Single-worker jobs, any arrivals; ``Job.user`` groups jobs for the fairness
+        filter (a job without a user is its own).
+    alpha : float
+        The fairness filter in :math:`(0, 1]`: only the jobs of the
+        :math:`\lceil \alpha U \rceil` users with the least progress enter the matching
+        (1: pure total JCT).
+    max_jobs : int or None
+        At most this many jobs enter each matching (round-robin over the GPU types, the
+        shortest on each); ``None``: all.
+
+    Returns
+    -------
+    Result
+        Total JCT (s) as ``objective``, the validated schedule; ``extra`` holds
+        ``solves`` (matchings solved), ``decisions``, ``alpha`` and ``max_jobs``.
+        ``ratio=1`` when every job arrives at one time with ``alpha=1`` and no cap,
+        ``None`` otherwise.
+
+    Guarantee
+    ---------
+    With a common arrival, ``alpha=1`` and no cap,
+    :math:`\sum_j (C_j - a_j) = \mathrm{OPT}`: the first matching is optimal and each
+    re-solve keeps an optimal continuation (tested against
+    :func:`optsched.allox.exact.exact`). With a common arrival otherwise,
+    :math:`\sum_j (C_j - a_j) \ge \mathrm{OPT}`; with staggered arrivals
+    (:math:`R\,|\,r_j\,|\,\sum C_j`, strongly NP-hard) no ratio is known.
+
+    Complexity
+    ----------
+    Per event at most :math:`M + \lceil \log_2 (1/\alpha) \rceil + 1` matchings of
+    :math:`O(q^2 M K)` each (:func:`optsched.allox.exact.match`, :math:`q` jobs in the
+    matching, :math:`K` positions per machine), over at most :math:`2n` events.
+
+    References
+    ----------
+    * T. N. Le, X. Sun, M. Chowdhury, Z. Liu, "AlloX: Compute Allocation in Hybrid
+      Clusters", EuroSys 2020, §3.2 (online arrivals) and §3.3 (fairness, ``alpha``).
+    * J. Bruno, E. G. Coffman, R. Sethi, "Scheduling independent tasks to reduce mean
+      finishing time", CACM 17(7), 1974 (the matching).
+    """
     a = instance.arrivals
     together = bool(a.size == 0 or np.all(a == a[0]))
     if together and alpha >= 1 and max_jobs is None:

@@ -11,13 +11,18 @@ which job and returns every running job's placement at every call; the simulator
 each at :math:`T_{j,k(m)}` iterations/s, so a job started at :math:`t` completes at
 :math:`t + p_{mj}`.
 
-Events (Le et al., AlloX, EuroSys'20, §4-5)
--------------------------------------------
+Events (Le et al., AlloX, EuroSys'20, §3.2-3.3)
+-----------------------------------------------
 The policy decides only at an *event*: an arrival (the simulator shows a job at its
-arrival instant) or a release (a running job has left the view: it finished). Calls at
-round boundaries with no event change nothing. At an event at time :math:`t`, with the
-idle machines in index order and the queued jobs in arrival order (ties by instance
-index), ``rule`` decides:
+arrival instant) or a release (a running job has left the view: it finished at its
+predicted end :math:`f_m`, start plus :math:`p_{mj}`). Calls at round boundaries with no
+event change nothing. Events are handled in time order at their own instants (the
+arrival :math:`a_j`, the predicted :math:`f_m`), one decision per distinct instant, and
+all at the call that shows them, even one whose instant is a rounding error after the
+view's time (the simulator shows arrivals and completions within its tolerance), so the
+decisions are those of an event loop over the exact instants. At an event at time
+:math:`t`, with the idle machines in index order and the queued jobs in arrival order
+(ties by instance index), ``rule`` decides:
 
 * ``"sjf"``: each idle machine takes the queued job shortest *on that machine*
   (smallest :math:`p_{mj}`, ties by job index);
@@ -41,26 +46,30 @@ index), ``rule`` decides:
   sorted order, the shortest remaining job on each type's first machine.
 
 Guarantees. Every rule starts a job only on an idle machine that can run it, so the
-schedule is feasible. None has a constant approximation ratio for
-:math:`R\,||\,\sum_j C_j` (unrelated machines). With every job arriving at one time,
+schedule is feasible. ``sjf``, ``sjf_fastest`` and ``jsq`` have no constant
+approximation ratio for :math:`R\,||\,\sum_j C_j` (unrelated machines), and none is
+known for ``online`` with staggered arrivals. With every job arriving at one time,
 ``alpha=1`` and no cap, ``online``'s first matching is optimal and each re-solve keeps an
 optimal continuation, so :math:`\sum_j (C_j - a_j) = \mathrm{OPT}` of
 :func:`optsched.allox.exact.exact`.
 
 Complexity per event, for :math:`q` queued jobs and :math:`M` machines: ``sjf`` and
-``sjf_fastest`` :math:`O(Mq)`; ``jsq`` :math:`O(M + u)` per arrival (:math:`u` the
-assigned unfinished jobs); ``online`` at most :math:`M + \lceil\log_2(1/\alpha)\rceil + 1`
-matchings of :math:`O(q^2 M K)` each (:func:`~optsched.allox.exact.match`).
+``sjf_fastest`` :math:`O(Mq)` (each job's fastest time is kept from its arrival);
+``jsq`` :math:`O(M + u)` per arrival (:math:`u` the assigned unfinished jobs) and
+:math:`O(M)` per release; ``online`` at most
+:math:`M + \lceil\log_2(1/\alpha)\rceil + 1` matchings of :math:`O(q^2 M K)` each
+(:func:`~optsched.allox.exact.match`).
 
 Reference: T. N. Le, X. Sun, M. Chowdhury, Z. Liu, AlloX: Compute Allocation in Hybrid
-Clusters, EuroSys'20.
+Clusters, EuroSys'20 (§2 and §5.1 for the baselines, §3.2 online arrivals, §3.3
+fairness).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
+from collections import defaultdict, deque
 from typing import Any
 
 import numpy as np
@@ -83,11 +92,20 @@ class AlloXPolicy:
     Parameters
     ----------
     rule : {"online", "sjf", "sjf_fastest", "jsq"}
+        The rule applied at each event.
     alpha : float
         ``online`` only: the fairness filter, in :math:`(0, 1]` (1: pure total JCT).
     max_jobs : int or None
-        ``online`` only: at most this many jobs enter each matching.
+        ``online`` only: at most this many jobs enter each matching (``None``: all).
 
+    Raises
+    ------
+    InvalidOption
+        An unknown rule, ``alpha`` outside :math:`(0, 1]`, ``max_jobs`` not a positive
+        integer, or ``alpha``/``max_jobs`` set for a rule other than ``online``.
+
+    Notes
+    -----
     ``stats()`` (merged into ``Result.extra``): ``rule``, ``decisions`` (events at which
     the rule ran) and, for ``online``, ``alpha``, ``max_jobs`` and ``solves`` (matchings
     solved).
@@ -100,35 +118,37 @@ class AlloXPolicy:
                  max_jobs: int | None = None):
         if rule not in RULES:
             raise InvalidOption("rule", rule, f"must be one of {list(RULES)}")
-        if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
-            raise InvalidOption("alpha", alpha, "must be in (0, 1]")
-        if max_jobs is not None and (not isinstance(max_jobs, int) or max_jobs < 1):
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) \
+                or not 0 < alpha <= 1:
+            raise InvalidOption("alpha", alpha, "must be a number in (0, 1]")
+        if max_jobs is not None and (isinstance(max_jobs, bool)
+                                     or not isinstance(max_jobs, int) or max_jobs < 1):
             raise InvalidOption("max_jobs", max_jobs, "must be a positive integer or None")
         if rule != "online":
             for k, v, default in (("alpha", alpha, 1.0), ("max_jobs", max_jobs, None)):
                 if v != default:
                     raise InvalidOption(k, v, f"only the online rule takes it (rule is "
                                         f"{rule!r})")
-        self.rule, self.alpha, self.max_jobs = rule, alpha, max_jobs
-        self.name = f"allox-{rule}"
+        self.rule, self.alpha, self.max_jobs = rule, float(alpha), max_jobs
+        self.name = f"allox_{rule}"
         self.reset()
 
     def reset(self) -> None:
+        """Forget every job and machine (the simulator calls it before a run)."""
         self._node: tuple[str, ...] = ()
         self._type: tuple[str, ...] = ()
         self._on: list[int | None] | None = None   # machine -> running job (instance index)
         self._free = np.zeros(0)                   # machine -> predicted release
         self._queue: list[int] = []                # arrived, not started, arrival order
         self._p: dict[int, np.ndarray] = {}        # job -> p[:, j]
+        self._fastest: dict[int, float] = {}       # job -> min_m p[m, j]
         self._a: dict[int, float] = {}
         self._user: dict[int, str] = {}
         self._id: dict[int, str] = {}
-        self._live: set[int] = set()
         # events shown by the simulator and not yet handled: arrivals (a_j, job) in
         # arrival order, releases machine -> f_m
         self._arrived: list[tuple[float, int]] = []
         self._released: dict[int, float] = {}
-        self._wake: float | None = None
         # jsq: each machine's FIFO, the predicted ends of its jobs, its predicted tail
         self._fifo: list[deque[int]] = []
         self._ends: list[list[float]] = []
@@ -136,10 +156,13 @@ class AlloXPolicy:
         # online: users' progress scores and the running jobs' (end, job, score) terms
         self._score: dict[str, float] = {}
         self._running: list[tuple[float, int, float]] = []
+        self._per_type: dict[str, int] = {}
+        self._first: dict[str, int] = {}
         self.solves = 0
         self.decisions = 0
 
     def stats(self) -> dict[str, Any]:
+        """Counters for ``Result.extra`` (class docstring)."""
         out: dict[str, Any] = {"rule": self.rule, "decisions": self.decisions}
         if self.rule == "online":
             out.update(alpha=self.alpha, max_jobs=self.max_jobs, solves=self.solves)
@@ -169,6 +192,7 @@ class AlloXPolicy:
         for r in new:
             j = int(view.index[r])
             self._p[j] = processing_times(work[r], T[r, cols])
+            self._fastest[j] = float(self._p[j].min())
             self._a[j] = float(view.arrivals[r])
             user = view.users[r] if view.users else None
             self._user[j] = user if user is not None else view.ids[r]
@@ -184,43 +208,39 @@ class AlloXPolicy:
             self._queue.remove(j)
 
     # ------------------------------------------------------------------ the simulator's call
-    def horizon(self) -> float | None:
-        """The earliest event the simulator has shown but whose instant is still ahead."""
-        return self._wake
-
     def allocate(self, view: ClusterView) -> list[Placement]:
+        """Handle the events ``view`` shows (module docstring); every running job's
+        placement, one GPU of its machine's node and type."""
         if self._on is None:
             self._machines(view.cluster)
         assert self._on is not None
-        now = view.time
-        self._live = set(view.index.tolist())
+        live = set(view.index.tolist())
         for m, j in enumerate(self._on):
-            if j is not None and j not in self._live and m not in self._released:
+            if j is not None and j not in live and m not in self._released:
                 self._released[m] = float(self._free[m])   # finished: released at f_m
         new = [r for r, j in enumerate(view.index.tolist()) if j not in self._p]
         if new:
             self._arrive(view, new)
-        # Each event is handled at its own instant (an arrival at a_j, a release at
-        # f_m = start + p), in time order, one decision per distinct instant: the
-        # simulator may show events a tolerance apart in one call, or slightly early,
-        # and the matching's ties must see the instants themselves.
-        due = sorted({a for a, _ in self._arrived if a <= now}
-                     | {f for f in self._released.values() if f <= now})
-        for tau in due:
-            for a, j in [e for e in self._arrived if e[0] == tau]:
-                self._arrived.remove((a, j))
+        # Every shown event is handled now, at its own instant, even one a rounding error
+        # ahead of view.time: waiting for it would make the simulator step past it.
+        arrivals: dict[float, list[int]] = defaultdict(list)
+        for a, j in self._arrived:
+            arrivals[a].append(j)
+        releases: dict[float, list[int]] = defaultdict(list)
+        for m, f in self._released.items():
+            releases[f].append(m)
+        self._arrived, self._released = [], {}
+        for tau in sorted(arrivals.keys() | releases.keys()):
+            for j in arrivals.get(tau, ()):
                 if self.rule == "jsq":
                     self._join_shortest_queue(j)
                 else:
                     self._queue.append(j)
-            for m in [m for m, f in self._released.items() if f == tau]:
-                del self._released[m]
+            for m in releases.get(tau, ()):
                 self._on[m] = None
             self._decide(tau)
-        ahead = [a for a, _ in self._arrived] + list(self._released.values())
-        self._wake = min(ahead) if ahead else None
         return [Placement(self._id[j], self._node[m], self._type[m], 1)
-                for m, j in enumerate(self._on) if j is not None and j in self._live]
+                for m, j in enumerate(self._on) if j is not None]
 
     def _decide(self, t: float) -> None:
         assert self._on is not None
@@ -246,10 +266,10 @@ class AlloXPolicy:
                 self._start(j, m, t)
 
     def _eligible(self, m: int, j: int) -> bool:
-        p = self._p[j]
+        p = self._p[j][m]
         if self.rule == "sjf":
-            return bool(np.isfinite(p[m]))
-        return bool(p[m] <= p.min() * (1 + 1e-12))   # sjf_fastest: its fastest type only
+            return bool(np.isfinite(p))
+        return bool(p <= self._fastest[j] * (1 + 1e-12))   # sjf_fastest: its fastest type
 
     # ------------------------------------------------------------------ jsq
     def _join_shortest_queue(self, j: int) -> None:
@@ -265,10 +285,13 @@ class AlloXPolicy:
 
     # ------------------------------------------------------------------ online AlloX
     def _capped(self, pool: list[int]) -> list[int]:
-        left, chosen = list(pool), []
+        """At most ``max_jobs`` of ``pool``: round-robin over the GPU types (sorted), the
+        shortest job left on each type's first machine."""
         assert self.max_jobs is not None
+        left = list(pool)
+        chosen: list[int] = []
         while left and len(chosen) < self.max_jobs:
-            for k, row in self._first.items():
+            for row in self._first.values():
                 if not left or len(chosen) >= self.max_jobs:
                     break
                 j = min(left, key=lambda j: (self._p[j][row], j))
@@ -298,7 +321,7 @@ class AlloXPolicy:
             if not started:
                 if a >= 1:
                     break
-                a = min(1.0, 2 * a)
+                a = min(1.0, 2 * a)   # nothing can start: widen the filter for this event
                 continue
             for j, m in started:
                 left.remove(j)
