@@ -145,10 +145,6 @@ class AlloXPolicy:
         self._a: dict[int, float] = {}
         self._user: dict[int, str] = {}
         self._id: dict[int, str] = {}
-        # events shown by the simulator and not yet handled: arrivals (a_j, job) in
-        # arrival order, releases machine -> f_m
-        self._arrived: list[tuple[float, int]] = []
-        self._released: dict[int, float] = {}
         # jsq: each machine's FIFO, the predicted ends of its jobs, its predicted tail
         self._fifo: list[deque[int]] = []
         self._ends: list[list[float]] = []
@@ -185,10 +181,16 @@ class AlloXPolicy:
         self._per_type = {k: self._type.count(k) for k in types}
         self._first = {k: self._type.index(k) for k in types}
 
-    def _arrive(self, view: ClusterView, new: list[int]) -> None:
+    def _arrive(self, view: ClusterView) -> list[int]:
+        """Record the jobs ``view`` shows for the first time; their indices, in view
+        (arrival) order."""
+        new = [r for r, j in enumerate(view.index.tolist()) if j not in self._p]
+        if not new:
+            return []
         tindex = {t: k for k, t in enumerate(view.gpu_types)}
         cols = [tindex[t] for t in self._type]
         work, T = view.work, view.throughput_matrix
+        out = []
         for r in new:
             j = int(view.index[r])
             self._p[j] = processing_times(work[r], T[r, cols])
@@ -197,7 +199,8 @@ class AlloXPolicy:
             user = view.users[r] if view.users else None
             self._user[j] = user if user is not None else view.ids[r]
             self._id[j] = view.ids[r]
-            self._arrived.append((self._a[j], j))
+            out.append(j)
+        return out
 
     def _start(self, j: int, m: int, t: float) -> None:
         assert self._on is not None
@@ -214,22 +217,16 @@ class AlloXPolicy:
         if self._on is None:
             self._machines(view.cluster)
         assert self._on is not None
-        live = set(view.index.tolist())
-        for m, j in enumerate(self._on):
-            if j is not None and j not in live and m not in self._released:
-                self._released[m] = float(self._free[m])   # finished: released at f_m
-        new = [r for r, j in enumerate(view.index.tolist()) if j not in self._p]
-        if new:
-            self._arrive(view, new)
-        # Every shown event is handled now, at its own instant, even one a rounding error
+        # Every event shown is handled now, at its own instant, even one a rounding error
         # ahead of view.time: waiting for it would make the simulator step past it.
-        arrivals: dict[float, list[int]] = defaultdict(list)
-        for a, j in self._arrived:
-            arrivals[a].append(j)
+        live = set(view.index.tolist())
         releases: dict[float, list[int]] = defaultdict(list)
-        for m, f in self._released.items():
-            releases[f].append(m)
-        self._arrived, self._released = [], {}
+        for m, j in enumerate(self._on):
+            if j is not None and j not in live:
+                releases[float(self._free[m])].append(m)   # finished: released at f_m
+        arrivals: dict[float, list[int]] = defaultdict(list)   # each in arrival order
+        for j in self._arrive(view):
+            arrivals[self._a[j]].append(j)
         for tau in sorted(arrivals.keys() | releases.keys()):
             for j in arrivals.get(tau, ()):
                 if self.rule == "jsq":
