@@ -3,8 +3,9 @@
 Instances: single-GPU jobs drawn from Gavel's measured profiles with the Philly-derived
 duration mixture (``optsched.catalog.generate_philly(max_workers=1)``), all queued at
 time 0, on M GPUs split evenly over V100/P100/K80 nodes. For each (n, M) the table gives
-the exact optimum of total JCT, each heuristic's ratio to it, and wall seconds; the
-exact ILP through the HiGHS backend is timed too up to ``--ilp-max`` jobs.
+the exact optimum of total JCT, each heuristic's ratio to it, and wall seconds (a
+heuristic's seconds are its simulation's: :mod:`optsched.allox.heuristics`); the exact ILP
+through the HiGHS backend is timed too up to ``--ilp-max`` jobs.
 
     python benchmarks/allox.py            # full grid, n = 10..500, M = 2..20
     python benchmarks/allox.py --quick    # a small grid
@@ -76,7 +77,10 @@ def main() -> None:
                   params={"grid": grid, "seeds": seeds, "ilp_max": args.ilp_max},
                   notes="Ratios >= 1 by optimality of the matching. `online` re-solves the "
                         "matching at every release (alpha = 1, no cap); with all jobs queued "
-                        "at time 0 it equals the exact optimum (ratio 1).")
+                        "at time 0 it equals the exact optimum (ratio 1). The heuristics run "
+                        "AlloX's policies in the shared simulator (`optsched.allox.policy`), "
+                        "so their seconds include the simulator's calls at every round "
+                        "boundary (360 s of simulated time), which change no decision.")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ MODELS = sorted(models())
 DEMOS = [f"{m}-demo" for m in MODELS if models()[m].demo_instance is not None]
 INSTANCES = [*TRACES, "generated", *DEMOS]
 SIM_INSTANCES = [*TRACES, "generated", "salus-demo", "synergy-demo"]
+ALLOX_POLICIES = [p for p in simulation_names(aliases=False) if p.startswith("allox.")]
 
 # (model or policy, instance) pairs outside the model: the command exits 2 naming a field
 OUTSIDE = {
@@ -43,6 +44,10 @@ OUTSIDE = {
                                            "salus-demo")},
     # 6 jobs on Philly's 256 nodes: HadarE's per-node copies exceed its default size cap
     ("hadare", "philly"): "slots",
+    # AlloX's policies run single-worker jobs: every trace prefix and the synergy demo
+    # hold a gang; the salus and allox demos do not
+    **{(p, i): "workers" for p in ALLOX_POLICIES
+       for i in [*TRACES, "generated", "synergy-demo"]},
 }
 FIELD = re.compile(r"optsched: error: ([\w.\[\]]+): ")
 
@@ -118,6 +123,19 @@ def test_simulate_and_validate(policy, instance, files, tmp_path, capsys):
         n = len(json.loads(files[instance].read_text())["jobs"])
         assert res["metrics"]["n_jobs"] == n
         assert main(["validate", str(files[instance]), str(out)]) == 0
+
+
+@pytest.mark.parametrize("policy", ALLOX_POLICIES)
+def test_allox_policies_on_their_demo(policy, files, tmp_path, capsys):
+    """The AlloX demo (24 single-worker jobs on 6 GPUs, all queued at 0) is not among the
+    simulation instances of every policy; AlloX's own policies run on it."""
+    out = tmp_path / "sim.json"
+    assert main(["simulate", "--policy", policy, "--instance", str(files["allox-demo"]),
+                 "--out", str(out)]) == 0
+    assert f"policy {policy}" in capsys.readouterr().out
+    res = json.loads(out.read_text())
+    assert res["metrics"]["n_jobs"] == res["metrics"]["n_completed"] == 24
+    assert main(["validate", str(files["allox-demo"]), str(out)]) == 0
 
 
 @pytest.mark.parametrize("instance", SIM_INSTANCES)

@@ -6,7 +6,9 @@ resources.
   (Bruno-Coffman-Sethi / Horn), by the matching algorithm or as an ILP;
 * :mod:`optsched.allox.bounds` - the assignment's LP relaxation (integral);
 * :mod:`optsched.allox.heuristics` - SJF, SJF on the fastest type, JSQ and online AlloX;
-* :mod:`optsched.allox.policy` - the same rules as simulator policies;
+* :mod:`optsched.allox.policy` - the same rules as simulator policies
+  (``optsched simulate --policy allox.online``, ``allox.sjf``, ``allox.sjf_fastest``,
+  ``allox.jsq``; ``online`` takes the options ``alpha`` and ``max_jobs``);
 * :mod:`optsched.allox.workload` - the demo instance and the talk's 4-job example.
 
 Objective: total job completion time :math:`\\sum_j (C_j - a_j)` in seconds (minimised);
@@ -19,12 +21,13 @@ from optsched.allox.bounds import lp_bound
 from optsched.allox.exact import exact, match
 from optsched.allox.heuristics import jsq, online, sjf, sjf_fastest
 from optsched.allox.model import Machines, machines_of
+from optsched.allox.policy import RULES, AlloXPolicy
 from optsched.allox.workload import demo_instance, talk_instance, talk_schedule
-from optsched.registry import Method, PaperSpec, register
+from optsched.registry import Method, PaperSpec, PolicySpec, register
 
 __all__ = ["exact", "match", "lp_bound", "sjf", "sjf_fastest", "jsq", "online",
-           "machines_of", "Machines", "demo_instance", "talk_instance", "talk_schedule",
-           "SPEC"]
+           "machines_of", "Machines", "AlloXPolicy", "demo_instance", "talk_instance",
+           "talk_schedule", "SPEC"]
 
 SPEC = register(PaperSpec(
     name="allox",
@@ -38,6 +41,11 @@ SPEC = register(PaperSpec(
         Method("online", online), Method("sjf", sjf), Method("sjf_fastest", sjf_fastest),
         Method("jsq", jsq),
     ),
+    # alpha and max_jobs change only the online rule's decisions, so only it declares them
+    policies=tuple(PolicySpec(rule, factory=AlloXPolicy, fixed={"rule": rule},
+                              exclude=frozenset() if rule == "online"
+                              else frozenset({"alpha", "max_jobs"}))
+                   for rule in RULES),
     default_heuristic="online",
     demo_instance=demo_instance,
     reference="Le, Sun, Chowdhury, Liu, AlloX: Compute Allocation in Hybrid Clusters, "

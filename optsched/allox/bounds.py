@@ -33,7 +33,44 @@ __all__ = ["lp_bound"]
 
 @declares(solver=True)
 def lp_bound(instance: Instance, backend: str = "highs", **options: Any) -> Result:
-    """The assignment LP's optimum as ``bound`` (equal to the exact optimum)."""
+    r"""The assignment LP's optimum as ``bound`` (equal to the exact optimum).
+
+    Parameters
+    ----------
+    instance : Instance
+        Single-worker jobs all arriving at one time, as :func:`optsched.allox.exact.exact`.
+    backend : str
+        Solver backend (``"highs"``, ``"pyomo"``, ``"cvxpy"``).
+    **options
+        Solver options (``time_limit``, ``threads``, ``seed``, ``solver``, ``verbose``).
+
+    Returns
+    -------
+    Result
+        ``bound`` = the LP optimum (``None`` unless the LP is solved to optimality),
+        ``objective=None``, no schedule; the LP's duals; ``extra["positions"]``.
+
+    Guarantee
+    ---------
+    :math:`\mathrm{LP} \le \mathrm{OPT}` for a relaxation, and here
+    :math:`\mathrm{LP} = \mathrm{OPT}`: the constraint matrix of a bipartite assignment
+    is totally unimodular, so the LP has an integral optimal vertex (tested against
+    :func:`optsched.allox.exact.exact`).
+
+    Complexity
+    ----------
+    One LP of :math:`nMK` columns and :math:`n + MK` rows (:math:`K` positions per
+    machine, fixed by one matching first), polynomial.
+
+    References
+    ----------
+    * J. Bruno, E. G. Coffman, R. Sethi, "Scheduling independent tasks to reduce mean
+      finishing time", CACM 17(7), 1974 (the assignment).
+    * A. Schrijver, "Theory of Linear and Integer Programming", Wiley, 1986, §19
+      (total unimodularity; bipartite incidence matrices).
+    * T. N. Le, X. Sun, M. Chowdhury, Z. Liu, "AlloX: Compute Allocation in Hybrid
+      Clusters", EuroSys 2020, §3.1.
+    """
     t0 = time.perf_counter()
     release = _common_release(instance)
     mach = machines_of(instance)

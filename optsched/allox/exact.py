@@ -1,7 +1,7 @@
 r"""Exact AlloX: R || sum (C_j - a_j) as a min-cost bipartite matching.
 
-Model (Bruno, Coffman & Sethi, CACM 1974; Horn, NRLQ 1973; AlloX, EuroSys'20, §4)
--------------------------------------------------------------------------------------
+Model (Bruno, Coffman & Sethi, CACM 1974; Horn, Oper. Res. 1973; AlloX, EuroSys'20, §3.1)
+------------------------------------------------------------------------------------------
 Jobs :math:`j` and machines :math:`m` with processing times :math:`p_{mj}`; machine
 :math:`m` is free from :math:`\omega_m`; every job is queued (arrived) by then. A job in
 the :math:`k`-th position *from the last* on machine :math:`m` delays itself and the
@@ -145,15 +145,59 @@ def _ilp(p: np.ndarray, omega: np.ndarray, arrival: np.ndarray, K: int) -> Linea
 @declares(solver=True)
 def exact(instance: Instance, backend: str | None = None, *, algorithm: str = "matching",
           **options) -> Result:
-    """Optimal total JCT of AlloX's model (all jobs queued at one common time).
+    r"""Optimal total JCT of AlloX's model (all jobs queued at one common time).
 
     ``algorithm="matching"`` (default) runs the assignment algorithm, which solves no
     LP, so it takes no backend or solver option; ``algorithm="ilp"`` states the same
-    model as an ILP and solves it through the solver layer with ``backend`` (default
-    ``"highs"``; ``time_limit``, ``mip_gap``, ``threads``, ``solver`` ...). In the
-    registry these are the methods ``exact`` and ``exact-ilp``.
-    Complexity of the matching: :math:`O(n^2 M K)` for Jonker-Volgenant on the
-    :math:`n \\times MK` matrix, with :math:`K` at most doubling :math:`\\log n` times.
+    model as an ILP and solves it through the solver layer. In the registry these are
+    the methods ``exact`` and ``exact-ilp``.
+
+    Parameters
+    ----------
+    instance : Instance
+        Single-worker jobs (:class:`~optsched.errors.ModelNotApplicable` naming
+        ``jobs[i].workers`` otherwise), all arriving at one time (naming
+        ``jobs[i].arrival`` otherwise).
+    backend : str or None
+        ``algorithm="ilp"`` only: the solver backend (default ``"highs"``).
+    algorithm : {"matching", "ilp"}
+        The assignment algorithm (``scipy.optimize.linear_sum_assignment``) or the ILP
+        through the solver layer (an independent cross-check).
+    **options
+        ``algorithm="ilp"`` only: solver options (``time_limit``, ``mip_gap``,
+        ``threads``, ``seed``, ``solver``, ``verbose``).
+
+    Returns
+    -------
+    Result
+        ``status`` OPTIMAL, ``objective`` = ``bound`` = total JCT
+        :math:`\sum_j (C_j - a_j)` (s), the validated schedule (each machine's jobs back
+        to back in the matching's order), ``ratio=1``; ``extra["positions"]`` the
+        positions per machine used. With ``"ilp"`` also the ILP's bound, gap and values.
+
+    Guarantee
+    ---------
+    :math:`\sum_j (C_j - a_j) = \mathrm{OPT} \le \sum_j (C_j - a_j)` of every schedule
+    of :math:`R\,||\,\sum_j C_j` (the assignment's LP is integral; the doubling of
+    positions stops with a dual certificate, module docstring); a time-limited ILP
+    returns :math:`\text{bound} \le \mathrm{OPT} \le` its objective.
+
+    Complexity
+    ----------
+    Matching: :math:`O(n^2 M K)` for Jonker-Volgenant on the :math:`n \times MK`
+    matrix, with :math:`K` doubled at most :math:`\log_2 n` times. ILP: :math:`nMK`
+    binaries, solved by branch and bound (the LP is integral).
+
+    References
+    ----------
+    * J. Bruno, E. G. Coffman, R. Sethi, "Scheduling independent tasks to reduce mean
+      finishing time", CACM 17(7), 1974.
+    * W. A. Horn, "Minimizing average flow time with parallel machines", Operations
+      Research 21(3), 1973.
+    * T. N. Le, X. Sun, M. Chowdhury, Z. Liu, "AlloX: Compute Allocation in Hybrid
+      Clusters", EuroSys 2020, §3.1 (the matching for queued-up jobs).
+    * D. F. Crouse, "On implementing 2D rectangular assignment algorithms", IEEE
+      Trans. Aerospace and Electronic Systems 52(4), 2016 (the solver SciPy uses).
     """
     if algorithm not in ("matching", "ilp"):
         raise InvalidOption("algorithm", algorithm, "must be 'matching' or 'ilp'")

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optsched.core.instance import Instance
+from optsched.core.instance import Cluster, Instance
 from optsched.errors import ModelNotApplicable
 
-__all__ = ["Machines", "machines_of"]
+__all__ = ["Machines", "machines_of", "machine_slots", "processing_times",
+           "single_worker"]
 
 
 @dataclass(frozen=True)
@@ -32,21 +33,43 @@ class Machines:
         return len(self.node)
 
 
-def machines_of(instance: Instance) -> Machines:
+def machine_slots(cluster: Cluster) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Node and GPU type of each machine: nodes in cluster order, each node's types in
+    sorted order, one machine per GPU. The heuristics, the exact matching and the
+    simulator policy all number machines this way, so their tie-breaks agree."""
+    nodes: list[str] = []
+    types: list[str] = []
+    for n in cluster.nodes:
+        for t in sorted(n.gpus):
+            nodes += [n.name] * n.gpus[t]
+            types += [t] * n.gpus[t]
+    return tuple(nodes), tuple(types)
+
+
+def processing_times(work: np.ndarray | float, rate: np.ndarray) -> np.ndarray:
+    """``p = work / rate`` elementwise (broadcast), ``inf`` where ``rate <= 0``.
+
+    One formula for the offline matrix and the online policy, so both compute the same
+    floating-point processing times.
+    """
+    rate = np.asarray(rate, dtype=float)
+    return np.where(rate > 0, work / np.where(rate > 0, rate, 1.0), np.inf)
+
+
+def single_worker(instance: Instance) -> None:
+    """Raise :class:`~optsched.errors.ModelNotApplicable` naming ``jobs[i].workers`` for
+    the first job with more than one worker."""
     for i, j in enumerate(instance.jobs):
         if j.workers != 1:
             raise ModelNotApplicable(
                 f"jobs[{i}].workers", j.workers,
                 "AlloX places each job on one machine (one GPU); gang jobs are outside its "
                 "model (Le et al., EuroSys'20, §3)")
-    nodes: list[str] = []
-    types: list[str] = []
-    for n in instance.cluster.nodes:
-        for t in sorted(n.gpus):
-            nodes += [n.name] * n.gpus[t]
-            types += [t] * n.gpus[t]
+
+
+def machines_of(instance: Instance) -> Machines:
+    single_worker(instance)
+    nodes, types = machine_slots(instance.cluster)
     rate = np.array([[j.rate(t) for j in instance.jobs] for t in types], dtype=float)
-    work = instance.work[None, :]
-    with np.errstate(divide="ignore"):
-        p = np.where(rate > 0, work / np.where(rate > 0, rate, 1.0), np.inf)
-    return Machines(tuple(nodes), tuple(types), p.reshape(len(types), instance.n_jobs))
+    p = processing_times(instance.work[None, :], rate)
+    return Machines(nodes, types, p.reshape(len(types), instance.n_jobs))

@@ -11,7 +11,8 @@ plus arrival and completion instants for event-driven policies). It receives a
   preemptions so far; the job's total and remaining work only if the policy declares
   ``needs_work = True`` (``None`` otherwise);
 * per job also its CPU/DRAM sensitivity (``Job.sensitivity``), GPU memory footprint
-  (``Job.memory``) and compute share (``Job.compute_share``) -- profile data, not work;
+  (``Job.memory``) and compute share (``Job.compute_share``) -- profile data, not work --
+  and its user (``Job.user``, for per-user fairness such as AlloX's filter);
 * the cluster (nodes with GPU counts per type, CPU cores, DRAM and per-GPU memory) and
   the previous decision's placements (with copies, shares, CPU and DRAM).
 
@@ -88,6 +89,7 @@ class JobView:
     sensitivity: Sensitivity | None = None
     memory: GpuMemory | None = None
     compute_share: float | None = None
+    user: str | None = None
 
     def rate(self, gpu_type: str) -> float:
         """Per-worker iterations/s on ``gpu_type`` (0 if it cannot run there)."""
@@ -127,6 +129,7 @@ class ClusterView:
     sensitivities: tuple[Sensitivity | None, ...] = field(default=(), repr=False)
     gpu_memories: tuple[GpuMemory | None, ...] = field(default=(), repr=False)
     compute_shares: tuple[float | None, ...] = field(default=(), repr=False)
+    users: tuple[str | None, ...] = field(default=(), repr=False)
 
     @property
     def gpu_types(self) -> tuple[str, ...]:
@@ -159,7 +162,8 @@ class ClusterView:
                 remaining=None if self.remaining_ is None else float(self.remaining_[m]),
                 sensitivity=self.sensitivities[m] if self.sensitivities else None,
                 memory=self.gpu_memories[m] if self.gpu_memories else None,
-                compute_share=self.compute_shares[m] if self.compute_shares else None))
+                compute_share=self.compute_shares[m] if self.compute_shares else None,
+                user=self.users[m] if self.users else None))
         return tuple(out)
 
     @cached_property

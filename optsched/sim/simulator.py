@@ -17,7 +17,9 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
   work :math:`r_j` runs out inside the epoch has its work done at the exact instant
   :math:`t + r_j / R_j` and completes then (plus the policy's ``consolidation`` seconds,
-  during which it holds nothing and is no longer shown to the policy); its GPUs
+  during which it holds nothing and is no longer shown to the policy; an instant within
+  the tolerance after the epoch's end counts as that end, where the next epoch may
+  re-assign the GPUs, so that no GPU is held twice); its GPUs
   stay idle for the rest of the round (round-based policies) or are re-assigned at once
   (event-driven ones). An epoch also ends at the policy's ``horizon()`` if it gives one;
   a decision that runs nothing then jumps straight to that instant (or the next arrival).
@@ -149,6 +151,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     sens = [j.sensitivity for j in jobs]
     gmem = [j.memory for j in jobs]
     ushare = [j.compute_share for j in jobs]
+    users = [j.user for j in jobs]
     executed = np.zeros(n)
     attained = np.zeros(n)
     on_type = np.zeros((n, len(types)))
@@ -193,7 +196,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 remaining_=remaining[ix] if needs_work else None,
                 sensitivities=tuple(sens[i] for i in active),
                 gpu_memories=tuple(gmem[i] for i in active),
-                compute_shares=tuple(ushare[i] for i in active))
+                compute_shares=tuple(ushare[i] for i in active),
+                users=tuple(users[i] for i in active))
             c0 = _time.perf_counter()
             placements = list(policy.allocate(view))
             wake = horizon() if horizon is not None else None
@@ -246,9 +250,11 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 r = rate[i]
                 fin = t + remaining[i] / r if r > 0 else math.inf
                 if fin <= end + _EPS * max(1.0, abs(end)):
-                    stop = fin
+                    # a finish within the tolerance after the epoch is taken at its end:
+                    # the next epoch, which may re-assign these GPUs, starts there
+                    stop = min(fin, end)
                     remaining[i] = 0.0
-                    completion[jobs[i].id] = fin + kappa
+                    completion[jobs[i].id] = stop + kappa
                     finished.append(i)
                 else:
                     stop = end

@@ -210,6 +210,35 @@ def test_remaining_work_hidden_from_non_clairvoyant_policy():
     assert res.metrics.n_completed == 1
 
 
+def test_view_shows_each_job_its_user():
+    """A per-user rule (AlloX's fairness filter) reads the user from the view."""
+    inst = one_gpu([Job("x", 0.0, 1, 50.0, {"a": 1.0}, user="alice"),
+                    Job("y", 0.0, 1, 50.0, {"a": 1.0})])
+    seen: dict[str, str | None] = {}
+
+    def record(s):
+        seen.update({j.id: j.user for j in s.jobs})
+        return [Placement(s.jobs[0].id, "n0", "a", 1)]
+
+    simulate(inst, Fixed(record, event_driven=True))
+    assert seen == {"x": "alice", "y": None}
+
+
+def test_finishes_within_tolerance_free_their_gpus_at_the_epoch_end():
+    """Two jobs finishing a rounding error apart end one epoch; the GPU of the later one
+    is re-assigned at that epoch's end, so its interval must end there too."""
+    inst = one_gpu([Job("x", 0.0, 1, 35.0, {"a": 1.0}),
+                    Job("y", 0.0, 1, 35.0 - 1e-12, {"a": 1.0}),
+                    Job("z", 0.0, 1, 10.0, {"a": 1.0})], gpus=2)
+    two = Fixed(lambda s: [Placement(j.id, "n0", "a", 1) for j in s.jobs[:2]],
+                event_driven=True)
+    res = simulate(inst, two)   # validated: no GPU held twice
+    x = next(a for a in res.schedule.allocations if a.job == "x")
+    z = next(a for a in res.schedule.allocations if a.job == "z")
+    assert x.end == z.start == res.schedule.completion["x"]
+    assert res.schedule.completion["x"] == pytest.approx(35.0, abs=1e-9)
+
+
 def test_max_time_leaves_jobs_unfinished():
     inst = one_gpu([Job("x", 0.0, 1, 5000.0, {"a": 1.0})])
     res = simulate(inst, get_policy("fifo"), max_time=1000.0)
