@@ -2,7 +2,11 @@
 schedule, the progress rule, the independent validator, the metrics and the result.
 
 * :mod:`optsched.core.instance` - :class:`Cluster`, :class:`Node`, :class:`Job`,
-  :class:`Instance` (immutable, validated, JSON round trip, JSON Schema);
+  :class:`Instance` (immutable, validated, JSON round trip);
+* :mod:`optsched.core.job_profiles` - what a job may carry: :class:`Utility`,
+  :class:`Sensitivity`, :class:`GpuMemory`;
+* :mod:`optsched.core.fields` - the field checks behind every ``InvalidInstance``;
+* :mod:`optsched.core.schema` - the instance file format as a JSON Schema;
 * :mod:`optsched.core.schedule` - :class:`Placement` (what a job holds) and
   :class:`Allocation` (a placement over an interval) in one :class:`Schedule`;
 * :mod:`optsched.core.progress` - the one rule a gang progresses by;

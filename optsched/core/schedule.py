@@ -32,7 +32,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from optsched.core.instance import MAX_INTEGER
+from optsched.core.fields import MAX_INTEGER
 from optsched.core.jsonio import load_json
 from optsched.errors import InvalidSchedule
 
