@@ -395,6 +395,12 @@ def ratio_report(model: HadarModel, U: Any = None, L: float | None = None,
     if not a["U_dominates_utility"]:
         notes.append("U_k is below some job's best utility: a saturated resource may "
                      "still look profitable")
+    if not a["positive_L"]:
+        notes.append("some job is worth nothing when it completes at the horizon (or L = 0): "
+                     "the price lower bound L must be positive")
+    if not a["some_job_fits"]:
+        notes.append("no job can complete within the horizon from its arrival: the ratio "
+                     "concerns an empty optimum")
     return RatioReport(2.0 * alpha, alpha, alpha_k,
                        {t: float(Uk[k]) for k, t in enumerate(model.types)}, Lv,
                        model.eta_default, share, a, notes)

@@ -244,13 +244,16 @@ def assumption_instances(draw):
         else:
             u = Ut("constant", value=g1)
         jobs.append((1, E, float(draw(st.integers(0, T - 1))), {"v100": fast, "k80": 1.0}, u))
+    # Theorem 4 needs a job that can complete in the horizon: the first one arrives at
+    # slot 0 and needs one slot
+    jobs[0] = (1, 1.0, 0.0, *jobs[0][3:])
     return make(jobs, caps, T=T)
 
 
 @given(assumption_instances())
 def test_online_ratio_certificate_and_lp_bound(inst):
     rep = competitive_ratio(inst)
-    assert rep.holds, rep.notes
+    assert rep.holds, (rep.assumptions, rep.notes)
     opt = exact(inst)
     assert opt.status is Status.OPTIMAL
     on = online(inst)

@@ -81,25 +81,48 @@ class RandomPolicy:
                         break
                 if need:
                     continue
-            res = []
-            for _node, g, _ in pieces:
-                c = m = 0.0
-                if self.resource_sensitive:
-                    c = g * float(rng.choice([1.0, 2.0, 3.0, 5.0]))
-                    m = g * float(rng.choice([10.0, 15.0, 25.0]))
-                res.append((c, m))
-            use_c, use_m = {}, {}
-            for (node, _, _), (c, m) in zip(pieces, res):
-                use_c[node] = use_c.get(node, 0.0) + c
-                use_m[node] = use_m.get(node, 0.0) + m
-            if any(use_c[h] > cpu[h] or use_m[h] > mem[h] for h in use_c):
-                continue  # the job waits: its CPU or DRAM does not fit
+            res = self._resources(rng, pieces)
+            if not self._fits(pieces, res, cpu, mem):
+                if k > 0:
+                    continue  # the job waits: its CPU or DRAM does not fit
+                # the first job must run (the cluster is empty when it is placed, else
+                # the simulation never ends): whole GPUs node by node, the least CPU and
+                # DRAM per GPU (at most 4 GPUs, 4 cores and 40 GB per node: always fits)
+                share, pieces, need = 1.0, [], j.workers
+                for node in free:
+                    g = min(need, int(free[node]))
+                    if g > 0:  # a forked copy lives on one node
+                        pieces.append((node, g, len(pieces) if self.forking else 0))
+                        need -= g
+                res = [(g * 1.0, g * 10.0) if self.resource_sensitive else (0.0, 0.0)
+                       for _, g, _ in pieces]
+                assert need == 0 and self._fits(pieces, res, cpu, mem)
             for (node, g, c), (cc, mm) in zip(pieces, res):
                 free[node] -= g * share
                 cpu[node] -= cc
                 mem[node] -= mm
                 out.append(Placement(j.id, node, "a", g, cc, mm, c, share))
         return out
+
+
+    def _resources(self, rng, pieces):
+        res = []
+        for _node, g, _ in pieces:
+            c = m = 0.0
+            if self.resource_sensitive:
+                c = g * float(rng.choice([1.0, 2.0, 3.0, 5.0]))
+                m = g * float(rng.choice([10.0, 15.0, 25.0]))
+            res.append((c, m))
+        return res
+
+    @staticmethod
+    def _fits(pieces, res, cpu, mem) -> bool:
+        use_c: dict[str, float] = {}
+        use_m: dict[str, float] = {}
+        for (node, _, _), (c, m) in zip(pieces, res):
+            use_c[node] = use_c.get(node, 0.0) + c
+            use_m[node] = use_m.get(node, 0.0) + m
+        return all(use_c[h] <= cpu[h] and use_m[h] <= mem[h] for h in use_c)
 
 
 def _sweep_ok(inst: Instance, allocs) -> None:
