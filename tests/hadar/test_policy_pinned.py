@@ -20,7 +20,7 @@ from optsched.sim import simulate
 
 PINNED = Path(__file__).parent / "data" / "policy_pinned.json"
 #: Policy options of the pinned runs (the benchmark's, benchmarks/hadar_sim.py).
-OPTIONS = {"quanta": 120, "retry_every": 20, "max_window": 1500}
+OPTIONS = {"quanta": 120, "retry_every": 20}
 
 
 def trace(n: int):
