@@ -233,15 +233,28 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     choice = np.full((nT, Q + 1), -1, dtype=np.int16)
     vals = model.values[j]
     top, t_hat = -math.inf, -1
-    # every schedule pays at least W_j GPUs x the fewest slots x the lowest price, and at
-    # least Q units x the lowest cost per credited unit of any slot option
+    # a lower bound on the cost of any schedule, whatever its completion slot: the
+    # fractional cover of Q units by the slots' cheapest units (slot i credits at most
+    # cap[i] units, each at no less than unit[i]), and W_j GPUs x the fewest slots x the
+    # lowest price
     floor = 0.0
     if pq.max() > 0:
         floor = float(price[a:].min()) * int(model.W[j]) * math.ceil(Q / int(pq.max()))
-        if usable.any():
-            unit = np.where(usable, cost, np.inf) / np.maximum(pq, 1)[None, :]
-            floor = max(floor, float(unit.min()) * Q)
-        floor *= 1 - 1e-12
+    if usable.any():
+        per_unit = np.where(usable, cost, np.inf) / np.maximum(pq, 1)[None, :]
+        unit = per_unit.min(axis=1)
+        cap = np.where(usable, pq[None, :], 0).max(axis=1).astype(float)
+        order = np.argsort(unit, kind="stable")
+        got = np.cumsum(cap[order])
+        if got[-1] < Q:  # not even every slot at its largest option covers the work
+            return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
+        full = int(np.searchsorted(got, Q))  # slots order[:full] fully, order[full] partly
+        frac = float((unit[order[:full]] * cap[order[:full]]).sum())
+        frac += float(unit[order[full]]) * (Q - (float(got[full - 1]) if full else 0.0))
+        floor = max(floor, frac)
+    else:
+        return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
+    floor *= 1 - 1e-12
     for i in range(nT):
         if vals[a + i] <= (max(top, 0.0) if positive_only else top) + floor:
             break  # f non-increasing and costs > 0: no later completion slot can do better

@@ -18,9 +18,13 @@ Adaptation to an open-ended simulation (documented assumptions, ours where marke
   rounds from the round it is offered. There is no fixed cap: every job's window holds a
   schedule on its fastest type.
 * **Per-job resolution.** The window is cut into at most ``plan_slots`` *planning slots*
-  of :math:`m_j = \lceil w_j/\text{plan\_slots}\rceil` rounds each (1 for all but long
-  jobs); a plan holds the same GPUs over a whole planning slot. A planning slot's price
-  per GPU is the sum of its rounds' prices, its residual capacity their minimum. Progress
+  of :math:`m_j = \max(1, \min(\lceil w_j/\text{plan\_slots}\rceil, \lfloor
+  n^{\min}_j/4\rfloor))` rounds each (1 for all but long jobs); a plan holds the same GPUs
+  over a whole planning slot. The subroutine prices whole planning slots, so its payoff
+  can undercount the trimmed plan's by the cost of one planning slot (at most a quarter
+  of the job's rounds; about :math:`1/64` of them with the default ``plan_slots``). A
+  planning slot's price per GPU is the sum of its rounds' prices, its residual capacity
+  their minimum. Progress
   is counted in :math:`Q_j = \max(\text{quanta}, \text{resolution}\cdot
   \lceil n^{\min}_j/m_j\rceil)` units, so the fastest planning slot credits at least
   ``resolution`` units and safe rounding (floor) can lose at most a
@@ -29,9 +33,9 @@ Adaptation to an open-ended simulation (documented assumptions, ours where marke
 * **Trimmed plans.** The subroutine's plan is expanded to rounds and cut after the first
   round at which its exact progress (:math:`W_j \Delta \min_{k\,\text{used}}\tau_{jk}` per
   round) covers the remaining work: no plan reserves a round it does not need, so at most
-  one round of progress is over-reserved. The admission test uses the trimmed plan's
-  payoff (value at its completion round minus its priced cost), never below the
-  subroutine's.
+  one round of progress is over-reserved. The admission test is the subroutine's
+  payoff :math:`> 0` (OASiS's); trimming only lowers the plan's cost and can only move
+  its completion earlier.
 * **Price parameters** (``prices``). ``"density"`` (default, ours): with
   :math:`n_{jk} = \lceil E_j/(W_j\tau_{jk}\Delta)\rceil` and the *value density*
   :math:`d_{jk} = f_j(n_{jk}\Delta)/(W_j n_{jk})` (utility per GPU-round when the job runs
@@ -482,7 +486,9 @@ class HadarPolicy:
             return
         f, s = self.window
         w = int(_window(nmin, f, s))
-        mslot = max(1, math.ceil(w / self.plan_slots))
+        # a planning slot spans at most a quarter of the job's rounds: the subroutine
+        # prices whole planning slots, so its payoff undercounts by at most one of them
+        mslot = max(1, min(math.ceil(w / self.plan_slots), nmin // 4))
         wc = math.ceil(w / mslot)
         span = wc * mslot
         self._ensure(cur + span)
@@ -499,24 +505,19 @@ class HadarPolicy:
                            np.zeros(1, np.int64))
         self._stats["subroutine_calls"] += 1
         plan = dual_subroutine(model, 0, price, residual, Q, "safe")
-        if not plan.feasible:
+        if not (plan.feasible and plan.payoff > _TOL * max(1.0, float(vals.max()))):
             self._rejected_offer(model, residual, Q, jid, cur)
             return
         segs = self._trim(plan.slots, plan.buckets, plan.gpus, rates, Wj, d, mslot, cur, work)
         t, b, g = self._arrays(segs)
         last = segs[-1][1] - 1
-        value = float(self._value(view, m, jid, np.array([view.time + (last - cur + 1) * d]))[0])
-        payoff = value - float((self._p[t, b] * g).sum())
-        if payoff > _TOL * max(1.0, value):
-            self._book(t, b, g)
-            self._plans[jid] = segs
-            self._seg[jid] = 0
-            self._plan_end[jid] = last
-            heapq.heappush(self._ends, (last, jid))
-            self._fails.pop(jid, None)
-            self._stats["admitted"] += 1
-        else:
-            self._rejected_offer(model, residual, Q, jid, cur)
+        self._book(t, b, g)
+        self._plans[jid] = segs
+        self._seg[jid] = 0
+        self._plan_end[jid] = last
+        heapq.heappush(self._ends, (last, jid))
+        self._fails.pop(jid, None)
+        self._stats["admitted"] += 1
 
     def _rejected_offer(self, model: HadarModel, residual: np.ndarray, Q: int, jid: str,
                         cur: int) -> None:

@@ -53,7 +53,7 @@ def test_plans_reserve_at_most_one_round_beyond_the_work():
     for rounds in (1.0, 2.5, 37.2, 130.0, 999.9):
         for W in (1, 3):
             inst = one_job(rounds, W=W)
-            pol = HadarPolicy(inst, quanta=8, plan_slots=16)
+            pol = HadarPolicy(inst, quanta=8, plan_slots=32)
             plans = {}
 
             def keep(t, placements, pol=pol, plans=plans):
