@@ -352,7 +352,7 @@ class HadarPolicy:
             self._ends, self._due = [], []
             self._known.clear()
         pos = view.position
-        # finished jobs release their later reservations (prices fall back)
+        # finished jobs release their reservations from this round on (prices fall back)
         for jid in [j for j in self._plans if j not in pos]:
             self._release(jid, cur)
         # offers: new jobs, rejected jobs due again, plans that ended with work left
@@ -414,8 +414,10 @@ class HadarPolicy:
         return self._plans.pop(jid)
 
     def _release(self, jid: str, cur: int) -> None:
-        t, b, g = self._arrays([(max(r0, cur + 1), r1, items)
-                                for r0, r1, items in self._drop(jid) if r1 > cur + 1])
+        """A finished job's reservations from the current round on are freed (the
+        current round's too: the job no longer runs in it)."""
+        t, b, g = self._arrays([(max(r0, cur), r1, items)
+                                for r0, r1, items in self._drop(jid) if r1 > cur])
         if t.size:
             self._book(t, b, -g)
 
