@@ -221,32 +221,47 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
         return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
     cost = slot_options(model, j, price[a:], residual[a:], rho)
     levels = np.arange(Q + 1)
-    shift = [np.maximum(0, levels - p) for p in pq]
+    K = rho.size
+    # row 0: the slot unused; row 1 + k: option k from level max(0, q - pq[k])
+    shift = np.vstack([levels] + [np.maximum(0, levels - p) for p in pq])
     nT = T - a
+    usable = np.isfinite(cost) & (pq > 0)[None, :]
+    step = np.zeros((nT, K + 1))
+    step[:, 1:] = np.where(usable, cost, np.inf)
     best = np.full(Q + 1, np.inf)
     best[0] = 0.0
     choice = np.full((nT, Q + 1), -1, dtype=np.int16)
     vals = model.values[j]
     top, t_hat = -math.inf, -1
-    # every schedule pays at least W_j GPUs x the fewest slots x the lowest price
+    # a lower bound on the cost of any schedule, whatever its completion slot: the
+    # fractional cover of Q units by the slots' cheapest units (slot i credits at most
+    # cap[i] units, each at no less than unit[i]), and W_j GPUs x the fewest slots x the
+    # lowest price
     floor = 0.0
     if pq.max() > 0:
         floor = float(price[a:].min()) * int(model.W[j]) * math.ceil(Q / int(pq.max()))
-        floor *= 1 - 1e-12
+    if usable.any():
+        per_unit = np.where(usable, cost, np.inf) / np.maximum(pq, 1)[None, :]
+        unit = per_unit.min(axis=1)
+        cap = np.where(usable, pq[None, :], 0).max(axis=1).astype(float)
+        order = np.argsort(unit, kind="stable")
+        got = np.cumsum(cap[order])
+        if got[-1] < Q:  # not even every slot at its largest option covers the work
+            return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
+        full = int(np.searchsorted(got, Q))  # slots order[:full] fully, order[full] partly
+        frac = float((unit[order[:full]] * cap[order[:full]]).sum())
+        frac += float(unit[order[full]]) * (Q - (float(got[full - 1]) if full else 0.0))
+        floor = max(floor, frac)
+    else:
+        return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
+    floor *= 1 - 1e-12
     for i in range(nT):
         if vals[a + i] <= (max(top, 0.0) if positive_only else top) + floor:
             break  # f non-increasing and costs > 0: no later completion slot can do better
-        new = best.copy()
-        for k in range(rho.size):
-            c = cost[i, k]
-            if not np.isfinite(c) or pq[k] == 0:
-                continue
-            cand = best[shift[k]] + c
-            m = cand < new
-            if m.any():
-                new[m] = cand[m]
-                choice[i, m] = k
-        best = new
+        cand = best[shift] + step[i][:, None]  # (K + 1) x (Q + 1)
+        pick = np.argmin(cand, axis=0)  # ties: the slot unused, then the lowest option
+        best = cand[pick, levels]
+        choice[i] = pick - 1
         if np.isfinite(best[Q]):
             pay = vals[a + i] - best[Q]
             if pay > top + _TOL * max(1.0, abs(top) if math.isfinite(top) else 1.0):

@@ -122,6 +122,15 @@ def planning_instance(instance: Instance, slot: float | None = None,
 
     if needed(1) <= max_slots:
         return instance
+    if instance.horizon is None and instance.n_jobs:
+        # every job takes at least one slot of its W_j GPUs, whatever the slot's length
+        least = 1 + math.ceil(float(instance.workers.sum()) / instance.cluster.total_gpus)
+        if least > max_slots:
+            raise ModelTooLarge(
+                "max_slots", max_slots, f"{instance.n_jobs} jobs of {int(instance.workers.sum())}"
+                f" workers on {instance.cluster.total_gpus} GPUs need at least {least} slots "
+                "of any length (one slot per job); pass max_slots >= that, slot=SECONDS or "
+                "slots=N")
     lo, hi = 1, 2
     while needed(hi) > max_slots:
         lo, hi = hi, hi * 2

@@ -93,7 +93,8 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
            max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
            U: Any = None, L: float | None = None, consolidation: Any = None,
            consolidation_slots: Any = None, max_copies: Any = None, forking: bool = True,
-           completion: str = "slot", hadar_run: OnlineRun | None = None) -> Result:
+           completion: str = "slot", copy_efficiency: float = 1.0,
+           hadar_run: OnlineRun | None = None) -> Result:
     r"""HadarE online: Hadar's admission and main placement, then forked copies on every GPU
     left idle (module docstring); the total utility of the completed jobs.
 
@@ -110,6 +111,12 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     completion : {"slot", "exact"}
         A job completes at the end of the slot in which its work is done (Hadar's slot model,
         comparable with the MILP) or at that instant; both plus the consolidation cost.
+    copy_efficiency : float
+        :math:`e \in (0, 1]`: in every round each job's main copy (largest rate) counts in
+        full and every other copy at :math:`e` of its rate (1: copies add up perfectly,
+        the forking assumption of :mod:`optsched.hadare.model`). Executed by holding the
+        other copies for the first :math:`e\Delta` of the round (see
+        :mod:`optsched.hadare.policy`).
     hadar_run : OnlineRun, optional
         A :func:`optsched.hadar.heuristics.run_online` result of this instance to reuse (its
         model and prices; ``slots``, ``quanta``, ``U``, ``L`` are then ignored).
@@ -159,7 +166,10 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     F = max_copies_of(plan, max_copies)
     if completion not in ("slot", "exact"):
         raise InvalidOption("completion", completion, "must be 'slot' or 'exact'")
-    policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa)
+    e = copy_efficiency
+    if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0 < e <= 1:
+        raise InvalidOption("copy_efficiency", e, "must be a number in (0, 1]")
+    policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa, efficiency=float(e))
     d = model.delta
     sim = simulate(plan, policy, max_time=model.T * d, progress=False)
     assert sim.schedule is not None  # the simulator always returns its schedule
@@ -178,9 +188,9 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     extra = {"slots": model.T, "slot": d, "quanta": hr.quanta, "admitted": admitted,
              "n_admitted": len(admitted), "rejected": model.n_jobs - len(admitted),
              "hadar_P": hadar_P, "consolidation": kappa, "forking": forking,
-             "completion_mode": completion, **{k: st[k] for k in (
+             "completion_mode": completion, "copy_efficiency": float(e), **{k: st[k] for k in (
                  "fill_gpu_rounds", "main_gpu_rounds", "released_gpu_rounds",
-                 "max_copies_used", "rounds")},
+                 "max_copies_used", "rounds", "extra_copy_gpu_rounds", "cut_gpu_seconds")},
              "done_at": done_at, "hadar_seconds": hr.seconds,
              "round_seconds": sim.extra["simulation_seconds"],
              "epochs": sim.extra["epochs"]}

@@ -16,6 +16,17 @@ decision at every slot boundary :math:`s\Delta`; it decides only there (steps 2-
 a slot) repeats the slot's placements of the unfinished jobs, so the GPUs of a job that
 finishes inside a slot stay idle until the next boundary -- the round-based semantics.
 
+Copy efficiency. With ``efficiency`` :math:`e < 1` each job's *main* copy of the round
+(largest rate :math:`g\tau_k`, then lowest node index) counts in full and every other copy
+at :math:`e` of its rate. The shared simulator credits every copy in full, so the policy
+holds the other copies only for the first :math:`e\Delta` of the round (a decision
+instant it asks for through ``horizon()``): each copy's progress over the round, hence the
+progress at every round boundary and every completion slot, is exactly the efficiency
+model's; within a round progress is front-loaded, so a completion instant inside a round
+can be earlier than the model's by less than a round. The GPU-seconds a copy would have
+held for no progress are reported as ``cut_gpu_seconds`` (the simulator counts them as
+idle). An exact rule would need a per-copy efficiency in the simulator and the validator.
+
 Admission. Hadar's primal-dual pass (:func:`optsched.hadar.heuristics.run_online`) is given
 to the policy: it treats jobs in arrival order and a job's plan only books slots
 :math:`\ge a_j`, using nothing that arrives later, so computing it before the
@@ -58,9 +69,10 @@ class HadarEPolicy:
     resource_sensitive = False
 
     def __init__(self, model: HadarModel, run: OnlineRun, *, forking: bool = True,
-                 F: np.ndarray | None = None, kappa: float = 0.0):
+                 F: np.ndarray | None = None, kappa: float = 0.0, efficiency: float = 1.0):
         self.model, self.prices = model, run.prices
         self.forking = bool(forking)
+        self.efficiency = float(efficiency)
         self.consolidation = float(kappa)
         self.name = "hadare" if forking else "hadar-replay"
         H = len(model.instance.cluster.nodes)
@@ -83,6 +95,10 @@ class HadarEPolicy:
         self.max_copies_used = 0
         self.rounds = 0
         self.per_round_idle: list[int] = []
+        self.extra: set[tuple[str, int]] = set()  # (job, copy) cut at the round's cut
+        self.cut: float | None = None
+        self.cut_gpu_seconds = 0.0
+        self.extra_gpu_rounds = 0
 
     def horizon(self) -> float | None:
         return self.wake
@@ -91,7 +107,9 @@ class HadarEPolicy:
         return {"fill_gpu_rounds": self.fill_gpu_rounds, "main_gpu_rounds": self.main_gpu_rounds,
                 "released_gpu_rounds": self.released_gpu_rounds,
                 "max_copies_used": self.max_copies_used, "rounds": self.rounds,
-                "per_round_idle": list(self.per_round_idle)}
+                "per_round_idle": list(self.per_round_idle),
+                "extra_copy_gpu_rounds": self.extra_gpu_rounds,
+                "cut_gpu_seconds": self.cut_gpu_seconds}
 
     def allocate(self, view: ClusterView) -> list[Placement]:
         m = self.model
@@ -106,9 +124,23 @@ class HadarEPolicy:
             self.wake = m.T * d
         if not on_boundary or k == self.round or k >= m.T:
             self.current = [p for p in self.current if p.job in live]
+            if self.cut is not None and t >= self.cut - _EPS * max(1.0, abs(t)):
+                # copy efficiency: the extra copies have done their share of the round
+                end = (self.round + 1) * d
+                for p in self.current:
+                    if (p.job, p.copy) in self.extra:
+                        self.cut_gpu_seconds += p.gpus * (end - t)
+                self.current = [p for p in self.current if (p.job, p.copy) not in self.extra]
+                self.cut = None
+            elif self.cut is not None:
+                self.wake = min(self.wake, self.cut)
             return self.current
         self.round = s = k
         self.current = self._decide(view, s)
+        self.cut = None
+        if self.efficiency < 1.0 and self.extra:
+            self.cut = s * d + self.efficiency * d
+            self.wake = min(self.wake, self.cut)
         return self.current
 
     def _decide(self, view: ClusterView, s: int) -> list[Placement]:
@@ -157,22 +189,31 @@ class HadarEPolicy:
         if self.forking and eligible and idle.any():
             p = self.prices.p
             self.fill_gpu_rounds += fill_idle_gpus(m, s, eligible, copies, idle, rem, self.F,
-                                          p[s] if s < p.shape[0] else None)
+                                                   p[s] if s < p.shape[0] else None,
+                                                   self.efficiency)
         self.per_round_idle.append(int(idle.sum()))
+        self.extra = set()
         for j, cp in copies.items():
             self.max_copies_used = max(self.max_copies_used, len(cp))
+            # the main copy (largest rate, then lowest node) counts in full, the others at
+            # the copy efficiency
+            main = min(cp, key=lambda h: (-cp[h][1] * rates[j, bt[cp[h][0]]], h))
             for h, (b, g) in cp.items():
                 out.append(Placement(inst.jobs[j].id, nodes[h].name, types[bt[b]], int(g),
                                      copy=h))
+                if h != main:
+                    self.extra.add((inst.jobs[j].id, h))
+                    self.extra_gpu_rounds += int(g)
         return out
 
 
 def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
                    copies: dict[int, dict[int, list]], idle: np.ndarray, rem: np.ndarray,
-                   F: np.ndarray, price: np.ndarray | None) -> int:
+                   F: np.ndarray, price: np.ndarray | None, efficiency: float = 1.0) -> int:
     """Step 3 of :mod:`optsched.hadare.heuristics` (the fill): every idle GPU offered to a
-    copy of an eligible job, best marginal progress per price first; mutates ``copies``
-    and ``idle``; returns the GPUs given."""
+    copy of an eligible job, best marginal progress per price first (a GPU of a job that
+    already has a copy counts at the copy ``efficiency``); mutates ``copies`` and
+    ``idle``; returns the GPUs given."""
     d = model.delta
     bn, bt = model.bucket_node, model.bucket_type
     H = len(model.instance.cluster.nodes)
@@ -187,9 +228,11 @@ def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
     cg = np.zeros((nE, H), dtype=np.int64)
     R = np.zeros(nE)
     for e, j in enumerate(eligible):
+        rs = sorted((g * model.rates[j, bt[b]] for b, g in copies.get(j, {}).values()),
+                    reverse=True)
+        R[e] = sum(rs[:1]) + efficiency * sum(rs[1:])
         for h, (b, g) in copies.get(j, {}).items():
             cb[e, h], cg[e, h] = b, g
-            R[e] += g * model.rates[j, bt[b]]
     ncop = (cb >= 0).sum(axis=1)
     Fv = F[E]
     given = 0
@@ -202,7 +245,8 @@ def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
         if not ok.any():
             return given
         need = np.maximum(0.0, rem[E] - R * d)
-        mp = np.where(ok, np.minimum(tau * d, need[:, None]) / p[None, :], -np.inf)
+        eff = np.where(ncop > 0, efficiency, 1.0)[:, None] * tau  # nE x B, effective rates
+        mp = np.where(ok, np.minimum(eff * d, need[:, None]) / p[None, :], -np.inf)
         top = mp.max()
         cand = ok & (mp >= top - 1e-12 * max(1.0, abs(top)))
         sec = np.where(cand, tau / p[None, :], -np.inf)
@@ -213,13 +257,13 @@ def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
         room = int(Wv[e] - cg[e, h]) if cb[e, h] >= 0 else int(Wv[e])
         g = min(int(idle[b]), room)
         if need[e] > 0:
-            g = min(g, max(1, math.ceil(need[e] / (tau[e, b] * d) - _EPS)))
+            g = min(g, max(1, math.ceil(need[e] / (eff[e, b] * d) - _EPS)))
+        R[e] += g * eff[e, b]
         if cb[e, h] < 0:
             cb[e, h] = b
             ncop[e] += 1
         cg[e, h] += g
         idle[b] -= g
-        R[e] += g * tau[e, b]
         given += g
         j = int(E[e])
         copies.setdefault(j, {})[h] = [int(b), int(cg[e, h])]

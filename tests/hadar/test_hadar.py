@@ -341,3 +341,17 @@ def test_lp_relaxation_meets_optimality_conditions(monkeypatch, backend):
     from optsched.hadar.workload import demo_instance as demo
 
     assert method_lps(monkeypatch, demo(), "hadar", "exact-lp", backend=backend) == 1
+
+
+def test_planning_grid_refuses_too_few_slots_for_the_load():
+    """Each job takes at least one slot of its gang whatever the slot's length: 12 jobs
+    of 2 workers on 2 GPUs need 13 slots, so max_slots=8 is refused, not met by an
+    absurdly long slot."""
+    from optsched import ModelTooLarge
+    from optsched.hadar.model import planning_instance
+
+    inst = make([(2, 5.0, float(i), {"v100": 1.0}, None) for i in range(12)], [{"v100": 2}])
+    with pytest.raises(ModelTooLarge, match="at least 13 slots"):
+        planning_instance(inst, max_slots=8)
+    plan = planning_instance(inst, max_slots=64)
+    assert plan.slot >= inst.slot

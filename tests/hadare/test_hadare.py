@@ -323,3 +323,89 @@ def test_lp_relaxation_meets_optimality_conditions(monkeypatch, backend):
     from optsched.hadare.workload import demo_instance as demo
 
     assert method_lps(monkeypatch, demo(), "hadare", "exact-lp", backend=backend) == 1
+
+
+# --------------------------------------------------------------------------- assumption
+def _paper_shape():
+    return make([(2, 30.0, 0.0, {"v100": 3.0, "p100": 2.0, "k80": 1.0},
+                  Ut("constant", value=5))],
+                [{"v100": 2}, {"p100": 2}, {"k80": 2}], T=10)
+
+
+@pytest.mark.parametrize("eff", [1.0, 0.75, 0.5, 0.2])
+def test_copy_efficiency_counts_extra_copies_at_e(eff):
+    """The main copy (2 V100, 6/s) counts in full, the P100 and K80 copies (4/s and 2/s)
+    at e: per round 6 + 6e; the slot completion is the first slot whose end covers 30,
+    exactly as the efficiency model (the extra copies run the first e of each round)."""
+    inst = _paper_shape()
+    res = online(inst, copy_efficiency=eff)
+    per_round = 6.0 + 6.0 * eff
+    assert res.metrics.completion["J0"] == pytest.approx(np.ceil(30.0 / per_round - 1e-9))
+    ex = simulate_hadare(inst, copy_efficiency=eff)
+    # progress at every round boundary is the model's, e.g. after the first round
+    assert _progress_at(inst, ex.schedule, "J0", 1.0) == pytest.approx(min(30.0, per_round))
+    # within the last round progress is front-loaded: never later than the model's instant
+    assert ex.metrics.completion["J0"] <= 30.0 / per_round + 1e-9
+    assert ex.extra["copy_efficiency"] == eff
+    if eff < 1:
+        assert ex.extra["cut_gpu_seconds"] > 0
+    with pytest.raises(InvalidOption):
+        online(inst, copy_efficiency=0.0)
+    with pytest.raises(InvalidOption):
+        online(inst, copy_efficiency=1.5)
+
+
+@given(inst=instances(single_type=False), eff=st.sampled_from([1.0, 0.6, 0.3]),
+       F=st.sampled_from([None, 1, 2]))
+@settings(max_examples=examples(30))
+def test_efficiency_schedules_validate_and_never_beat_the_fork_bound(inst, eff, F):
+    from optsched.hadare.bounds import time_bounds
+
+    res = simulate_hadare(inst, copy_efficiency=eff, max_copies=F)
+    validate_schedule(inst, res.schedule)  # raises on a violation
+    fork = time_bounds(inst, forking=True, copy_efficiency=eff, max_copies=F)
+    arrival = {j.id: j.arrival for j in inst.jobs}
+    for jid, c in res.metrics.completion.items():
+        j = inst.job_index[jid]
+        assert c - arrival[jid] >= fork.fastest[j] * (1 - 1e-9)
+
+
+def test_no_fork_bound():
+    """Gantt-free lower bounds: the critical path of the paper-shape job (30 / (2 x 3) = 5
+    s) bounds every non-forking schedule and is beaten by forking (2.5 s, above the fork
+    bound 30 / 18); the load bound binds when many jobs share few GPUs."""
+    from optsched.hadare.bounds import time_bounds
+
+    inst = _paper_shape()
+    nf, fk = time_bounds(inst), time_bounds(inst, forking=True)
+    assert nf.makespan == pytest.approx(5.0) and nf.critical_path == pytest.approx(5.0)
+    assert fk.makespan == pytest.approx(30.0 / 18.0)
+    assert time_bounds(inst, forking=True, copy_efficiency=0.5).critical_path == \
+        pytest.approx(30.0 / 12.0)
+    e, h = simulate_hadare(inst), simulate_hadare(inst, forking=False)
+    assert h.metrics.makespan >= nf.makespan - 1e-9
+    assert fk.makespan <= e.metrics.makespan < nf.makespan
+    # four 1-GPU jobs of 10 s on 2 GPUs: load 4 x 10 / 2 = 20 s > critical path 10 s
+    many = make([(1, 10.0, 0.0, {"v100": 1.0}, None)] * 4, [{"v100": 2}])
+    b = time_bounds(many)
+    assert b.load == pytest.approx(20.0) and b.makespan == pytest.approx(20.0)
+    assert b.mean_jct == pytest.approx(10.0)
+    with pytest.raises(InvalidOption):
+        time_bounds(many, copy_efficiency=0)
+
+
+@given(inst=instances(single_type=False))
+@settings(max_examples=examples(25))
+def test_no_fork_bound_holds_for_non_forking_policies(inst):
+    from optsched.hadar.policy import HadarPolicy
+    from optsched.hadare.bounds import time_bounds
+    from optsched.sim import simulate
+
+    open_ended = inst.replace(horizon=None)
+    b = time_bounds(open_ended)
+    for res in (simulate_hadare(inst, forking=False),
+                simulate(open_ended, HadarPolicy(open_ended), progress=False)):
+        m = res.metrics
+        if m.n_completed == inst.n_jobs:
+            assert m.makespan >= b.makespan * (1 - 1e-9)
+            assert m.mean_jct >= b.mean_jct * (1 - 1e-9)
