@@ -1,4 +1,4 @@
-"""Tiresias reproduction: 2D-LAS and 2D-Gittins vs FIFO (YARN-CS-like) in the simulator.
+"""Tiresias reproduction: 2D-LAS and 2D-Gittins vs FIFO (YARN-CS) in the simulator.
 
 Traces:
 
@@ -9,7 +9,8 @@ Traces:
 * ``philly-N``: Gavel's Philly-derived generator (``generate_philly``) on n32g4, at an
   arrival rate that loads the cluster.
 
-Policies: ``fifo_yarn`` (arrival order, gang, no preemption), ``tiresias_las``
+Policies: ``fifo_yarn`` (YARN-CS: arrival order, gangs consolidated, no preemption,
+head-of-line blocking), ``fifo_backfill`` (the same with backfilling), ``tiresias_las``
 (2D-LAS, default queues (3250, 7200) GPU-s), ``tiresias_gittins`` (2D-Gittins, exact
 supremum over Delta, distribution = Tiresias' yarn-gput1000 samples),
 ``tiresias_gittins_fixed`` (the public simulator's fixed Delta = 3250),
@@ -43,7 +44,7 @@ def gpu_time_samples(inst) -> np.ndarray:
 
 
 def policies(history: np.ndarray | None):
-    out = [("fifo_yarn", {}), ("tiresias_las", {}),
+    out = [("fifo_yarn", {}), ("fifo_backfill", {}), ("tiresias_las", {}),
            ("tiresias_las", {"thresholds": ADAPTDL_THRESHOLDS,
                              "name": "tiresias_las_adaptdl_queues"}),
            ("las_2d_continuous", {}), ("tiresias_gittins", {}),
@@ -102,7 +103,7 @@ def main() -> None:
         ["trace", "policy", "completed", "mean_jct_h", "p99_jct_h", "makespan_h",
          "jct_ratio_vs_fifo", "makespan_ratio_vs_fifo", "utilization", "preemptions",
          "promotions", "wall_s"],
-        title="Tiresias 2D-LAS / 2D-Gittins vs FIFO (YARN-CS-like)",
+        title="Tiresias 2D-LAS / 2D-Gittins vs FIFO (YARN-CS)",
         params={"philly_jobs": args.philly_jobs, "jobs_per_hour": args.jobs_per_hour,
                 "seed": args.seed, "queues": "(3250, 7200) GPU-s", "promote_knob": "off",
                 "placement": "spread"},
