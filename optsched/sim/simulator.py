@@ -21,8 +21,9 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   stay idle for the rest of the round (round-based policies) or are re-assigned at once
   (event-driven ones). A job left short at the epoch end only by float rounding (at
   most a relative :math:`10^{-9}` of its work) completes at the epoch end: its record
-  never runs past the instant its GPUs are handed on. An epoch also ends at the policy's ``horizon()`` if it gives one;
-  a decision that runs nothing then jumps straight to that instant (or the next arrival).
+  never runs past the instant its GPUs are handed on. An epoch also ends at the
+  policy's ``horizon()`` if it gives one; a decision that runs nothing then jumps
+  straight to that instant (or the next arrival).
 * A *preemption* is counted when a job that ran in the previous epoch is unfinished and
   gets no GPU in the next; a *migration* when it keeps running on a different placement.
 * Every decision is checked before it is executed: known node and type, positive
