@@ -126,8 +126,13 @@ class RoundMechanism:
         eligible = pos | (T > 0) if self.fill_leftover else pos
         m_idx, k_idx = np.nonzero(eligible)
         # the tie-break between types: a fresh random rank every round, after the
-        # speed for heterogeneity-aware policies; never the column order
-        rank = view.rng.permutation(K)[k_idx]
+        # speed for heterogeneity-aware policies; never the column order. Drawn only if
+        # some job has two entries (FIFO's one-hot X never does, and leaves the
+        # generator to its own type choice)
+        if np.any(np.bincount(m_idx, minlength=n) > 1):
+            rank = view.rng.permutation(K)[k_idx]
+        else:
+            rank = np.zeros(len(k_idx), dtype=np.int64)
         speed = -T[m_idx, k_idx] if self.type_order == "fastest" else np.zeros(len(k_idx))
         order = np.lexsort((rank, speed, m_idx, -X[m_idx, k_idx], -deficit[m_idx, k_idx],
                             -prio[m_idx, k_idx]))
