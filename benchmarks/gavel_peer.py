@@ -112,6 +112,36 @@ def gavel_run(peer: Path, n: int, gpolicy: str) -> dict | None:
     return g
 
 
+def gavel_failed(peer: Path, n: int, gpolicy: str) -> dict | None:
+    """A Gavel run that aborted (its partial result, with ``failure_time``)."""
+    path = peer / f"gavel_{n}_{gpolicy}.FAILED.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _done_by(run: dict, arrivals: dict[str, float], t: float) -> tuple[int, float]:
+    jct = [v for j, v in run["jct"].items() if arrivals[j] + v <= t]
+    return len(jct), float(np.mean(jct)) / H if jct else float("nan")
+
+
+def compare_partial(g: dict, before: dict | None, after: dict) -> dict:
+    """Gavel aborted at ``failure_time``: compare the jobs each side finished by then."""
+    t = float(g["failure_time"])
+    trace = read_gavel_trace()
+    arrivals = {j.id: float(j.arrival) for j in trace.jobs[:after["n"]]}
+    done = [v["jct"] for v in g["jobs"].values() if v.get("jct") is not None]
+    row = {"n": after["n"], "gavel_policy": g["policy"], "ours_policy": after["policy"],
+           "gavel_failed_at_h": t / H, "gavel_error": g["error"].strip().splitlines()[-1],
+           "gavel_done": len(done), "gavel_done_mean_h": float(np.mean(done)) / H,
+           "after_mean_h": after["mean_jct_h"], "after_makespan_h": after["makespan_h"]}
+    row["after_done"], row["after_done_mean_h"] = _done_by(after, arrivals, t)
+    if before is not None:
+        row["before_mean_h"], row["before_makespan_h"] = (before["mean_jct_h"],
+                                                          before["makespan_h"])
+        row["before_done"], row["before_done_mean_h"] = _done_by(before, arrivals, t)
+        row["before_commit"] = before["commit"]
+    return row
+
+
 def compare(g: dict, before: dict | None, after: dict) -> dict:
     ids = [j for j, v in g["jobs"].items() if v["jct"] is not None and j in after["jct"]]
     gj = np.array([g["jobs"][j]["jct"] for j in ids])
@@ -158,12 +188,13 @@ def _f(v, d=2) -> str:
     return "-" if v is None else f"{v:.{d}f}"
 
 
-def write(rows: list[dict], params: dict, notes: list[str]) -> None:
+def write(rows: list[dict], partial: list[dict], params: dict, notes: list[str]) -> None:
     info = machine_info()
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "gavel_peer.json").write_text(json.dumps(
         {"benchmark": "gavel_peer", "peer": PEER, "peer_commit": PEER_COMMIT,
-         "machine": info, "params": params, "rows": rows, "notes": notes},
+         "machine": info, "params": params, "rows": rows, "aborted_peer_runs": partial,
+         "notes": notes},
         indent=1, default=str) + "\n")
     jct = [{"n": r["n"], "Gavel / ours": f"{r['gavel_policy']} / {r['ours_policy']}",
             "mean JCT h: Gavel": _f(r["gavel_mean_h"]),
@@ -213,6 +244,23 @@ def write(rows: list[dict], params: dict, notes: list[str]) -> None:
           "Our mean wait: mean seconds from arrival to first run. X=1 job idle: the "
           "longest run of consecutive rounds in which a job whose current X put its "
           "whole time on one type was not run (LP policies only).", ""]
+    if partial:
+        tab = [{"n": r["n"], "Gavel / ours": f"{r['gavel_policy']} / {r['ours_policy']}",
+                "Gavel aborted at h": f"{r['gavel_failed_at_h']:.0f}",
+                "jobs done by then: Gavel / before / after":
+                    f"{r['gavel_done']} / {r.get('before_done', '-')} / {r['after_done']}",
+                "their mean JCT h: Gavel / before / after":
+                    f"{r['gavel_done_mean_h']:.1f} / {_f(r.get('before_done_mean_h'), 1)} / "
+                    f"{r['after_done_mean_h']:.1f}",
+                "ours, whole run: mean JCT h before / after":
+                    f"{_f(r.get('before_mean_h'))} / {_f(r['after_mean_h'])}",
+                "makespan h before / after":
+                    f"{_f(r.get('before_makespan_h'), 1)} / {_f(r['after_makespan_h'], 1)}"}
+               for r in partial]
+        md += ["Gavel runs that aborted (" + "; ".join(sorted({r["gavel_error"]
+                                                             for r in partial}))
+               + "): the jobs each side had finished by the instant Gavel stopped.", "",
+               markdown_table(tab, list(tab[0])), ""]
     md += ["## Remaining differences, explained", ""] + [f"* {t}" for t in notes] + [""]
     (RESULTS / "gavel_peer.md").write_text("\n".join(md))
 
@@ -278,11 +326,12 @@ def main() -> None:
               "skipped.", file=sys.stderr)
         return
     peer = Path(peer_dir) if peer_dir else None
-    rows = []
+    rows, partial = [], []
     for n in args.jobs:
         for gp in args.pairs:
             g = gavel_run(peer, n, gp) if peer is not None else None
-            if peer is not None and g is None:
+            failed = gavel_failed(peer, n, gp) if peer is not None and g is None else None
+            if peer is not None and g is None and failed is None:
                 print(f"no Gavel result for {n} jobs, {gp}: skipped", file=sys.stderr)
                 continue
             name = f"{n}_{PAIRS[gp]}.json"
@@ -296,15 +345,17 @@ def main() -> None:
             if args.save_runs:
                 args.save_runs.mkdir(parents=True, exist_ok=True)
                 (args.save_runs / name).write_text(json.dumps(after) + "\n")
-            if g is None:
-                continue
             before = None
             if args.before and (args.before / name).exists():
                 before = json.loads((args.before / name).read_text())
-            rows.append(compare(g, before, after))
+            if g is not None:
+                rows.append(compare(g, before, after))
+            elif failed is not None:
+                partial.append(compare_partial(failed, before, after))
     if rows and not args.no_write:
-        write(rows, {"jobs": args.jobs, "pairs": args.pairs,
-                     "peer_results": "GAVEL_PEER_RESULTS" if peer_dir else None}, NOTES)
+        write(rows, partial, {"jobs": args.jobs, "pairs": args.pairs,
+                              "peer_results": "GAVEL_PEER_RESULTS" if peer_dir else None},
+              NOTES)
 
 
 if __name__ == "__main__":
