@@ -14,6 +14,9 @@ JCT and makespan from both, the per-job agreement, the share of job-time per GPU
 the allocation computations and the longest run of rounds a job whose share was X = 1
 on a type stayed idle (the round mechanism starving the LP's bottleneck).
 
+Gavel's mean wait from arrival to first run is read from its per-round logs when
+``GAVEL_PEER_ROUNDS`` names their directory (``<N>_<policy>/rounds.jsonl``).
+
 ``--save-runs DIR`` stores our per-run summaries; ``--before DIR`` puts such summaries
 (made with an earlier optsched, e.g. from a checkout of the commit before a fix) next to
 today's as the "before" columns.
@@ -61,6 +64,7 @@ def run_ours(n: int, policy: str, seed: int = 0) -> dict:
     pol = get_policy(policy)
     idle_run: dict[tuple[str, str], int] = {}
     longest: dict[tuple[str, str], int] = {}
+    total: dict[tuple[str, str], int] = {}
     inner = pol.allocate
 
     def allocate(view):
@@ -72,6 +76,7 @@ def run_ours(n: int, policy: str, seed: int = 0) -> dict:
                 k = int(np.argmax(X[m]))
                 key = (j, view.gpu_types[k])
                 if X[m, k] >= 1 - 1e-9 and j not in placed:
+                    total[key] = total.get(key, 0) + 1
                     idle_run[key] = idle_run.get(key, 0) + 1
                     longest[key] = max(longest.get(key, 0), idle_run[key])
                 else:
@@ -89,6 +94,7 @@ def run_ours(n: int, policy: str, seed: int = 0) -> dict:
         job_s[a.gpu_type] += (a.end - a.start) * a.gpus / W[a.job]
     tot = sum(job_s.values()) or 1.0
     worst = max(longest.items(), key=lambda kv: kv[1], default=(None, 0))
+    most = max(total.items(), key=lambda kv: kv[1], default=(None, 0))
     return {
         "n": n, "policy": policy, "seed": seed, "commit": machine_info()["commit"],
         "mean_jct_h": m.mean_jct / H, "p50_jct_h": m.p50_jct / H, "p99_jct_h": m.p99_jct / H,
@@ -98,6 +104,8 @@ def run_ours(n: int, policy: str, seed: int = 0) -> dict:
         "allocation_solves": res.extra.get("allocation_solves"),
         "x1_longest_idle_rounds": int(worst[1]),
         "x1_longest_idle_job": list(worst[0]) if worst[0] else None,
+        "x1_most_idle_rounds": int(most[1]),
+        "x1_most_idle_job": list(most[0]) if most[0] else None,
         "wall_s": wall, "jct": {k: float(v) for k, v in m.jct.items()},
     }
 
@@ -142,6 +150,24 @@ def compare_partial(g: dict, before: dict | None, after: dict) -> dict:
     return row
 
 
+def gavel_wait(n: int, gpolicy: str, g: dict) -> float | None:
+    """Gavel's mean seconds from arrival to first run, from its round log
+    (``$GAVEL_PEER_ROUNDS/<n>_<policy>/rounds.jsonl``, one JSON object per round with
+    ``t`` and ``run``) when it was kept."""
+    root = os.environ.get("GAVEL_PEER_ROUNDS")
+    path = Path(root) / f"{n}_{gpolicy}" / "rounds.jsonl" if root else None
+    if path is None or not path.exists():
+        return None
+    first: dict[str, float] = {}
+    with path.open() as f:
+        for line in f:
+            r = json.loads(line)
+            for j in r.get("run", {}):
+                first.setdefault(j, r["t"])
+    waits = [first[j] - v["arrival"] for j, v in g["jobs"].items() if j in first]
+    return float(np.mean(waits)) if waits else None
+
+
 def compare(g: dict, before: dict | None, after: dict) -> dict:
     ids = [j for j, v in g["jobs"].items() if v["jct"] is not None and j in after["jct"]]
     gj = np.array([g["jobs"][j]["jct"] for j in ids])
@@ -166,6 +192,8 @@ def compare(g: dict, before: dict | None, after: dict) -> dict:
         "after_x_computations": after["allocation_solves"],
         "after_mean_wait_s": after["mean_queueing_delay_s"],
         "after_x1_longest_idle_rounds": after["x1_longest_idle_rounds"],
+        "after_x1_most_idle_rounds": after["x1_most_idle_rounds"],
+        "after_x1_most_idle_job": after["x1_most_idle_job"],
         "after_commit": after["commit"],
     }
     if before is not None:
@@ -175,6 +203,9 @@ def compare(g: dict, before: dict | None, after: dict) -> dict:
             "before_mean_vs_gavel": before["mean_jct_h"] * H / g["mean_jct"],
             "before_share_k80_p100_v100": [before["job_time_share"][t] for t in TYPES],
             "before_x1_longest_idle_rounds": before["x1_longest_idle_rounds"],
+            "before_x1_most_idle_rounds": before["x1_most_idle_rounds"],
+            "before_x1_most_idle_job": before["x1_most_idle_job"],
+            "before_mean_wait_s": before["mean_queueing_delay_s"],
             "before_commit": before["commit"],
         })
     return row
@@ -219,10 +250,13 @@ def write(rows: list[dict], partial: list[dict], params: dict, notes: list[str])
              "after": _pct(r["after_share_k80_p100_v100"]),
              "X computations G / after": f"{r['gavel_x_computations']} / "
                                          f"{r['after_x_computations']}",
-             "our mean wait s": f"{r['after_mean_wait_s']:.0f}",
-             "X=1 job idle, longest run of rounds: before / after":
-                 f"{r.get('before_x1_longest_idle_rounds', '-')} / "
-                 f"{r['after_x1_longest_idle_rounds']}"}
+             "mean wait to first run s: Gavel / before / after":
+                 f"{_f(r.get('gavel_mean_wait_s'), 0)} / {_f(r.get('before_mean_wait_s'), 0)}"
+                 f" / {r['after_mean_wait_s']:.0f}",
+             "X=1 job idle rounds (longest run): before / after":
+                 f"{r.get('before_x1_most_idle_rounds', '-')} "
+                 f"({r.get('before_x1_longest_idle_rounds', '-')}) / "
+                 f"{r['after_x1_most_idle_rounds']} ({r['after_x1_longest_idle_rounds']})"}
             for r in rows]
     before_commits = sorted({r["before_commit"] for r in rows if "before_commit" in r})
     md = ["# Gavel's original simulator vs optsched, same jobs", "",
@@ -241,9 +275,10 @@ def write(rows: list[dict], partial: list[dict], params: dict, notes: list[str])
           markdown_table(mech, list(mech[0])), "",
           "Job share: Gavel's share of job-rounds per type; ours the share of job-seconds "
           "(a gang counted once). X computations: allocations computed over the run. "
-          "Our mean wait: mean seconds from arrival to first run. X=1 job idle: the "
-          "longest run of consecutive rounds in which a job whose current X put its "
-          "whole time on one type was not run (LP policies only).", ""]
+          "Mean wait: seconds from arrival to first run (Gavel's from its round log, "
+          "where one was kept). X=1 job idle: the most rounds one job whose current X "
+          "put its whole time on one type was not run (in brackets the longest run of "
+          "consecutive such rounds; LP policies only).", ""]
     if partial:
         tab = [{"n": r["n"], "Gavel / ours": f"{r['gavel_policy']} / {r['ours_policy']}",
                 "Gavel aborted at h": f"{r['gavel_failed_at_h']:.0f}",
@@ -350,6 +385,7 @@ def main() -> None:
                 before = json.loads((args.before / name).read_text())
             if g is not None:
                 rows.append(compare(g, before, after))
+                rows[-1]["gavel_mean_wait_s"] = gavel_wait(n, gp, g)
             elif failed is not None:
                 partial.append(compare_partial(failed, before, after))
     if rows and not args.no_write:

@@ -102,7 +102,7 @@ class RoundMechanism:
                                                                 np.ndarray]:
         r"""``(f, R, N)`` for jobs ``ids``: rounds received per type :math:`R_{mk}`, rounds
         present :math:`N_m` (both since the last reset) and the fraction
-        :math:`f_{mk} = (R_{mk} + 	frac12) / (N_m + 	frac12)`.
+        :math:`f_{mk} = (R_{mk} + \tfrac12) / (N_m + \tfrac12)`.
 
         Both counters start at half a round, as Gavel's time counters do
         (``time_per_iteration / 2`` at arrival and at every reset), so :math:`f > 0`
