@@ -204,12 +204,15 @@ def main() -> None:
               "Gavel's code is faster). Values: max-min min_m sum_k a_mk X_mk (higher is "
               "better), makespan max_m r_m/thr_m(X) in seconds (lower is better) from each "
               "side's own X, under our normalisation (gavel_value, ours_value) and under "
-              "Gavel's (*_gavel_formula). The two differ only for jobs that cannot use a "
-              "type (40 of the 2,000 have no K80 rate): Gavel's equal share gives them c_k / "
-              "sum c on every type, the unusable one included, ours c_k / n on usable types; "
-              "each side's X is optimal for its own formula. Gavel's makespan X is the "
-              "feasibility point at the smallest T its bisection tried, so it is within 5 % "
-              "of the optimum, not at it.")
+              "Gavel's (*_gavel_formula). Gavel's equal share is c_k / sum c on every type, "
+              "ours c_k / n on the types a job can use (rows scaled to at most 1); with n >= "
+              "sum c and every type usable the two differ by one constant factor, so they "
+              "rank allocations alike. They rank differently for jobs that cannot use a "
+              "type (40 of the 2,000 have no K80 rate) when n < sum c (here at 100 jobs), "
+              "and in the agnostic LP, where Gavel also counts the unusable type as "
+              "throughput 1; each side's X is optimal for its own formula. Gavel's makespan "
+              "X is the feasibility point at the smallest T its bisection tried, so it is "
+              "within 5 % of the optimum, not at it.")
 
 
 if __name__ == "__main__":
