@@ -10,10 +10,12 @@ each one LP (or a short sequence) built with
   :math:`\max z` s.t. :math:`z \le \sum_k a_{mk} X_{mk}` (Gavel code
   ``MaxMinFairnessPolicyWithPerf``: normalised by the equal-share throughput and multiplied
   by the scale factor). ``agnostic=True`` sets :math:`T = 1` on every usable type
-  (``MaxMinFairnessPolicy``). A vertex solver may leave GPUs idle that an interior-point
-  solver like Gavel's ECOS would spread, so ``pareto="greedy"`` hands idle capacity to
-  jobs with spare time (keeps :math:`z^*`) and ``pareto="lp"`` solves a second LP that
-  keeps every job at :math:`\ge z^*` and maximises :math:`\sum_{mk} a_{mk}X_{mk}`.
+  (``MaxMinFairnessPolicy``) and returns an allocation symmetric under relabelling the
+  types (rows spread in proportion to capacity where that fits). A vertex solver may
+  leave GPUs idle that an interior-point solver like Gavel's ECOS would spread, so
+  ``pareto="greedy"`` hands idle capacity to jobs with spare time (keeps :math:`z^*`)
+  and ``pareto="lp"`` solves a second LP that keeps every job at :math:`\ge z^*` and
+  maximises :math:`\sum_{mk} a_{mk}X_{mk}`.
   Identical jobs are aggregated into classes (exact, see :func:`max_min_fairness`).
 * :func:`min_total_duration` (makespan): ONE LP, :math:`\max \tau` s.t.
   :math:`\mathrm{thr}_m(X) \ge r_m \tau` with :math:`r_m` the *remaining* iterations; the
@@ -68,6 +70,7 @@ from optsched.gavel.model import (
     fill_idle,
     isolated_share,
     job_classes,
+    normalised_rates,
     objective_value,
     repair_allocation,
     round_state,
@@ -135,7 +138,11 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
     weights : array_like, optional
         Priority weights :math:`w_m` (default 1).
     agnostic : bool
-        Count every usable type as throughput 1 (``MaxMinFairnessPolicy``).
+        Count every usable type as throughput 1 (``MaxMinFairnessPolicy``). The LP then
+        fixes only each job's total share; the answer is made symmetric under relabelling
+        the types (each row spread over the job's usable types in proportion to their
+        GPUs when that fits, as Gavel's interior-point solver returns; see
+        :func:`_agnostic_max_min`), ``info["type_split"]`` says which split was used.
     pareto : bool or str
         ``False``; ``"greedy"`` (:func:`fill_idle`, keeps :math:`z^*`); ``True``/``"lp"``
         (a second LP maximising the sum of normalised throughputs with every job kept at
@@ -163,7 +170,8 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
     Complexity
     ----------
     One LP with :math:`nK + 1` columns and :math:`2n + K` rows (:math:`n` = job classes
-    when aggregated); two with ``pareto="lp"``.
+    when aggregated); two with ``pareto="lp"``; one more (the same size) when an agnostic
+    proportional split does not fit.
 
     References
     ----------
@@ -175,7 +183,9 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
     if n == 0:
         return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float).reshape(n)
-    Te = (T > 0).astype(float) if agnostic else T
+    if agnostic:
+        return _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, solve_options)
+    Te = T
     thr_eq = (Te * equal_share(Te, c)).sum(axis=1)
     A = Te * (W / (w * np.maximum(thr_eq, 1e-300)))[:, None]
     if aggregate:
@@ -211,6 +221,122 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
         raise InvalidOption("pareto", pareto, "must be False, 'greedy', True or 'lp'")
     return _allocation(Xs, T, W, c, zstar, res.status, res, lp_solves=solves,
                        seconds=seconds, info={"normalised": A, "classes": int(len(first))})
+
+
+def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocation:
+    r"""The heterogeneity-agnostic max-min allocation, symmetric under relabelling types.
+
+    With :math:`T = 1` on the usable types :math:`U_m`, job m's objective term is
+    :math:`a_m s_m` with :math:`s_m = \sum_k X_{mk}` its row sum: the LP fixes the row
+    sums it needs and nothing about how a row is split over the types, and a vertex
+    solver picks a split by the column order. The answer here depends on the types only
+    through what the agnostic LP sees of them, the capacities :math:`c_k` and the
+    columns of :math:`U`:
+
+    1. Canonical order. The LP (with its Pareto stage) is solved with the types sorted
+       by :math:`(c_k, U_{\cdot k})`. Types that tie on that key are interchangeable in
+       the LP, so a relabelled input gives the very same LP and the same solution
+       :math:`\hat X` (HiGHS is deterministic), mapped back to the input's labels.
+    2. Split. Each row is spread over the job's usable types in proportion to their
+       capacity, :math:`X_{mk} = s_m c_k / \sum_{k' \in U_m} c_{k'}` for
+       :math:`k \in U_m`. The row sums, hence every :math:`a_m s_m` and :math:`z^*`,
+       are unchanged. It is used when it fits every type
+       (:math:`\sum_m W_m X_{mk} \le c_k`) and, with a Pareto stage, leaves no type
+       idle that a job with spare time can use. When every job can use every type
+       (Gavel's setting) both always hold: the loads become
+       :math:`c_k \sum_m W_m s_m / \sum_{k'} c_{k'}`, at most :math:`c_k` because the
+       capacity rows of :math:`\hat X` sum to :math:`\sum_m W_m s_m \le \sum_k c_k`;
+       and a job with spare time after the Pareto stage means no GPU was idle, so after
+       the split none is either. With equal capacities this is Gavel's own X (ECOS
+       returns equal thirds on 36/36/36 GPUs).
+    3. Otherwise (some job cannot use some type, and the proportional split over-fills
+       a type) a second LP, in the canonical order, splits the same row sums as close
+       to proportional as fits: :math:`\max t` s.t. :math:`X_{mk} \ge t P_{mk}` on
+       usable types (:math:`P` the proportional split), :math:`\sum_k X_{mk} = s_m`,
+       :math:`\sum_m W_m X_{mk} \le c_k`, and, with a Pareto stage, every type that a
+       job with spare time can use at least as full as in :math:`\hat X`;
+       :math:`0 \le t \le 1`. :math:`\hat X` with :math:`t = 0` is feasible, so
+       :math:`t^*` exists; every job keeps its row sum (so :math:`z^*`), and the
+       Pareto property is kept. Its answer, mapped back, has the columns of tied types
+       averaged: a permutation of tied types maps this LP to itself, so the average
+       over those permutations is again an optimum of it.
+
+    Either way, permuting the input's types permutes the columns of the answer.
+    """
+    n, K = T.shape
+    U = T > 0
+    key = [(float(c[k]), U[:, k].tobytes()) for k in range(K)]
+    perm = np.array(sorted(range(K), key=lambda k: key[k]), dtype=np.int64)
+    Te = U.astype(float)
+    sol = max_min_fairness(Te[:, perm], W, c[perm], w, pareto=pareto, aggregate=aggregate,
+                           backend=backend, **opts)
+    if not sol.ok:
+        return sol
+    Xh = np.empty((n, K))
+    Xh[:, perm] = sol.X
+    s = Xh.sum(axis=1)
+    cap_m = (U * c[None, :]).sum(axis=1)
+    P = np.where(U, s[:, None] * c[None, :] / np.maximum(cap_m, 1e-300)[:, None], 0.0)
+    load = W @ P
+    fits = bool(np.all(load <= c * (1 + 1e-9) + 1e-12))
+    if fits and pareto is not False:
+        # (tolerances of the solver's order: only which exact split is used hangs on them)
+        idle = c - load > 1e-6 * np.maximum(c, 1.0)
+        spare = s < 1 - 1e-6
+        fits = not bool(np.any(U[spare][:, idle]))
+    seconds, solves = sol.seconds, sol.lp_solves
+    if fits:
+        X, split, t = P, "proportional", 1.0
+    else:
+        # the split LP in the canonical order, over classes of jobs with the same usable
+        # types, gang and row sum (exact by the symmetry argument of max_min_fairness;
+        # identical jobs get identical rows)
+        Up, Pp, Xp, cp = U[:, perm], P[:, perm], Xh[:, perm], c[perm]
+        first, inv, counts = job_classes(Up, W, s)
+        Uc, Pc, Wc, sc = Up[first], Pp[first], W[first], s[first]
+        nc = len(first)
+        floor = np.full(K, -np.inf)
+        if pareto is not False:
+            spare = s < 1 - 1e-6
+            keep = Up[spare].any(axis=0)
+            # 1e-9 GPUs below X-hat's load: an exactly tight system (rows fixed, loads
+            # fixed) is one HiGHS's presolve has declared infeasible by rounding
+            floor[keep] = (W @ Xp)[keep] - 1e-9 * np.maximum(cp[keep], 1.0)
+        lp, Xv = allocation_program(Uc.astype(float), Wc * counts, cp, sense="max",
+                                    name="gavel_agnostic_split")
+        tv = lp.add_variables("t", 1, lb=0.0, ub=1.0, cost=1.0)
+        idx = Xv.index
+        lp.add_constraints("row_sum", rows=np.repeat(np.arange(nc), K), cols=idx.ravel(),
+                           vals=1.0, lb=sc, ub=sc, n_rows=nc)
+        if np.isfinite(floor).any():
+            lp.add_constraints("stay_full", rows=np.tile(np.arange(K), nc), cols=idx.ravel(),
+                               vals=np.repeat(Wc * counts, K), lb=floor, n_rows=K)
+        m_i, k_i = np.nonzero(Uc)
+        rows = np.arange(len(m_i))
+        lp.add_constraints("near_proportional",
+                           rows=np.concatenate([rows, rows]),
+                           cols=np.concatenate([idx[m_i, k_i],
+                                                np.full(len(m_i), int(tv.index[0]))]),
+                           vals=np.concatenate([np.ones(len(m_i)), -Pc[m_i, k_i]]),
+                           lb=0.0, n_rows=len(m_i))
+        res, vals = _solve(lp, backend, opts)
+        seconds += res.seconds
+        solves += 1
+        if not res.success:
+            return _fail(n, K, res, stage="agnostic_split")
+        t = float(vals["t"][0])
+        Xh = np.empty((n, K))
+        Xh[:, perm] = vals["X"][inv]
+        X, split = Xh.copy(), "near-proportional"
+        for k in range(K):
+            ties = [j for j in range(K) if key[j] == key[k]]
+            if len(ties) > 1:
+                X[:, k] = Xh[:, ties].mean(axis=1)
+    A = normalised_rates(T, W, c, w, agnostic=True)
+    return _allocation(X, T, W, c, sol.objective, sol.status, sol.result,
+                       lp_solves=solves, seconds=seconds,
+                       info={**sol.info, "normalised": A, "type_split": split,
+                             "proportional_floor": t})
 
 
 def _max_common_rate(T, W, c, need, backend, opts, name) -> tuple[float | None, np.ndarray,

@@ -179,7 +179,9 @@ def agnostic(instance: Instance, backend: str = "highs", *,
 
     Complexity
     ----------
-    One LP of the size of :func:`exact`'s.
+    One LP of the size of :func:`exact`'s (max-min: a second of the same size when the
+    type-symmetric proportional split does not fit, see
+    :func:`optsched.gavel.exact.max_min_fairness`).
 
     References
     ----------

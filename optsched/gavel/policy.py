@@ -7,13 +7,19 @@ it into per-round placements with Gavel's round mechanism (§5, Alg. 1):
   completion: Gavel's *reset events*); it is kept otherwise.
 * Rounds received: :math:`R_{mk}` counts the rounds job m ran on type k and :math:`N_m`
   the rounds it was present, both since the last counter reset; the fraction received is
-  :math:`f_{mk} = R_{mk}/N_m`. Counters are reset at a reset event at most every
-  ``reset_interval`` seconds (Gavel's ``minimum_time_between_allocation_resets = 1920``).
-* Priority :math:`p_{mk} = X_{mk} / f_{mk}` (:math:`+\infty` when :math:`f_{mk} = 0 <
-  X_{mk}`; entries with :math:`X_{mk} = 0` are never scheduled). Ties are broken by the
-  deficit :math:`X_{mk} N_m - R_{mk}` (larger first), then arrival order.
+  :math:`f_{mk} = (R_{mk} + \tfrac12)/(N_m + \tfrac12)`: both counters start at half a
+  round, as Gavel's time counters do, so every priority is finite. Counters are reset at
+  a reset event at most every ``reset_interval`` seconds (Gavel's
+  ``minimum_time_between_allocation_resets = 1920``).
+* Priority :math:`p_{mk} = X_{mk} / f_{mk}`. Ties are broken by the deficit
+  :math:`X_{mk} N_m - R_{mk}` (larger first), then X, then arrival order, then between
+  one job's types by speed (heterogeneity-aware policies) and a random order drawn every
+  round (never the types' column order).
 * Greedy packing in descending priority: an entry is skipped when its job is already
   scheduled this round or when its ``workers`` exceed the remaining GPUs of type k.
+  After the entries of X, entries with :math:`X_{mk} = 0` on usable types take the GPUs
+  still free (priority 0, as in Gavel's simulator; ``fill_leftover=False`` turns this
+  off; Gavel's FIFO never does it).
 * Placement: the selected jobs of each type are placed in decreasing gang size, keeping
   their previous GPUs when possible (lease extension), otherwise on the single node that
   fits best, otherwise on the fewest nodes (:func:`optsched.sim.placement.place_gang`).
@@ -52,10 +58,33 @@ __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS", "KIND_OPTION
 
 
 class RoundMechanism:
-    """Gavel's Alg. 1: time fractions ``X`` -> one round's placements (module docstring)."""
+    r"""Gavel's Alg. 1: time fractions ``X`` -> one round's placements (module docstring).
 
-    def __init__(self, reset_interval: float = 1920.0):
+    Parameters
+    ----------
+    reset_interval : float
+        Minimum seconds between counter resets (Gavel's 1920 s).
+    fill_leftover : bool
+        After every entry with :math:`X_{mk} > 0`, let entries with :math:`X_{mk} = 0`
+        on a usable type take the GPUs still free (priority 0; Gavel's LP policies do,
+        its FIFO does not). ``False`` runs only the entries of X.
+    type_order : "fastest" or "random"
+        Tie-break between one job's entries of equal priority, deficit and X: the faster
+        type first, then a random order drawn every round (``"fastest"``, for
+        heterogeneity-aware policies), or the random order alone (``"random"``, for
+        heterogeneity-agnostic ones, which must not see throughputs). Gavel walks its
+        per-type queues v100 -> p100 -> k80 for Perf policies and shuffles the order
+        every round for agnostic ones. Neither uses the types' column order, so the
+        mechanism is symmetric under relabelling the types.
+    """
+
+    def __init__(self, reset_interval: float = 1920.0, *, fill_leftover: bool = True,
+                 type_order: str = "fastest"):
+        if type_order not in ("fastest", "random"):
+            raise InvalidOption("type_order", type_order, "must be 'fastest' or 'random'")
         self.reset_interval = float(reset_interval)
+        self.fill_leftover = bool(fill_leftover)
+        self.type_order = type_order
         self.reset()
 
     def reset(self) -> None:
@@ -69,18 +98,43 @@ class RoundMechanism:
             self._present.clear()
             self._last_reset = now
 
+    def fractions(self, ids: tuple[str, ...], K: int) -> tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray]:
+        r"""``(f, R, N)`` for jobs ``ids``: rounds received per type :math:`R_{mk}`, rounds
+        present :math:`N_m` (both since the last reset) and the fraction
+        :math:`f_{mk} = (R_{mk} + \tfrac12) / (N_m + \tfrac12)`.
+
+        Both counters start at half a round, as Gavel's time counters do
+        (``time_per_iteration / 2`` at arrival and at every reset), so :math:`f > 0`
+        and every priority :math:`X_{mk}/f_{mk}` is finite: a job not yet run since the
+        reset ranks by its share, :math:`X_{mk}(2N_m + 1)` after :math:`N_m` rounds of
+        waiting, not above every job at once.
+        """
+        n = len(ids)
+        recv = np.array([self._recv.get(j, np.zeros(K)) for j in ids]).reshape(n, K)
+        pres = np.array([self._present.get(j, 0) for j in ids], dtype=float)
+        return (recv + 0.5) / (pres[:, None] + 0.5), recv, pres
+
     def allocate(self, view: ClusterView, X: np.ndarray) -> list[Placement]:
         n, K = X.shape
         ids = view.ids
-        recv = np.array([self._recv.get(j, np.zeros(K)) for j in ids]).reshape(n, K)
-        pres = np.array([self._present.get(j, 0) for j in ids], dtype=float)
-        f = np.where(pres[:, None] > 0, recv / np.maximum(pres[:, None], 1.0), 0.0)
+        f, recv, pres = self.fractions(ids, K)
         pos = X > 1e-9
-        with np.errstate(divide="ignore", invalid="ignore"):
-            prio = np.where(pos, np.where(f > 0, X / f, np.inf), 0.0)
+        prio = np.where(pos, X / f, 0.0)
         deficit = X * pres[:, None] - recv
-        m_idx, k_idx = np.nonzero(pos)
-        order = np.lexsort((k_idx, m_idx, -X[m_idx, k_idx], -deficit[m_idx, k_idx],
+        T = view.throughput_matrix
+        eligible = pos | (T > 0) if self.fill_leftover else pos
+        m_idx, k_idx = np.nonzero(eligible)
+        # the tie-break between types: a fresh random rank every round, after the
+        # speed for heterogeneity-aware policies; never the column order. Drawn only if
+        # some job has two entries (FIFO's one-hot X never does, and leaves the
+        # generator to its own type choice)
+        if np.any(np.bincount(m_idx, minlength=n) > 1):
+            rank = view.rng.permutation(K)[k_idx]
+        else:
+            rank = np.zeros(len(k_idx), dtype=np.int64)
+        speed = -T[m_idx, k_idx] if self.type_order == "fastest" else np.zeros(len(k_idx))
+        order = np.lexsort((rank, speed, m_idx, -X[m_idx, k_idx], -deficit[m_idx, k_idx],
                             -prio[m_idx, k_idx]))
         free_k = view.gpus_per_type.astype(np.int64).copy()
         W = view.workers
@@ -203,6 +257,9 @@ class GavelPolicy:
         the Pyomo or cvxpy solver); ``solve_options`` may hold further ones.
     reset_interval : float
         Minimum seconds between resets of the rounds-received counters.
+    fill_leftover : bool
+        Let jobs take GPUs that X leaves free on types where their share is 0 (default
+        True, as Gavel's simulator does; see :class:`RoundMechanism`).
     pareto : False, "greedy" or "lp"
         Max-min only: make the allocation Pareto-efficient (default ``"greedy"``, see
         :func:`gavel_lp.max_min_fairness`).
@@ -229,7 +286,8 @@ class GavelPolicy:
     def __init__(self, kind: str = "max_min_fairness", *, backend: str = "highs",
                  solver: str | None = None, time_limit: float | None = None,
                  threads: int | None = None, solve_options: dict | None = None,
-                 reset_interval: float = 1920.0, name: str | None = None,
+                 reset_interval: float = 1920.0, fill_leftover: bool = True,
+                 name: str | None = None,
                  pareto: bool | str | None = None, aggregate: bool | None = None,
                  weighted: bool | None = None, prices: dict | None = None,
                  slo_factor: float | None = None):
@@ -246,6 +304,8 @@ class GavelPolicy:
             raise InvalidOption("pareto", pareto, "must be false, 'greedy', true or 'lp'")
         if not (isinstance(reset_interval, (int, float)) and reset_interval >= 0):
             raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
+        if not isinstance(fill_leftover, bool):
+            raise InvalidOption("fill_leftover", fill_leftover, "must be true or false")
         self.kind = kind
         self.name = name or kind
         self._solver, self.needs_work = SOLVERS[kind]
@@ -256,7 +316,10 @@ class GavelPolicy:
             if val is not None:
                 opts[key] = val
         self.options = {"backend": backend, "solve_options": opts, **given}
-        self.rounds = RoundMechanism(reset_interval)
+        # a heterogeneity-agnostic policy must not order types by their throughputs
+        self.rounds = RoundMechanism(
+            reset_interval, fill_leftover=fill_leftover,
+            type_order="random" if kind.endswith("_agnostic") else "fastest")
         self.reset()
 
     def reset(self) -> None:
@@ -316,7 +379,8 @@ class GavelFIFO:
             raise InvalidOption("mode", mode, "must be 'perf' or 'base'")
         self.mode = mode
         self.name = name or ("fifo" if mode == "perf" else "fifo_agnostic")
-        self.rounds = RoundMechanism()
+        # Gavel's FIFO never runs an entry outside its 0/1 allocation
+        self.rounds = RoundMechanism(fill_leftover=False)
         self.reset()
 
     def reset(self) -> None:
@@ -357,16 +421,19 @@ class GavelFIFO:
         return self.rounds.allocate(state, X)
 
 
-def realised_fractions(instance: Instance, X: np.ndarray, rounds: int) -> np.ndarray:
+def realised_fractions(instance: Instance, X: np.ndarray, rounds: int, *,
+                       fill_leftover: bool = True, seed: int = 0) -> np.ndarray:
     r"""The time fractions the round mechanism realises for allocation ``X`` over
     ``rounds`` rounds, all jobs present throughout: :math:`f_{mk} = R_{mk} / N` with
     :math:`R_{mk}` the rounds job m ran on type k. Each round is a feasible integral
-    assignment, so :math:`f` satisfies Gavel's constraints (1)-(3)."""
+    assignment, so :math:`f` satisfies Gavel's constraints (1)-(3). ``fill_leftover`` as
+    in :class:`RoundMechanism`; ``seed`` seeds its random type tie-break."""
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise InvalidOption("rounds", rounds, "must be an integer >= 1")
     n, K = len(instance.jobs), len(instance.cluster.gpu_types)
     X = np.asarray(X, dtype=float).reshape(n, K)
-    mech = RoundMechanism(reset_interval=float("inf"))
+    mech = RoundMechanism(reset_interval=float("inf"), fill_leftover=fill_leftover)
+    rng = np.random.default_rng(seed)
     ids = tuple(j.id for j in instance.jobs)
     col = {t: k for k, t in enumerate(instance.cluster.gpu_types)}
     counts = np.zeros((n, K))
@@ -380,7 +447,7 @@ def realised_fractions(instance: Instance, X: np.ndarray, rounds: int) -> np.nda
             weights=np.ones(n), attained=zeros, executed=zeros,
             time_on_types=np.zeros((n, K)), rounds_received=np.zeros(n, dtype=np.int64),
             preemptions=np.zeros(n, dtype=np.int64), previous=previous, needs_work=False,
-            rng=np.random.default_rng(0))
+            rng=rng)
         placed = mech.allocate(view, X)
         seen = set()
         for p in placed:

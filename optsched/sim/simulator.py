@@ -17,12 +17,13 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
   work :math:`r_j` runs out inside the epoch has its work done at the exact instant
   :math:`t + r_j / R_j` and completes then (plus the policy's ``consolidation`` seconds,
-  during which it holds nothing and is no longer shown to the policy; an instant within
-  the tolerance after the epoch's end counts as that end, where the next epoch may
-  re-assign the GPUs, so that no GPU is held twice); its GPUs
+  during which it holds nothing and is no longer shown to the policy); its GPUs
   stay idle for the rest of the round (round-based policies) or are re-assigned at once
-  (event-driven ones). An epoch also ends at the policy's ``horizon()`` if it gives one;
-  a decision that runs nothing then jumps straight to that instant (or the next arrival).
+  (event-driven ones). A job left short at the epoch end only by float rounding (at
+  most a relative :math:`10^{-9}` of its work) completes at the epoch end: its record
+  never runs past the instant its GPUs are handed on. An epoch also ends at the
+  policy's ``horizon()`` if it gives one; a decision that runs nothing then jumps
+  straight to that instant (or the next arrival).
 * A *preemption* is counted when a job that ran in the previous epoch is unfinished and
   gets no GPU in the next; a *migration* when it keeps running on a different placement.
 * Every decision is checked before it is executed: known node and type, positive
@@ -62,6 +63,8 @@ from optsched.sim.policy import ClusterView, Policy, PolicyViolation
 __all__ = ["simulate", "SimStats"]
 
 _EPS = 1e-9
+#: Work left after an epoch, relative to the job's work, that counts as done (rounding).
+_DONE = 1e-9
 
 
 @dataclass
@@ -249,16 +252,18 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             for i, copies in gangs.items():
                 r = rate[i]
                 fin = t + remaining[i] / r if r > 0 else math.inf
-                if fin <= end + _EPS * max(1.0, abs(end)):
-                    # a finish within the tolerance after the epoch is taken at its end:
-                    # the next epoch, which may re-assign these GPUs, starts there
+                left = remaining[i] - r * (end - t)
+                if fin <= end or left <= _DONE * work[i]:
+                    # done inside the epoch, or short of it only by float rounding (a
+                    # relative 1e-9 of its work, far below the validator's 1e-6): the
+                    # record ends where the GPUs are handed on, never after the epoch
                     stop = min(fin, end)
                     remaining[i] = 0.0
                     completion[jobs[i].id] = stop + kappa
                     finished.append(i)
                 else:
                     stop = end
-                    remaining[i] -= r * (end - t)
+                    remaining[i] = left
                 dt = stop - t
                 executed[i] += dt
                 held = 0.0

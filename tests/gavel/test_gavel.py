@@ -3,7 +3,9 @@ and the round mechanism."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import itertools
 
 import numpy as np
 import pytest
@@ -124,6 +126,68 @@ def test_max_min_matches_linprog(p, agnostic):
     assert sol.objective == pytest.approx(ref_max_min(T, W, c, agnostic=agnostic), rel=1e-6,
                                           abs=1e-9)
     check_feasible(sol.X, T, W, c)
+
+
+@st.composite
+def agnostic_problems(draw):
+    """``problems()`` with capacities that often tie, so relabelling can map a type onto
+    an interchangeable one."""
+    T, W, c, _ = draw(problems())
+    c = np.array([draw(st.sampled_from([2.0, 4.0, 4.0, 8.0])) for _ in c])
+    return T, W, c
+
+
+@pytest.mark.parametrize("pareto", [False, "greedy", "lp"])
+@given(agnostic_problems(), st.booleans())
+def test_agnostic_allocation_is_symmetric_under_relabelling_types(pareto, p, aggregate):
+    """Permuting the GPU types' labels permutes the agnostic allocation's columns: the
+    answer depends on the types only through what a type-blind policy sees of them."""
+    T, W, c = p
+    base = glp.max_min_fairness(T, W, c, agnostic=True, pareto=pareto, aggregate=aggregate)
+    assert base.ok
+    check_feasible(base.X, T, W, c)
+    for sigma in itertools.permutations(range(T.shape[1])):
+        s = list(sigma)
+        got = glp.max_min_fairness(T[:, s], W, c[s], agnostic=True, pareto=pareto,
+                                   aggregate=aggregate)
+        np.testing.assert_allclose(got.X, base.X[:, s], rtol=0, atol=1e-12)
+        assert got.objective == pytest.approx(base.objective, rel=1e-9)
+
+
+@given(problems())
+def test_agnostic_split_is_proportional_to_capacity_when_every_type_is_usable(p):
+    T, W, c, _ = p
+    T = np.where(T > 0, T, 1.0)                        # every job can use every type
+    sol = glp.max_min_fairness(T, W, c, agnostic=True, pareto="greedy")
+    assert sol.info["type_split"] == "proportional"
+    s = sol.X.sum(axis=1)
+    np.testing.assert_allclose(sol.X, s[:, None] * c[None, :] / c.sum(), rtol=1e-12,
+                               atol=1e-15)
+    assert sol.objective == pytest.approx(ref_max_min(T, W, c, agnostic=True), rel=1e-6,
+                                          abs=1e-9)
+
+
+def test_agnostic_x_on_equal_types_is_equal_thirds_as_gavels():
+    # Gavel's ECOS returns x_k80 = x_p100 = x_v100 for every job on 36/36/36 GPUs; a
+    # vertex solver put whole rows on the first column (k80)
+    W = np.array([1.0] * 30 + [2.0] * 10 + [4.0] * 8 + [8.0] * 4)
+    T, c = np.ones((len(W), 3)), np.full(3, 36.0)
+    sol = glp.max_min_fairness(T, W, c, agnostic=True, pareto="greedy")
+    np.testing.assert_allclose(sol.X[:, 0], sol.X[:, 1], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(sol.X[:, 0], sol.X[:, 2], rtol=0, atol=1e-15)
+    assert (W @ sol.X) == pytest.approx(c)
+
+
+def test_agnostic_split_when_a_job_cannot_use_a_type_stays_near_proportional():
+    # job 0 can only use type 0; the proportional split of the others over-fills it
+    T = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0]])
+    W, c = np.ones(3), np.array([1.0, 1.0])
+    sol = glp.max_min_fairness(T, W, c, agnostic=True, pareto="greedy")
+    assert sol.info["type_split"] == "near-proportional"
+    check_feasible(sol.X, T, W, c)
+    assert sol.objective == pytest.approx(ref_max_min(T, W, c, agnostic=True), rel=1e-6)
+    # jobs 1 and 2 are interchangeable: the same row each
+    np.testing.assert_allclose(sol.X[1], sol.X[2], atol=1e-9)
 
 
 @given(problems())
@@ -371,6 +435,76 @@ def test_round_mechanism_tracks_time_fractions():
         for p in ps:
             got[int(p.job[1:])] += 1
     np.testing.assert_allclose(got / 400, X[:, 0], atol=0.01)
+
+
+@st.composite
+def one_type_per_job(draw):
+    """Single-worker jobs, each with a share of one GPU type; per type the shares either
+    fill its GPUs exactly (when there are enough jobs) or are any feasible split."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    K = draw(st.integers(1, 3))
+    caps = rng.integers(1, 4, K)
+    X, saturated = [], []
+    for k in range(K):
+        n_k = int(rng.integers(1, 7))
+        x = rng.uniform(0.05, 1.0, n_k)
+        if draw(st.booleans()) and n_k > caps[k]:
+            for _ in range(200):  # water-fill to exactly caps[k], every share <= 1
+                x = np.minimum(1.0, x * caps[k] / x.sum())
+            saturated.append(abs(x.sum() - caps[k]) < 1e-12)
+        else:
+            x = x / max(1.0, x.sum() / caps[k])
+            saturated.append(False)
+        for v in x:
+            row = np.zeros(K)
+            row[k] = v
+            X.append(row)
+    return np.array(X), caps, np.array(saturated)
+
+
+@given(one_type_per_job())
+def test_round_mechanism_time_fractions_track_x_single_worker(case):
+    """Every job gets its share up to one round: X_mk - f_mk <= 2/N after N rounds, and
+    |f_mk - X_mk| <= 2/N on a type whose GPUs X fills; so the deviation shrinks as 1/N."""
+    X, caps, saturated = case
+    n, K = X.shape
+    cl = Cluster(tuple(Node(f"n{k}", {f"t{k}": int(caps[k])}) for k in range(K)))
+    view = _view_for(np.ones((n, K)), np.ones(n, int), cl)
+    rm = RoundMechanism(reset_interval=np.inf, fill_leftover=False)
+    got = np.zeros((n, K))
+    col = {f"t{k}": k for k in range(K)}
+    for N in range(1, 801):
+        for p in rm.allocate(view, X):
+            got[int(p.job[1:]), col[p.gpu_type]] += 1
+        if N in (50, 200, 800):
+            f = got / N
+            assert (X - f).max() <= 2.0 / N
+            on_full = (X > 0) & saturated[None, :]
+            assert np.abs(f - X)[on_full].max(initial=0.0) <= 2.0 / N
+
+
+def test_a_job_not_run_since_the_reset_does_not_outrank_an_on_schedule_bottleneck():
+    # One GPU: job "b" holds X = 0.9; every round a fresh job with X = 0.1 arrives (and
+    # the previous one leaves). With +inf for a job not yet run, each newcomer outranked
+    # "b", which never ran: the makespan policy's V100 job idled 231 rounds this way.
+    cl = Cluster((Node("n0", {"a": 1}),))
+    rm = RoundMechanism(reset_interval=np.inf)
+    ran = 0
+    for r in range(100):
+        view = _view_for([[1.0], [1.0]], [1, 1], cl)
+        view = dataclasses.replace(view, ids=("b", f"new{r}"))
+        ps = rm.allocate(view, np.array([[0.9], [0.1]]))
+        ran += any(p.job == "b" for p in ps)
+    assert ran >= 90
+
+
+def test_round_mechanism_fills_leftover_gpus_only_when_asked():
+    cl = Cluster((Node("n0", {"a": 2, "b": 2}),))
+    X = np.array([[1.0, 0.0], [0.0, 0.0]])     # job 1 has no share; 3 GPUs are free
+    for fill, expect in ((True, {"j0", "j1"}), (False, {"j0"})):
+        ps = RoundMechanism(fill_leftover=fill).allocate(_view_for(np.ones((2, 2)), [1, 2],
+                                                                   cl), X)
+        assert {p.job for p in ps} == expect
 
 
 def test_round_mechanism_skips_gangs_that_do_not_fit_and_consolidates():

@@ -135,6 +135,30 @@ def test_mid_round_completion_is_exact_and_gpus_idle_until_round_end():
     assert res2.schedule.completion["y"] == pytest.approx(160.0)
 
 
+def test_completion_just_after_a_round_end_at_a_large_time_does_not_overlap_the_next_job():
+    # x needs 720.003 s at rate 1: 3 ms past the second round's end, inside the old
+    # completion tolerance (1e-9 x t = 4 ms at t = 4e6). It was completed at its finish
+    # time while its GPU went to y at the round end: "2 GPUs in use ... capacity 1".
+    t0 = 4e6
+    inst = one_gpu([Job("x", t0, 1, 720.003, {"a": 1.0}), Job("y", t0, 1, 100.0, {"a": 1.0})],
+                   slot=360.0)
+    res = simulate(inst, get_policy("fifo"))
+    assert res.schedule.completion["x"] == pytest.approx(t0 + 720.003, abs=1e-6)
+    assert res.schedule.completion["y"] == pytest.approx(t0 + 1080.0 + 100.0, abs=1e-6)
+    ends = {a.job: max(b.end for b in res.schedule.allocations if b.job == a.job)
+            for a in res.schedule.allocations}
+    starts_y = min(a.start for a in res.schedule.allocations if a.job == "y")
+    assert ends["x"] <= starts_y
+    # short of its work only by float rounding (a relative 1e-12): done at the round end,
+    # its record and its GPU's hand-off both at t0 + 720
+    inst = one_gpu([Job("x", t0, 1, 720.0 * (1 + 1e-12), {"a": 1.0}),
+                    Job("y", t0, 1, 100.0, {"a": 1.0})], slot=360.0)
+    res = simulate(inst, get_policy("fifo"))
+    assert res.schedule.completion["x"] == t0 + 720.0
+    assert max(a.end for a in res.schedule.allocations if a.job == "x") == t0 + 720.0
+    assert res.schedule.completion["y"] == pytest.approx(t0 + 820.0, abs=1e-6)
+
+
 def test_event_driven_sees_arrivals_at_once_round_based_at_boundary():
     inst = one_gpu([Job("x", 0.0, 1, 1000.0, {"a": 1.0}), Job("y", 30.0, 1, 10.0, {"a": 1.0})],
                    slot=100.0, gpus=2)
