@@ -96,10 +96,9 @@ def test_pinned_full_verdicts_are_the_committed_full_run():
 
 def test_quick_verdict_is_capped_by_the_full_run():
     hadar = next(c for c in CLAIMS if c.key == "hadar_vs_gavel")
-    assert hadar.full_verdict == "same direction, smaller factor"
+    assert hadar.full_verdict == "not reproduced"
     # the quick 20-job instance once gave 1.18x, "reproduced": never above the full run
-    assert quick_verdict(hadar, "reproduced") == "quick: same direction, smaller factor"
-    assert quick_verdict(hadar, "not reproduced") == "quick: not reproduced"
+    assert quick_verdict(hadar, "reproduced") == "quick: not reproduced"
     allox = next(c for c in CLAIMS if c.key == "allox_talk")
     assert quick_verdict(allox, "same direction, smaller factor") == \
         "quick: same direction, smaller factor"

@@ -59,4 +59,4 @@ def run(quick: bool, img: Path) -> dict[str, Any]:
 
 
 CLAIM = Claim("hadar_vs_gavel", "Hadar vs Gavel: total time duration", "1.20x", 1.20,
-          "Sultana et al., IPDPS'24", run, full_verdict="same direction, smaller factor")
+          "Sultana et al., IPDPS'24", run, full_verdict="not reproduced")
