@@ -99,8 +99,9 @@ from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Schedule
 from optsched.errors import InvalidOption, ModelNotApplicable
 
-__all__ = ["relative_throughput", "best_case", "comparable_best", "SynergyRound",
-           "Configuration", "prepare", "round_result", "effective_instance", "TOL"]
+__all__ = ["relative_throughput", "best_case", "comparable_best", "round_points",
+           "SynergyRound", "Configuration", "prepare", "round_result", "effective_instance",
+           "TOL"]
 
 TOL = 1e-9
 
@@ -147,6 +148,22 @@ def comparable_best(sens: Sensitivity | None, fair: tuple[float, float],
         if t < fair_rel - TOL:
             c, m, t = fc, fm, fair_rel
     return float(c), float(m), float(t)
+
+
+def round_points(sens: Sensitivity | None, fair: tuple[float, float]
+                 ) -> tuple[float, tuple[float, float, float], tuple[float, float, float]]:
+    r"""The three points a round allocator asks for: :math:`T^f`, the snapped best case
+    :math:`(b_c, b_m, T(b))` (GREEDY) and the comparable best case (TUNE).
+
+    A best case slower than the fair share is replaced by the fair share (module
+    docstring). :math:`T^f \le 0` (the profile misses the fair share) is returned as
+    it is; :func:`prepare` rejects such a job.
+    """
+    tf = relative_throughput(sens, *fair)
+    bc, bm = best_case(sens, fair)
+    bt = relative_throughput(sens, bc, bm)
+    b = (bc, bm, bt) if bt >= tf - TOL else (fair[0], fair[1], tf)
+    return tf, b, comparable_best(sens, fair, b, tf)
 
 
 # --------------------------------------------------------------------------- round data
@@ -295,16 +312,12 @@ def prepare(instance: Instance, *, start: float | None = None,
         s = job.sensitivity
         key = id(s)
         if key not in per_profile:  # jobs of one catalog profile share its Sensitivity
-            tf = relative_throughput(s, *fair)
+            tf, b, cb = round_points(s, fair)
             if tf <= 0:
                 raise ModelNotApplicable(
                     f"jobs[{j}].sensitivity", job.profile or job.id,
                     f"the profile does not cover the proportional share {fair[0]:g} cores, "
                     f"{fair[1]:g} GB per GPU (throughput 0 there)")
-            bc, bm = best_case(s, fair)
-            bt = relative_throughput(s, bc, bm)
-            b = (bc, bm, bt) if bt >= tf - TOL else (fair[0], fair[1], tf)
-            cb = comparable_best(s, fair, b, tf)
             # TUNE may ask for cb, which is off the grid when f is: the exact models
             # must offer it, or TUNE could score above their optimum
             rows = np.array([(fair[0], fair[1], tf), b, cb], dtype=float)

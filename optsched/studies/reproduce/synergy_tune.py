@@ -1,62 +1,115 @@
-"""Claim ``synergy_tune``: Synergy-TUNE vs GPU-proportional."""
+"""Claim ``synergy_tune``: Synergy-TUNE vs GPU-proportional, on Synergy's measurement.
+
+Synergy (Mohan et al., OSDI'22, §6; its simulator's ``runner.py``) measures a
+*steady-state window*: an endless Poisson stream of single-GPU jobs at 9 jobs/h on 16
+servers of 8 GPUs / 24 cores / 500 GB, and the mean JCT of jobs 4000-4999 only
+(``series_id_filter``), leaving out the start-up from an empty cluster. At that load
+GPU-proportional is past saturation (its queue grows) while TUNE, which runs
+CPU-sensitive jobs faster, may not be.
+
+Here the stream is a finite prefix of :func:`~optsched.synergy.synergy_workload`
+(single-GPU, the paper's splits) simulated up to its last arrival: until then the prefix
+*is* the stream, so every window job that finishes by then has exactly its
+endless-stream JCT. A window job unfinished at the last arrival is an error (the prefix
+was too short), never a dropped job. ``--quick`` scales the same measurement down (2
+servers at 9/8 jobs/h, a 100-job window) and says so.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from optsched.core.instance import Instance
 from optsched.plotting import can_plot as _can_plot
 from optsched.plotting import jct_cdf
-from optsched.studies.reproduce.claim import SEED, Claim, finished
+from optsched.studies.reproduce.claim import SEED, Claim
 
-__all__ = ["CLAIM", "run"]
+__all__ = ["CLAIM", "run", "window_jcts"]
+
+#: the full run on synergy-128 at 9 jobs/h: (split, order, stream length). SRTF needs a
+#: longer stream: a window job that keeps losing to shorter ones waits for the 1000 h
+#: starvation guard (Synergy's own SRTF run of this window ends at 2,531 h).
+FULL = [((20, 70, 10), "fifo", 8000), ((50, 0, 50), "fifo", 8000),
+        ((20, 70, 10), "srtf", 26000)]
+
+
+def window_jcts(instance: Instance, allocator: str, order: str,
+                window: tuple[int, int]) -> dict[str, float]:
+    """JCT (s) of the jobs whose index lies in ``window`` = [lo, hi), simulated up to the
+    instance's last arrival (module docstring); raises if one of them is unfinished."""
+    from optsched.synergy import simulate_synergy
+
+    horizon = float(instance.arrivals.max())
+    res = simulate_synergy(instance, allocator, order, max_time=horizon)
+    if res.schedule is None:
+        raise RuntimeError(f"{allocator}+{order} on {instance.name}: no schedule ({res.status})")
+    ids = [j.id for j in instance.jobs[window[0]:window[1]]]
+    done = res.schedule.completion
+    late = [k for k in ids if k not in done]
+    if late:
+        raise RuntimeError(f"{allocator}+{order} on {instance.name}: {len(late)} window jobs "
+                           f"(first {late[0]}) unfinished at the last arrival "
+                           f"{horizon / 3600:.0f} h; the stream prefix is too short")
+    arrival = {j.id: j.arrival for j in instance.jobs}
+    return {k: done[k] - arrival[k] for k in ids}
 
 
 def run(quick: bool, img: Path) -> dict[str, Any]:
-    from optsched.synergy import simulate_synergy, synergy_workload
+    from optsched.synergy import servers, synergy_workload
 
     if quick:
-        settings = [((50, 0, 50), 9.0)]
-        n = 100
+        cluster, load, window = servers(2), 9.0 / 8, (100, 200)
+        pairs = [((50, 0, 50), "fifo", 400)]
+        shape = ("quick: 2 servers (16 GPUs) at 1.125 jobs/h, jobs 100-199 of a 400-job "
+                 "stream")
     else:
-        settings = [((20, 70, 10), 9.0), ((50, 0, 50), 9.0), ((20, 70, 10), 16.0),
-                    ((50, 0, 50), 16.0)]
-        n = 600
-    best = None
-    lines = []
-    for split, load in settings:
-        inst = synergy_workload(n, "synergy-128", seed=SEED, split=split, jobs_per_hour=load,
+        cluster, load, window = servers(16), 9.0, (4000, 5000)
+        pairs = FULL
+        shape = "synergy-128 at 9 jobs/h, jobs 4000-4999 of the stream"
+    results = []
+    for split, order, n in pairs:
+        inst = synergy_workload(n, cluster, seed=SEED, split=split, jobs_per_hour=load,
                                 multigpu=False)
-        prop = simulate_synergy(inst, "proportional", "fifo")
-        tune = simulate_synergy(inst, "tune", "fifo")
-        r = finished(prop).mean_jct / finished(tune).mean_jct
-        label = f"{n} jobs, split {'/'.join(map(str, split))}, {load:g} jobs/h"
-        lines.append(f"{label}: {r:.2f}x")
-        if best is None or r > best[0]:
-            best = (r, label, prop, tune)
-    assert best is not None  # every claim measures at least one setting
-    ratio, label, prop, tune = best
+        prop = window_jcts(inst, "proportional", order, window)
+        tune = window_jcts(inst, "tune", order, window)
+        mp, mt = float(np.mean(list(prop.values()))), float(np.mean(list(tune.values())))
+        results.append((mp / mt, split, order, mp, mt, prop, tune))
+    lines = [f"{'/'.join(map(str, s))} {o.upper()}: proportional {mp / 3600:.2f} h, TUNE "
+             f"{mt / 3600:.2f} h, {r:.2f}x" for r, s, o, mp, mt, _, _ in results]
+    ratio, split, order, _, _, prop, tune = max(results, key=lambda x: x[0])
+    label = f"split {'/'.join(map(str, split))}, {order.upper()}"
     plots = []
     if _can_plot():
-        plots.append(jct_cdf({"GPU-proportional": list(finished(prop).jct.values()),
-                                    "Synergy-TUNE": list(finished(tune).jct.values())},
-                                   img / "reproduce_synergy_jct_cdf.png",
-                                   title=f"Synergy on synergy-128 (FIFO), {label}"))
+        plots.append(jct_cdf({"GPU-proportional": list(prop.values()),
+                              "Synergy-TUNE": list(tune.values())},
+                             img / "reproduce_synergy_jct_cdf.png",
+                             title=f"Synergy window on {shape.split(',')[0]}, {label}"))
+    peer = ("" if quick else
+            " Synergy's own simulator (msr-fiddle/synergy 1bb2bed) on its own jobs in the "
+            "same measurement gives, FIFO: 3.71x (20/70/10; 81.09 h vs 21.88 h) and 1.09x "
+            "(50/0/50); optsched on those same jobs 3.74x and 1.09x "
+            "(benchmarks/results/synergy_peer.md).")
     return {
         "measured": ratio,
-        "measured_text": f"{ratio:.2f}x mean JCT ({label})",
-        "instance": "synergy_workload on synergy-128 (16 servers x 8 V100, 24 cores, 500 GB), "
-                    "single-GPU jobs, 300 s rounds, FIFO",
+        "measured_text": f"{ratio:.2f}x window mean JCT ({label}; {shape})",
+        "instance": f"synergy_workload single-GPU stream, {shape}; 300 s rounds",
         "seed": SEED,
-        "notes": "All settings: " + "; ".join(lines) + ". Synergy's 3.4x is on its own "
-                 "trace and loads; its simulator is not the one used here (this one is "
-                 "optsched.synergy.policy: the same allocators, round by round, each "
-                 "round validated). The gain is larger where more jobs are CPU-sensitive "
-                 "(image and speech models) than with the language-heavy split.",
+        "notes": "Paper's shape: Synergy's steady-state window (module "
+                 "optsched.studies.reproduce.synergy_tune). Per setting: " + "; ".join(lines)
+                 + "." + peer + " At 9 jobs/h GPU-proportional is past saturation: its "
+                 "queue, and so the window's JCT, grows with the job index, and the ratio "
+                 "depends on where the window sits; TUNE stays below saturation when "
+                 "language jobs (little CPU) leave cores for image and speech jobs "
+                 "(20/70/10), and not with the CPU-hungry 50/0/50 mix. A finite instance "
+                 "from an empty cluster (the previous measurement: 600 jobs, 1.13-1.43x) "
+                 "sees only the start-up.",
         "plots": plots,
     }
 
 
 CLAIM = Claim("synergy_tune", "Synergy-TUNE vs GPU-proportional: mean JCT", "up to 3.4x", 3.4,
-          "Mohan et al., OSDI'22", run, up_to=True,
-          full_verdict="same direction, smaller factor")
+              "Mohan et al., OSDI'22", run, up_to=True,
+              full_verdict="reproduced")
