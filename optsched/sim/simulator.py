@@ -72,6 +72,91 @@ class SimStats:
     idle_jumps: int = 0
 
 
+class _Epoch:
+    """One checked decision and what executing it takes: per job (in job-index order)
+    its rate and GPUs held, per placement its job, type, GPU count and open segment.
+    Kept while the policy returns the same decision, which is then neither checked nor
+    grouped again."""
+
+    def __init__(self, placements: list, gangs: dict[int, dict[int, list[Placement]]],
+                 jobs: tuple, w_list: list[int], tindex: dict[str, int],
+                 rate_memo: dict[tuple, float], sensitive: bool) -> None:
+        self.placements = placements
+        self.gangs = gangs
+        rate: list[float] = []
+        held: list[float] = []
+        placed: list[Placement] = []
+        p_gang: list[int] = []
+        p_job: list[int] = []
+        p_type: list[int] = []
+        for e, (i, copies) in enumerate(gangs.items()):
+            r = h = 0.0
+            for ps in copies.values():
+                key = (i, *ps)
+                v = rate_memo.get(key)
+                if v is None:  # gang_rate is pure: memoised per (job, placements)
+                    if len(rate_memo) > 200_000:
+                        rate_memo.clear()
+                    v = rate_memo[key] = gang_rate(jobs[i], ps, sensitive)
+                r += v  # the validator's rule per (job, copy), copies adding up
+                for p in ps:
+                    h += p.gpus * p.share
+                    placed.append(p)
+                    p_gang.append(e)
+                    p_job.append(i)
+                    p_type.append(tindex[p.gpu_type])
+            rate.append(r)
+            held.append(h)
+        self.g_ix = np.fromiter(gangs, dtype=np.int64, count=len(gangs))
+        self.g_rate = np.array(rate, dtype=float)
+        self.held = np.array(held, dtype=float)
+        self.placed = tuple(placed)
+        self.gang_of = p_gang
+        self.p_gang = np.array(p_gang, dtype=np.int64)
+        self.p_job = np.array(p_job, dtype=np.int64)
+        self.p_type = np.array(p_type, dtype=np.int64)
+        self.p_gpus = np.array([p.gpus for p in placed], dtype=float)
+        self.p_w = np.array([w_list[i] for i in p_job], dtype=float)
+        self.segs: list[list[float]] | None = None
+
+    def signatures(self) -> dict[int, tuple]:
+        """Per job its placements, sorted: a change between epochs is a migration."""
+        sig = {}
+        for i, copies in self.gangs.items():
+            if len(copies) == 1:
+                ps = next(iter(copies.values()))
+                sig[i] = (ps[0],) if len(ps) == 1 else tuple(sorted(ps))
+            else:
+                sig[i] = tuple(sorted(p for ps in copies.values() for p in ps))
+        return sig
+
+    def record(self, t: float, stops: list[float], open_: dict[Placement, list[float]],
+               closed: list[tuple[Placement, float, float]]) -> None:
+        """Extend each placement's open segment to its job's stop, or open a new one."""
+        segs = self.segs
+        if segs is not None:  # the same decision as the previous epoch: its segments
+            for k, (seg, e) in enumerate(zip(segs, self.gang_of)):
+                if abs(seg[1] - t) <= _EPS:
+                    seg[1] = stops[e]
+                else:
+                    segs[k] = self._open(self.placed[k], t, stops[e], open_, closed)
+            return
+        self.segs = [self._open(p, t, stops[e], open_, closed)
+                     for p, e in zip(self.placed, self.gang_of)]
+
+    @staticmethod
+    def _open(p: Placement, t: float, stop: float, open_: dict[Placement, list[float]],
+              closed: list[tuple[Placement, float, float]]) -> list[float]:
+        seg = open_.get(p)
+        if seg is not None and abs(seg[1] - t) <= _EPS:
+            seg[1] = stop
+            return seg
+        if seg is not None:
+            closed.append((p, seg[0], seg[1]))
+        seg = open_[p] = [t, stop]
+        return seg
+
+
 def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: bool | None = None,
              max_time: float | None = None,
              on_epoch: Callable[[float, list[Placement]], None] | None = None) -> Result:
@@ -149,6 +234,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     sens = [j.sensitivity for j in jobs]
     gmem = [j.memory for j in jobs]
     ushare = [j.compute_share for j in jobs]
+    w_list = W.tolist()
     executed = np.zeros(n)
     attained = np.zeros(n)
     on_type = np.zeros((n, len(types)))
@@ -156,14 +242,21 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     preempt = np.zeros(n, dtype=np.int64)
     migrate = np.zeros(n, dtype=np.int64)
     completion: dict[str, float] = {}
+    is_done = [False] * n
     active: list[int] = []  # arrived, unfinished (arrival order)
     ptr = 0
     prev: tuple[Placement, ...] = ()
     prev_sig: dict[int, tuple] = {}
-    open_: dict[tuple, list[float]] = {}
-    closed: list[tuple[tuple, float, float]] = []
+    # open segment per placement (a Placement is the segment's key), closed segments
+    open_: dict[Placement, list[float]] = {}
+    closed: list[tuple[Placement, float, float]] = []
     stats = SimStats()
     rate_memo: dict[tuple, float] = {}
+    check_memo: dict = {}
+    # what the view shows of the visible jobs that changes only when they do
+    fixed: dict[str, Any] = {}
+    changed = True
+    last: _Epoch | None = None  # the previous epoch's decision, while it may be reused
 
     t = float(arrival[order[0]]) if n else 0.0
     with ProgressBar(n, f"simulate {pname}", progress) as bar:
@@ -171,6 +264,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             while ptr < n and arrival[order[ptr]] <= t + _EPS:
                 active.append(int(order[ptr]))
                 ptr += 1
+                changed = True
             if max_time is not None and t >= max_time - _EPS:
                 break
             next_arrival = float(arrival[order[ptr]]) if ptr < n else math.inf
@@ -180,104 +274,101 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 t = next_arrival
                 stats.idle_jumps += 1
                 prev, prev_sig = (), {}
+                last = None
                 continue
-            ix = np.fromiter(active, dtype=np.int64, count=len(active))
+            if changed:
+                ix = np.fromiter(active, dtype=np.int64, count=len(active))
+                fixed = dict(
+                    ids=tuple(job_ids[i] for i in active), index=ix,
+                    throughput_matrix=T[ix], workers=W[ix], arrivals=arrival[ix],
+                    weights=weights[ix], throughput_maps=tuple(tmaps[i] for i in active),
+                    work_=work[ix] if needs_work else None,
+                    sensitivities=tuple(sens[i] for i in active),
+                    gpu_memories=tuple(gmem[i] for i in active),
+                    compute_shares=tuple(ushare[i] for i in active))
+                for a in fixed.values():  # shared by the views until the job set changes
+                    if isinstance(a, np.ndarray):
+                        a.flags.writeable = False
+                active_set = set(active)
+                changed = False
+            ix = fixed["index"]
             view = ClusterView(
-                time=t, slot=slot, cluster=cl, ids=tuple(job_ids[i] for i in active), index=ix,
-                throughput_matrix=T[ix], workers=W[ix], arrivals=arrival[ix],
-                weights=weights[ix], attained=attained[ix], executed=executed[ix],
+                time=t, slot=slot, cluster=cl, attained=attained[ix], executed=executed[ix],
                 time_on_types=on_type[ix], rounds_received=rounds[ix],
                 preemptions=preempt[ix], previous=prev, needs_work=needs_work, rng=rng,
-                policy_name=pname, throughput_maps=tuple(tmaps[i] for i in active),
-                work_=work[ix] if needs_work else None,
-                remaining_=remaining[ix] if needs_work else None,
-                sensitivities=tuple(sens[i] for i in active),
-                gpu_memories=tuple(gmem[i] for i in active),
-                compute_shares=tuple(ushare[i] for i in active))
+                policy_name=pname, remaining_=remaining[ix] if needs_work else None, **fixed)
             c0 = _time.perf_counter()
             placements = list(policy.allocate(view))
             wake = horizon() if horizon is not None else None
             stats.policy_seconds += _time.perf_counter() - c0
             stats.policy_calls += 1
-            gangs = check_decision(pname, t, placements, set(active), idx_of, node_cap, node_res,
-                           tindex, W, T, caps)
+            if last is not None and placements == last.placements:
+                # the decision the previous epoch ran, and none of its jobs finished
+                # since: checked then, and nothing the check reads has changed
+                ep = last
+            else:
+                gangs = check_decision(pname, t, placements, active_set, idx_of, node_cap,
+                                       node_res, tindex, w_list, T, caps, check_memo)
+                ep = _Epoch(placements, gangs, jobs, w_list, tindex, rate_memo,
+                            caps.resource_sensitive)
             if on_epoch is not None:
                 on_epoch(t, placements)
-            # per-job rate: the validator's rule per (job, copy), copies adding up
-            rate: dict[int, float] = {}
-            for i, copies in gangs.items():
-                r = 0.0
-                for ps in copies.values():
-                    key = (i, *ps)
-                    v = rate_memo.get(key)
-                    if v is None:  # gang_rate is pure: memoised per (job, placements)
-                        if len(rate_memo) > 200_000:
-                            rate_memo.clear()
-                        v = rate_memo[key] = gang_rate(jobs[i], ps, caps.resource_sensitive)
-                    r += v
-                rate[i] = r
+            gangs, g_ix, g_rate = ep.gangs, ep.g_ix, ep.g_rate
+            g_rem = remaining[g_ix]
+            running = g_rate > 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                g_fin = np.where(running, t + g_rem / np.where(running, g_rate, 1.0), math.inf)
             # epoch end
             end = t + slot
             if event_driven:
                 end = min(end, next_arrival)
-                for i, r in rate.items():
-                    if r > 0:
-                        end = min(end, t + remaining[i] / r)
+                if running.any():
+                    end = min(end, float(g_fin[running].min()))
             if wake is not None:
                 end = min(end, float(wake))
             if event_driven or wake is not None:
                 end = max(end, t + _EPS)
             if max_time is not None:
                 end = min(end, max_time)
-            # preemptions / migrations
-            sig = {i: tuple(sorted(p for ps in copies.values() for p in ps))
-                   for i, copies in gangs.items()}
-            for i, s in prev_sig.items():
-                if completion.get(jobs[i].id) is not None:
-                    continue
-                if i not in sig:
-                    preempt[i] += 1
-                elif sig[i] != s:
-                    migrate[i] += 1
-            prev_sig = sig
-            finished: list[int] = []
-            done: set[int] = set()
-            for i, copies in gangs.items():
-                r = rate[i]
-                fin = t + remaining[i] / r if r > 0 else math.inf
-                if fin <= end + _EPS * max(1.0, abs(end)):
-                    stop = fin
-                    remaining[i] = 0.0
-                    completion[jobs[i].id] = fin + kappa
-                    finished.append(i)
-                else:
-                    stop = end
-                    remaining[i] -= r * (end - t)
-                dt = stop - t
-                executed[i] += dt
-                held = 0.0
-                rounds[i] += 1
-                for ps in copies.values():
-                    for p in ps:
-                        held += p.gpus * p.share
-                        on_type[i, tindex[p.gpu_type]] += dt * p.gpus / W[i]
-                        key = (jobs[i].id, p.node, p.gpu_type, p.gpus, p.cpus, p.memory, p.copy,
-                               p.share)
-                        seg = open_.get(key)
-                        if seg is not None and abs(seg[1] - t) <= _EPS:
-                            seg[1] = stop
-                        else:
-                            if seg is not None:
-                                closed.append((key, seg[0], seg[1]))
-                            open_[key] = [t, stop]
-                attained[i] += held * dt
+            # preemptions / migrations (none when the decision is the previous one)
+            if ep is not last:
+                sig = ep.signatures()
+                for i, s in prev_sig.items():
+                    if is_done[i]:
+                        continue
+                    if i not in sig:
+                        preempt[i] += 1
+                    elif sig[i] != s:
+                        migrate[i] += 1
+                prev_sig = sig
+            # a job whose work runs out inside the epoch completes at that instant
+            fin_mask = g_fin <= end + _EPS * max(1.0, abs(end))
+            g_stop = np.where(fin_mask, g_fin, end)
+            remaining[g_ix] = np.where(fin_mask, 0.0, g_rem - g_rate * (end - t))
+            g_dt = g_stop - t
+            executed[g_ix] += g_dt
+            rounds[g_ix] += 1
+            attained[g_ix] += ep.held * g_dt
+            if len(ep.p_gang):  # in placement order, as the per-placement additions were
+                np.add.at(on_type, (ep.p_job, ep.p_type), g_dt[ep.p_gang] * ep.p_gpus / ep.p_w)
+            ep.record(t, g_stop.tolist(), open_, closed)
+            finished = g_ix[fin_mask].tolist()
+            for e in np.flatnonzero(fin_mask).tolist():
+                completion[job_ids[g_ix[e]]] = g_fin[e] + kappa
+            for i in finished:
+                is_done[i] = True
             stats.epochs += 1
+            last = ep
             if finished:
                 done = set(finished)
                 active = [i for i in active if i not in done]
+                changed = True
                 bar.advance(len(finished))
-            prev = tuple(p for i, copies in gangs.items() if i not in done
-                         for ps in copies.values() for p in ps)
+                prev = tuple(p for i, copies in gangs.items() if i not in done
+                             for ps in copies.values() for p in ps)
+                last = None
+            else:
+                prev = ep.placed
             if not gangs:
                 # nothing runs: nothing changes until the next arrival
                 if ptr >= n and wake is None:
@@ -291,10 +382,12 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 stats.idle_jumps += 1
                 t = max(end, next_arrival) if not event_driven else next_arrival
                 prev, prev_sig = (), {}
+                last = None
                 continue
             t = end
     closed.extend((k, s[0], s[1]) for k, s in open_.items())
-    allocs = [Allocation.of(Placement(*k), s, e) for k, s, e in closed if e > s]
+    allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+              for k, s, e in closed if e > s]
     allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
     schedule = Schedule(tuple(allocs), completion, sharing=caps.sharing, forking=caps.forking,
                         consolidation=kappa, resource_sensitive=caps.resource_sensitive)
@@ -308,7 +401,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
         "preemptions": {jobs[i].id: int(preempt[i]) for i in range(n)},
         "migrations": {jobs[i].id: int(migrate[i]) for i in range(n)},
         "total_preemptions": int(preempt.sum()), "total_migrations": int(migrate.sum()),
-        "unfinished": [j.id for j in jobs if j.id not in completion],
+        "unfinished": [j.id for i, j in enumerate(jobs) if not is_done[i]],
         "max_time": max_time,
     }
     extra.update(getattr(policy, "stats", lambda: {})())
