@@ -54,7 +54,7 @@ from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Placement, Schedule
 from optsched.errors import InvalidOption
 from optsched.progressbar import ProgressBar
-from optsched.sim.decisions import Caps, check_decision
+from optsched.sim.decisions import Caps, DecisionChecker
 from optsched.sim.policy import ClusterView, Policy, PolicyViolation
 
 __all__ = ["simulate", "SimStats"]
@@ -74,87 +74,93 @@ class SimStats:
 
 class _Epoch:
     """One checked decision and what executing it takes: per job (in job-index order)
-    its rate and GPUs held, per placement its job, type, GPU count and open segment.
-    Kept while the policy returns the same decision, which is then neither checked nor
-    grouped again."""
+    its rate and GPUs held, per placement (by :class:`DecisionChecker` id) its job, type
+    and GPU count. Kept while the policy returns the same decision, which is then
+    neither checked nor grouped again."""
 
-    def __init__(self, placements: list, gangs: dict[int, dict[int, list[Placement]]],
-                 jobs: tuple, w_list: list[int], tindex: dict[str, int],
+    def __init__(self, placements: list, gangs: dict[int, dict[int, list[int]]],
+                 checker: DecisionChecker, jobs: tuple, w_list: list[int],
                  rate_memo: dict[tuple, float], sensitive: bool) -> None:
         self.placements = placements
         self.gangs = gangs
+        P, amount = checker.placement, checker.amount
         rate: list[float] = []
         held: list[float] = []
-        placed: list[Placement] = []
+        ids: list[int] = []
         p_gang: list[int] = []
-        p_job: list[int] = []
-        p_type: list[int] = []
         for e, (i, copies) in enumerate(gangs.items()):
             r = h = 0.0
-            for ps in copies.values():
-                key = (i, *ps)
+            for copy in copies.values():
+                key = tuple(copy)
                 v = rate_memo.get(key)
-                if v is None:  # gang_rate is pure: memoised per (job, placements)
+                if v is None:  # gang_rate is pure: memoised per (job's) placements
                     if len(rate_memo) > 200_000:
                         rate_memo.clear()
-                    v = rate_memo[key] = gang_rate(jobs[i], ps, sensitive)
+                    v = rate_memo[key] = gang_rate(jobs[i], [P[p] for p in copy], sensitive)
                 r += v  # the validator's rule per (job, copy), copies adding up
-                for p in ps:
-                    h += p.gpus * p.share
-                    placed.append(p)
-                    p_gang.append(e)
-                    p_job.append(i)
-                    p_type.append(tindex[p.gpu_type])
+                for p in copy:
+                    h += amount[p]
+                ids += copy
+                p_gang += [e] * len(copy)
             rate.append(r)
             held.append(h)
         self.g_ix = np.fromiter(gangs, dtype=np.int64, count=len(gangs))
         self.g_rate = np.array(rate, dtype=float)
         self.held = np.array(held, dtype=float)
-        self.placed = tuple(placed)
+        self.ids = ids
         self.gang_of = p_gang
+        self.placed = tuple(P[p] for p in ids)
         self.p_gang = np.array(p_gang, dtype=np.int64)
-        self.p_job = np.array(p_job, dtype=np.int64)
-        self.p_type = np.array(p_type, dtype=np.int64)
-        self.p_gpus = np.array([p.gpus for p in placed], dtype=float)
-        self.p_w = np.array([w_list[i] for i in p_job], dtype=float)
-        self.segs: list[list[float]] | None = None
+        self.p_job = np.array([checker.job[p] for p in ids], dtype=np.int64)
+        self.p_type = np.array([checker.type_index[p] for p in ids], dtype=np.int64)
+        self.p_gpus = np.array([checker.gpus[p] for p in ids], dtype=float)
+        self.p_w = np.array([w_list[i] for i in self.p_job.tolist()], dtype=float)
 
     def signatures(self) -> dict[int, tuple]:
-        """Per job its placements, sorted: a change between epochs is a migration."""
+        """Per job its placement ids, sorted: a change between epochs is a migration."""
         sig = {}
         for i, copies in self.gangs.items():
             if len(copies) == 1:
-                ps = next(iter(copies.values()))
-                sig[i] = (ps[0],) if len(ps) == 1 else tuple(sorted(ps))
+                ids = next(iter(copies.values()))
+                sig[i] = (ids[0],) if len(ids) == 1 else tuple(sorted(ids))
             else:
-                sig[i] = tuple(sorted(p for ps in copies.values() for p in ps))
+                sig[i] = tuple(sorted(p for ids in copies.values() for p in ids))
         return sig
 
-    def record(self, t: float, stops: list[float], open_: dict[Placement, list[float]],
-               closed: list[tuple[Placement, float, float]]) -> None:
-        """Extend each placement's open segment to its job's stop, or open a new one."""
-        segs = self.segs
-        if segs is not None:  # the same decision as the previous epoch: its segments
-            for k, (seg, e) in enumerate(zip(segs, self.gang_of)):
-                if abs(seg[1] - t) <= _EPS:
-                    seg[1] = stops[e]
-                else:
-                    segs[k] = self._open(self.placed[k], t, stops[e], open_, closed)
-            return
-        self.segs = [self._open(p, t, stops[e], open_, closed)
-                     for p, e in zip(self.placed, self.gang_of)]
 
-    @staticmethod
-    def _open(p: Placement, t: float, stop: float, open_: dict[Placement, list[float]],
-              closed: list[tuple[Placement, float, float]]) -> list[float]:
-        seg = open_.get(p)
-        if seg is not None and abs(seg[1] - t) <= _EPS:
-            seg[1] = stop
-            return seg
-        if seg is not None:
-            closed.append((p, seg[0], seg[1]))
-        seg = open_[p] = [t, stop]
-        return seg
+class _Segments:
+    """Per placement id its open interval ``[start, end)``; intervals a placement stops
+    holding are closed. An interval is extended when the placement is held again from
+    the instant it ended."""
+
+    def __init__(self) -> None:
+        self.start: list[float | None] = []
+        self.end: list[float | None] = []
+        self.first: list[int] = []  # ids in the order their first interval opened
+        self.closed: list[tuple[int, float, float]] = []
+
+    def record(self, t: float, ids: list[int], gang_of: list[int], stops: list[float]) -> None:
+        start, end = self.start, self.end
+        grow = len(ids) and max(ids) - len(end) + 1
+        if grow > 0:
+            start += [None] * grow
+            end += [None] * grow
+        for p, e in zip(ids, gang_of):
+            last = end[p]
+            if last is not None and abs(last - t) <= _EPS:
+                end[p] = stops[e]
+                continue
+            if last is None:
+                self.first.append(p)
+            else:
+                self.closed.append((p, start[p], last))  # type: ignore[arg-type]
+            start[p] = t
+            end[p] = stops[e]
+
+    def all(self) -> list[tuple[int, float, float]]:
+        """Closed intervals, then the open ones (in the order they first opened)."""
+        start, end = self.start, self.end
+        return self.closed + [(p, start[p], end[p]) for p in self.first]  # type: ignore[misc]
 
 
 def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: bool | None = None,
@@ -247,12 +253,10 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     ptr = 0
     prev: tuple[Placement, ...] = ()
     prev_sig: dict[int, tuple] = {}
-    # open segment per placement (a Placement is the segment's key), closed segments
-    open_: dict[Placement, list[float]] = {}
-    closed: list[tuple[Placement, float, float]] = []
+    segments = _Segments()
     stats = SimStats()
     rate_memo: dict[tuple, float] = {}
-    check_memo: dict = {}
+    checker = DecisionChecker(pname, idx_of, node_cap, node_res, tindex, w_list, T, caps)
     # what the view shows of the visible jobs that changes only when they do
     fixed: dict[str, Any] = {}
     changed = True
@@ -307,10 +311,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 # since: checked then, and nothing the check reads has changed
                 ep = last
             else:
-                gangs = check_decision(pname, t, placements, active_set, idx_of, node_cap,
-                                       node_res, tindex, w_list, T, caps, check_memo)
-                ep = _Epoch(placements, gangs, jobs, w_list, tindex, rate_memo,
-                            caps.resource_sensitive)
+                ep = _Epoch(placements, checker.check(t, placements, active_set), checker,
+                            jobs, w_list, rate_memo, caps.resource_sensitive)
             if on_epoch is not None:
                 on_epoch(t, placements)
             gangs, g_ix, g_rate = ep.gangs, ep.g_ix, ep.g_rate
@@ -351,7 +353,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             attained[g_ix] += ep.held * g_dt
             if len(ep.p_gang):  # in placement order, as the per-placement additions were
                 np.add.at(on_type, (ep.p_job, ep.p_type), g_dt[ep.p_gang] * ep.p_gpus / ep.p_w)
-            ep.record(t, g_stop.tolist(), open_, closed)
+            segments.record(t, ep.ids, ep.gang_of, g_stop.tolist())
             finished = g_ix[fin_mask].tolist()
             for e in np.flatnonzero(fin_mask).tolist():
                 completion[job_ids[g_ix[e]]] = g_fin[e] + kappa
@@ -364,8 +366,9 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 active = [i for i in active if i not in done]
                 changed = True
                 bar.advance(len(finished))
-                prev = tuple(p for i, copies in gangs.items() if i not in done
-                             for ps in copies.values() for p in ps)
+                P = checker.placement
+                prev = tuple(P[p] for i, copies in gangs.items() if i not in done
+                             for ids in copies.values() for p in ids)
                 last = None
             else:
                 prev = ep.placed
@@ -385,9 +388,9 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 last = None
                 continue
             t = end
-    closed.extend((k, s[0], s[1]) for k, s in open_.items())
+    P = checker.placement
     allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7])
-              for k, s, e in closed if e > s]
+              for k, s, e in ((P[p], s, e) for p, s, e in segments.all()) if e > s]
     allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
     schedule = Schedule(tuple(allocs), completion, sharing=caps.sharing, forking=caps.forking,
                         consolidation=kappa, resource_sensitive=caps.resource_sensitive)
