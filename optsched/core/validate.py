@@ -20,17 +20,29 @@ naming the first violated rule and the allocation it concerns:
    ``completion - consolidation``, and holds nothing after its completion.
 
 Returns a :class:`Progress` record (iterations done per job) that metrics reuse.
+
+The checks run on columns of the schedule (numpy arrays, one entry per allocation), so
+that a simulation's half a million allocations validate in about a second: the
+per-allocation rules as one mask; capacity as one sweep over the sorted interval
+endpoints of every (node, type) and every node at once; gangs by cutting each
+(job, copy) into its elementary intervals (between consecutive endpoints, a constant
+set of allocations is active) and aggregating over them. Where the arrays flag a
+possible violation, the allocation, (node, type) or node is checked once more
+one at a time, which writes the error message: the error raised (rule, path, value,
+message) is the one a loop over the allocations in order raises. Only the schedule
+and the instance are read, never a simulator's or a model's own bookkeeping.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import repeat
+from typing import Any
 
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.progress import gang_rate
 from optsched.core.rules import (
     copies_error,
     gang_error,
@@ -65,30 +77,153 @@ def _fail(i: int | None, a: Allocation | None, reason: str, value=None) -> None:
 
 def validate_schedule(instance: Instance, schedule: Schedule) -> Progress:
     """Check ``schedule`` against ``instance``; return per-job progress or raise."""
-    cl = instance.cluster
-    nodes = {n.name: n for n in cl.nodes}
-    sharing = schedule.sharing
-    for i, a in enumerate(schedule.allocations):
-        if a.job not in instance.job_index:
-            _fail(i, a, f"unknown job {a.job!r}")
-        j = instance.job(a.job)
-        if a.node not in nodes:
-            _fail(i, a, f"unknown node {a.node!r}")
-        if not (np.isfinite(a.start) and np.isfinite(a.end)) or not a.end > a.start:
-            _fail(i, a, "interval must satisfy start < end (finite)")
-        if a.start < j.arrival - TIME_TOL:
-            _fail(i, a, f"starts at {a.start:g} before job {a.job!r} arrives at {j.arrival:g}")
-        reason = placement_error(a.job, a.node, a.gpu_type, nodes[a.node].gpus.get(a.gpu_type, 0),
-                                 j.rate(a.gpu_type), a.gpus, a.cpus, a.memory, a.copy, a.share,
-                                 sharing=sharing, forking=schedule.forking)
-        if reason is not None:
-            _fail(i, a, reason)
-    _check_capacity(instance, schedule)
-    done = job_progress(instance, schedule)
-    _check_completion(instance, schedule, done)
+    cols = _Columns.of(instance, schedule)
+    _check_allocations(instance, schedule, cols)
+    cols.finish()
+    _check_capacity(instance, schedule, cols)
+    gangs = _Gangs(instance, schedule, cols)
+    done = gangs.progress()
+    _check_completion(instance, schedule, cols, gangs, done)
     return done
 
 
+# --------------------------------------------------------------------------- columns
+def _codes(values: list, index: dict) -> np.ndarray:
+    """``index[v]`` for each value, -1 where the value is not a key."""
+    try:
+        return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+    except (KeyError, TypeError):
+        return np.fromiter(map(index.get, values, repeat(-1)), dtype=np.int64,
+                           count=len(values))
+
+
+def _unique(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (by sorting: numpy's hash-based unique is slower here)."""
+    a = np.sort(a)
+    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
+
+
+class _Columns:
+    """The schedule's allocations as arrays (indices into the instance, -1 = unknown).
+
+    ``plain`` says every field has the Python type the vectorised checks assume (ints
+    for counts and copy ids, floats or ints for the rest); otherwise the per-allocation
+    rules run one allocation at a time, as they are written in
+    :mod:`optsched.core.rules`.
+    """
+
+    def __init__(self, m: int) -> None:
+        self.m = m
+        self.plain = True
+        self.raw: tuple[Any, ...] = ((),) * 10
+        empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+        self.job = self.node = self.typ = self.copy = empty_i
+        self.start = self.end = self.cpus = self.memory = self.share = self.gpus = empty_f
+        self.times, self.rank_start, self.rank_end = empty_f, empty_i, empty_i
+
+    @classmethod
+    def of(cls, instance: Instance, schedule: Schedule) -> _Columns:
+        allocs = schedule.allocations
+        c = cls(len(allocs))
+        cl = instance.cluster
+        # one list per field (a list of per-allocation tuples costs several times more)
+        c.raw = ([a.job for a in allocs], [a.start for a in allocs], [a.end for a in allocs],
+                 [a.node for a in allocs], [a.gpu_type for a in allocs],
+                 [a.gpus for a in allocs], [a.cpus for a in allocs],
+                 [a.memory for a in allocs], [a.copy for a in allocs],
+                 [a.share for a in allocs])
+        job, _, _, node, typ, gpus, _, _, copy, _ = c.raw
+        c.job = _codes(job, instance.job_index)
+        c.node = _codes(node, instance.cluster._node_index)
+        c.typ = _codes(typ, {t: k for k, t in enumerate(cl.gpu_types)})
+        c.plain = all(set(map(type, col)) <= {int} for col in (gpus, copy))
+        if c.plain:
+            c._numbers()
+        return c
+
+    def _numbers(self) -> None:
+        _, start, end, _, _, gpus, cpus, mem, copy, share = self.raw
+        reals = []
+        for col in (start, end, cpus, mem, share):
+            # plain Python numbers give a numeric dtype; strings and other objects do not
+            a = np.array(col) if col else np.zeros(0)
+            if a.dtype.kind not in "fiub":
+                self.plain = False
+                return
+            reals.append(a.astype(float, copy=False))
+        self.start, self.end, self.cpus, self.memory, self.share = reals
+        # counts above 2**53 lose exactness here, and fail the capacity check anyway
+        self.gpus = np.array(gpus, dtype=float) if gpus else np.zeros(0)
+        try:
+            self.copy = np.array(copy, dtype=np.int64)
+        except OverflowError:  # copy ids are compared, never computed with: factorise
+            codes: dict[int, int] = {}
+            self.copy = np.array([codes.setdefault(k, len(codes)) for k in copy],
+                                 dtype=np.int64)
+
+    def finish(self) -> None:
+        """Numeric columns of a schedule whose allocations passed their own checks."""
+        if not self.plain:
+            _, start, end, _, _, gpus, cpus, mem, copy, share = self.raw
+            self.raw = (self.raw[0], tuple(map(float, start)), tuple(map(float, end)),
+                        self.raw[3], self.raw[4], gpus, tuple(map(float, cpus)),
+                        tuple(map(float, mem)), copy, tuple(map(float, share)))
+            self._numbers()
+            self.plain = True
+        ends = np.concatenate([self.start, self.end])
+        self.times = _unique(ends)
+        #: rank of each allocation's start and end among all endpoints
+        rank = np.searchsorted(self.times, ends)
+        self.rank_start, self.rank_end = rank[: self.m], rank[self.m:]
+
+
+def _check_one(instance: Instance, schedule: Schedule, i: int, a: Allocation) -> None:
+    """Rule 1 for one allocation (see the module docstring)."""
+    nodes = instance.cluster._node_index
+    if a.job not in instance.job_index:
+        _fail(i, a, f"unknown job {a.job!r}")
+    j = instance.job(a.job)
+    if a.node not in nodes:
+        _fail(i, a, f"unknown node {a.node!r}")
+    if not (np.isfinite(a.start) and np.isfinite(a.end)) or not a.end > a.start:
+        _fail(i, a, "interval must satisfy start < end (finite)")
+    if a.start < j.arrival - TIME_TOL:
+        _fail(i, a, f"starts at {a.start:g} before job {a.job!r} arrives at {j.arrival:g}")
+    node = instance.cluster.nodes[nodes[a.node]]
+    reason = placement_error(a.job, a.node, a.gpu_type, node.gpus.get(a.gpu_type, 0),
+                             j.rate(a.gpu_type), a.gpus, a.cpus, a.memory, a.copy, a.share,
+                             sharing=schedule.sharing, forking=schedule.forking)
+    if reason is not None:
+        _fail(i, a, reason)
+
+
+def _check_allocations(instance: Instance, schedule: Schedule, c: _Columns) -> None:
+    allocs = schedule.allocations
+    if not c.plain or not instance.n_jobs or not instance.cluster.gpu_types:
+        for i, a in enumerate(allocs):
+            _check_one(instance, schedule, i, a)
+        return
+    known = (c.job >= 0) & (c.node >= 0)
+    j, h, k = np.where(known, c.job, 0), np.where(known, c.node, 0), np.maximum(c.typ, 0)
+    with np.errstate(invalid="ignore"):
+        bad = ~known | ~(np.isfinite(c.start) & np.isfinite(c.end)) | ~(c.end > c.start)
+        bad |= c.start < instance.arrivals[j] - TIME_TOL
+        T = instance.throughput_matrix
+        cap = instance.cluster.capacity
+        bad |= (c.typ < 0) | ~(cap[h, k] > 0) | ~(T[j, k] > 0)
+        bad |= c.gpus < 1
+        bad |= ~(np.isfinite(c.cpus) & np.isfinite(c.memory)) | (c.cpus < 0) | (c.memory < 0)
+        bad |= ~((c.share > 0) & (c.share <= 1))
+        if not schedule.sharing:
+            bad |= c.share < 1
+        if not schedule.forking:
+            bad |= c.copy != 0
+    # a superset of the violations: the first one, in allocation order, raises
+    for i in np.flatnonzero(bad).tolist():
+        _check_one(instance, schedule, i, allocs[i])
+
+
+# --------------------------------------------------------------------------- capacity
 def _sweep_max(starts: np.ndarray, ends: np.ndarray, amount: np.ndarray) -> tuple[float, float]:
     """Maximum of the summed ``amount`` over time, and an instant where it is reached."""
     t = np.concatenate([starts, ends])
@@ -100,35 +235,212 @@ def _sweep_max(starts: np.ndarray, ends: np.ndarray, amount: np.ndarray) -> tupl
     return float(level[k]), float(t[order][k])
 
 
-def _check_capacity(instance: Instance, schedule: Schedule) -> None:
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    per_node: dict[str, list[int]] = defaultdict(list)
-    allocs = schedule.allocations
-    for i, a in enumerate(allocs):
-        groups[(a.node, a.gpu_type)].append(i)
-        per_node[a.node].append(i)
-    nodes = {n.name: n for n in instance.cluster.nodes}
-    for (node, typ), idx in groups.items():
-        s = np.array([allocs[i].start for i in idx])
-        e = np.array([allocs[i].end for i in idx])
-        g = np.array([allocs[i].gpus * (allocs[i].share if schedule.sharing else 1.0)
-                      for i in idx])
-        peak, when = _sweep_max(s, e, g)
-        cap = nodes[node].gpus[typ]
-        if gpu_overload(peak, cap):
+def _over(group: np.ndarray, c: _Columns, amount: np.ndarray, limit: np.ndarray,
+          ) -> np.ndarray:
+    """Groups (ids into ``limit``) whose summed ``amount`` may exceed ``limit`` at some
+    instant: every group that does, and, with fractional amounts, groups within a
+    rounding margin of it (which the caller checks again one group at a time)."""
+    m = c.m
+    R = len(c.times)
+    # events sorted by group, then time, releases before acquisitions at equal times
+    key = np.concatenate([(group * R + c.rank_start) * 2 + 1, (group * R + c.rank_end) * 2])
+    order = np.argsort(key, kind="stable")
+    d = np.concatenate([amount, -amount])[order]
+    level = np.cumsum(d)
+    g = np.concatenate([group, group])[order]
+    head = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    base = np.where(head > 0, level[np.maximum(head - 1, 0)], 0.0)
+    level -= np.repeat(base, np.diff(np.r_[head, 2 * m]))
+    peak = np.maximum.reduceat(level, head)
+    lim = limit[g[head]]
+    integral = bool(np.all(amount == np.round(amount)))
+    # integer amounts sum exactly; fractional ones within 1e-6 are checked again
+    margin = 0.0 if integral else 1e-6 * (1.0 + np.abs(lim))
+    return g[head][peak > lim - margin]
+
+
+def _first_seen(group: np.ndarray, candidates: np.ndarray) -> list[int]:
+    """``candidates`` ordered by the first allocation of each group."""
+    ids, first = np.unique(group, return_index=True)
+    pos = dict(zip(ids.tolist(), first.tolist()))
+    return sorted(candidates.tolist(), key=pos.__getitem__)
+
+
+def _check_capacity(instance: Instance, schedule: Schedule, c: _Columns) -> None:
+    if c.m == 0:
+        return
+    cl = instance.cluster
+    names = [n.name for n in cl.nodes]
+    types = cl.gpu_types
+    K = len(types)
+    group = c.node * K + c.typ
+    amount = c.gpus * (c.share if schedule.sharing else 1.0)
+    cap = cl.capacity.ravel().astype(float)
+    for gk in _first_seen(group, _over(group, c, amount, cap)):
+        idx = np.flatnonzero(group == gk)
+        peak, when = _sweep_max(c.start[idx], c.end[idx], amount[idx])
+        node, typ = names[gk // K], types[gk % K]
+        limit = cl.nodes[gk // K].gpus[typ]
+        if gpu_overload(peak, limit):
             raise InvalidSchedule(f"node {node!r} type {typ!r}", peak,
-                                  f"{peak:g} GPUs in use at t={when:g}, capacity {cap}")
-    for node, idx in per_node.items():
-        s = np.array([allocs[i].start for i in idx])
-        e = np.array([allocs[i].end for i in idx])
-        for attr, limit in (("cpus", nodes[node].cpus), ("memory", nodes[node].memory)):
-            amt = np.array([getattr(allocs[i], attr) for i in idx], dtype=float)
-            if not amt.any():
-                continue
-            peak, when = _sweep_max(s, e, amt)
-            if resource_overload(peak, limit):
-                raise InvalidSchedule(f"node {node!r} {attr}", peak,
-                                      f"{peak:g} in use at t={when:g}, capacity {limit:g}")
+                                  f"{peak:g} GPUs in use at t={when:g}, capacity {limit}")
+    flagged: list[tuple[int, int]] = []
+    for a, (attr, col) in enumerate((("cpus", c.cpus), ("memory", c.memory))):
+        if not col.any():
+            continue
+        limits = np.array([float(getattr(n, attr)) for n in cl.nodes])
+        flagged += [(h, a) for h in _over(c.node, c, col, limits).tolist()]
+    if not flagged:
+        return
+    order = {h: i for i, h in enumerate(_first_seen(c.node, np.unique([h for h, _ in flagged])))}
+    for h, a in sorted(flagged, key=lambda f: (order[f[0]], f[1])):
+        attr = ("cpus", "memory")[a]
+        idx = np.flatnonzero(c.node == h)
+        amt = (c.cpus, c.memory)[a][idx]
+        if not amt.any():
+            continue
+        limit = getattr(cl.nodes[h], attr)
+        peak, when = _sweep_max(c.start[idx], c.end[idx], amt)
+        if resource_overload(peak, limit):
+            raise InvalidSchedule(f"node {names[h]!r} {attr}", peak,
+                                  f"{peak:g} in use at t={when:g}, capacity {limit:g}")
+
+
+# --------------------------------------------------------------------------- gangs
+class _Gangs:
+    """The elementary intervals of every (job, copy) gang, their rates, and the gang
+    rules (rule 3 of the module docstring) checked on them.
+
+    Gangs are numbered in order of their first allocation and each gang's intervals in
+    time order, which is also the order the rules are checked (and the first violation
+    raised) in, and the order each job's iterations are summed in.
+    """
+
+    def __init__(self, instance: Instance, schedule: Schedule, c: _Columns) -> None:
+        self.instance, self.schedule, self.c = instance, schedule, c
+        m = c.m
+        jobs = instance.jobs
+        if m == 0:
+            self.seg_job = np.zeros(0, dtype=np.int64)
+            self.t0 = self.t1 = self.speed = np.zeros(0)
+            return
+        # gang ids in order of first appearance
+        o = np.lexsort((c.copy, c.job))
+        jo, co = c.job[o], c.copy[o]
+        new = np.r_[True, (jo[1:] != jo[:-1]) | (co[1:] != co[:-1])]
+        sorted_id = np.cumsum(new) - 1
+        rank = np.empty(int(sorted_id[-1]) + 1, dtype=np.int64)
+        rank[np.argsort(o[new], kind="stable")] = np.arange(len(rank))
+        gang = np.empty(m, dtype=np.int64)
+        gang[o] = rank[sorted_id]
+        # elementary intervals: consecutive distinct endpoints of one gang
+        R = len(c.times)
+        ks, ke = gang * R + c.rank_start, gang * R + c.rank_end
+        pts = _unique(np.concatenate([ks, ke]))
+        lo = np.searchsorted(pts, ks)
+        span = np.searchsorted(pts, ke) - lo  # intervals each allocation covers (>= 1)
+        inc_alloc = np.repeat(np.arange(m), span)
+        inc_seg = np.repeat(lo - (np.cumsum(span) - span), span) + np.arange(int(span.sum()))
+        U = max(len(pts) - 1, 0)
+        active = np.bincount(inc_seg, minlength=U)
+        seg = np.flatnonzero(active)  # intervals where the gang holds something
+        pos = np.full(U, -1, dtype=np.int64)
+        pos[seg] = np.arange(len(seg))
+        inc = pos[inc_seg]
+        S = len(seg)
+        self.t0 = c.times[pts[seg] % R]
+        self.t1 = c.times[pts[seg + 1] % R]
+        seg_gang = pts[seg] // R
+        first_alloc = np.full(S, m, dtype=np.int64)
+        np.minimum.at(first_alloc, inc, inc_alloc)
+        self.seg_job = c.job[first_alloc]
+        self.seg_copy = c.copy[first_alloc]
+        self.inc, self.inc_alloc, self.first_alloc, self.seg_gang = inc, inc_alloc, \
+            first_alloc, seg_gang
+        g = np.bincount(inc, weights=c.gpus[inc_alloc], minlength=S)
+        W = instance.workers[self.seg_job]
+        if schedule.forking:
+            pairs = _unique(inc * (len(instance.cluster.nodes) + 1) + c.node[inc_alloc])
+            n_nodes = np.bincount(pairs // (len(instance.cluster.nodes) + 1), minlength=S)
+            bad = (n_nodes != 1) | (g < 1) | (g > W)
+        else:
+            bad = g != W
+        if bad.any():
+            self._raise_gang(int(np.flatnonzero(bad)[0]))
+        # the rate of each interval: optsched.core.progress.gang_rate, vectorised
+        rate_a = instance.throughput_matrix[c.job, c.typ]
+        rmin = np.full(S, np.inf)
+        np.minimum.at(rmin, inc, rate_a[inc_alloc])
+        if schedule.resource_sensitive and any(j.sensitivity is not None for j in jobs):
+            rho = np.ones(m)
+            has = np.array([j.sensitivity is not None for j in jobs])[c.job]
+            raw_c, raw_m, raw_g = c.raw[6], c.raw[7], c.raw[5]
+            for i in np.flatnonzero(has).tolist():
+                s = jobs[c.job[i]].sensitivity
+                assert s is not None
+                rho[i] = s.relative(raw_c[i] / raw_g[i], raw_m[i] / raw_g[i])
+            rhomin = np.full(S, np.inf)
+            np.minimum.at(rhomin, inc, rho[inc_alloc])
+            rmin = np.where(has[first_alloc], rmin * rhomin, rmin)
+        smin = np.full(S, np.inf)
+        np.minimum.at(smin, inc, c.share[inc_alloc])
+        u = np.array([np.nan if j.compute_share is None else float(j.compute_share)
+                      for j in jobs])[self.seg_job]
+        with np.errstate(invalid="ignore"):
+            share = np.where(np.isnan(u), smin, np.minimum(1.0, smin / u))
+        self.speed = share * g * rmin
+        if schedule.forking:
+            self._check_copies()
+
+    def _raise_gang(self, s: int) -> None:
+        c, jobs = self.c, self.instance.jobs
+        act = self.inc_alloc[self.inc == s].tolist()
+        job = jobs[int(self.seg_job[s])]
+        g = sum(c.raw[5][i] for i in act)
+        copy = c.raw[8][act[0]]
+        nodes = {c.raw[3][i] for i in act}
+        reason = gang_error(job.id, job.workers, copy, g, nodes, forking=self.schedule.forking)
+        assert reason is not None
+        t0, t1 = float(self.t0[s]), float(self.t1[s])
+        raise InvalidSchedule(f"job {job.id!r}", g, f"{reason} during [{t0:g}, {t1:g})")
+
+    def _check_copies(self) -> None:
+        """No two copies of a job on one node at once (forking)."""
+        c, jobs = self.c, self.instance.jobs
+        node_of = [c.raw[3][i] for i in self.first_alloc.tolist()]
+        spans: dict[int, list[tuple[float, float, str, int]]] = defaultdict(list)
+        copies = [c.raw[8][i] for i in self.first_alloc.tolist()]
+        for s, (j, t0, t1) in enumerate(zip(self.seg_job.tolist(), self.t0.tolist(),
+                                            self.t1.tolist())):
+            spans[j].append((t0, t1, node_of[s], copies[s]))
+        for j, sp in spans.items():
+            jid = jobs[j].id
+            sp.sort()
+            active: dict[str, tuple[float, int]] = {}
+            for t0, t1, node, copy in sp:
+                prev = active.get(node)
+                if prev is not None and prev[0] > t0 + TIME_TOL and prev[1] != copy:
+                    raise InvalidSchedule(f"job {jid!r}", node,
+                                          f"{copies_error(jid, node, prev[1], copy)} at "
+                                          f"t={t0:g}")
+                active[node] = (t1, copy)
+
+    def progress(self, until: dict[str, float] | None = None) -> Progress:
+        """Iterations done per job, counting time up to ``until[job]`` if given."""
+        jobs = self.instance.jobs
+        if until is None:
+            hi = self.t1
+        else:
+            cut = np.array([until.get(j.id, np.inf) for j in jobs])
+            hi = np.minimum(self.t1, cut[self.seg_job]) if len(jobs) else self.t1
+        keep = hi > self.t0
+        who = self.seg_job[keep]
+        # summed in gang, then time order: the order a loop over the intervals adds them
+        done = np.bincount(who, weights=self.speed[keep] * (hi[keep] - self.t0[keep]),
+                           minlength=len(jobs))
+        ids, first = np.unique(who, return_index=True)
+        order = ids[np.argsort(first, kind="stable")].tolist()
+        return Progress({jobs[j].id: float(done[j]) for j in order})
 
 
 def job_progress(instance: Instance, schedule: Schedule,
@@ -136,83 +448,37 @@ def job_progress(instance: Instance, schedule: Schedule,
     """Iterations done per job, checking gang rules (see module docstring).
 
     ``until`` optionally caps the time counted per job (used for completion checks).
+    The schedule's allocations are assumed to pass rule 1 (known jobs, nodes and types).
     """
-    by_copy: dict[tuple[str, int], list[int]] = defaultdict(list)
-    allocs = schedule.allocations
-    for i, a in enumerate(allocs):
-        by_copy[(a.job, a.copy)].append(i)
-    done: dict[str, float] = defaultdict(float)
-    copy_nodes: dict[str, list[tuple[float, float, str, int]]] = defaultdict(list)
-    for (jid, copy), idx in by_copy.items():
-        job = instance.job(jid)
-        cut = np.inf if until is None else until.get(jid, np.inf)
-        idx = sorted(idx, key=lambda i: (allocs[i].start, allocs[i].end))
-        if all(allocs[a].end <= allocs[b].start for a, b in zip(idx, idx[1:])):
-            # no two allocations of this gang overlap: each is an elementary interval
-            segments = [(allocs[i].start, allocs[i].end, [i]) for i in idx]
-        else:
-            segments = _elementary(allocs, idx)
-        for t0, t1, act in segments:
-            g = sum(allocs[i].gpus for i in act)
-            speed = gang_rate(job, [allocs[i] for i in act], schedule.resource_sensitive)
-            node_set = {allocs[i].node for i in act}
-            reason = gang_error(jid, job.workers, copy, g, node_set, forking=schedule.forking)
-            if reason is not None:
-                raise InvalidSchedule(f"job {jid!r}", g, f"{reason} during [{t0:g}, {t1:g})")
-            if schedule.forking:
-                copy_nodes[jid].append((t0, t1, next(iter(node_set)), copy))
-            lo, hi = t0, min(t1, cut)
-            if hi > lo:
-                done[jid] += speed * (hi - lo)
-    if schedule.forking:
-        for jid, spans in copy_nodes.items():
-            spans.sort()
-            active: dict[str, tuple[float, int]] = {}
-            for t0, t1, node, copy in spans:
-                prev = active.get(node)
-                if prev is not None and prev[0] > t0 + TIME_TOL and prev[1] != copy:
-                    raise InvalidSchedule(f"job {jid!r}", node,
-                                          f"{copies_error(jid, node, prev[1], copy)} at "
-                                          f"t={t0:g}")
-                active[node] = (t1, copy)
-    return Progress(dict(done))
+    c = _Columns.of(instance, schedule)
+    for i in np.flatnonzero((c.job < 0) | (c.node < 0) | (c.typ < 0)).tolist()[:1]:
+        _check_one(instance, schedule, i, schedule.allocations[i])
+    c.finish()
+    return _Gangs(instance, schedule, c).progress(until)
 
 
-def _elementary(allocs, idx: list[int]) -> list[tuple[float, float, list[int]]]:
-    """Split overlapping allocations into intervals with a constant active set."""
-    pts = sorted({allocs[i].start for i in idx} | {allocs[i].end for i in idx})
-    starts = np.array([allocs[i].start for i in idx])
-    ends = np.array([allocs[i].end for i in idx])
-    out = []
-    for t0, t1 in zip(pts, pts[1:]):
-        if t1 - t0 <= 0:
-            continue
-        mid = 0.5 * (t0 + t1)
-        act = [idx[k] for k in np.flatnonzero((starts <= mid) & (ends > mid))]
-        if act:
-            out.append((t0, t1, act))
-    return out
-
-
-def _check_completion(instance: Instance, schedule: Schedule, done: Progress) -> None:
-    last_end: dict[str, float] = defaultdict(lambda: -np.inf)
-    for a in schedule.allocations:
-        last_end[a.job] = max(last_end[a.job], a.end)
+# --------------------------------------------------------------------------- completion
+def _check_completion(instance: Instance, schedule: Schedule, c: _Columns, gangs: _Gangs,
+                      done: Progress) -> None:
+    last = np.full(instance.n_jobs, -np.inf)
+    np.maximum.at(last, c.job, c.end)
+    idx = instance.job_index
     cons = schedule.consolidation
     cutoff = {}
-    for jid, c in schedule.completion.items():
-        if jid not in instance.job_index:
-            raise InvalidSchedule(f"completion.{jid}", c, "unknown job")
-        j = instance.job(jid)
-        if not np.isfinite(c) or c < j.arrival:
-            raise InvalidSchedule(f"completion.{jid}", c, "completion before arrival")
-        if last_end[jid] > c + TIME_TOL * max(1.0, abs(c)):
-            raise InvalidSchedule(f"completion.{jid}", c,
-                                  f"job holds resources until {last_end[jid]:g}, after completing")
-        cutoff[jid] = c - cons
-    by_done = job_progress(instance, schedule, until=cutoff) if cons > 0 else done
+    for jid, comp in schedule.completion.items():
+        if jid not in idx:
+            raise InvalidSchedule(f"completion.{jid}", comp, "unknown job")
+        j = instance.jobs[idx[jid]]
+        if not np.isfinite(comp) or comp < j.arrival:
+            raise InvalidSchedule(f"completion.{jid}", comp, "completion before arrival")
+        held = float(last[idx[jid]])
+        if held > comp + TIME_TOL * max(1.0, abs(comp)):
+            raise InvalidSchedule(f"completion.{jid}", comp,
+                                  f"job holds resources until {held:g}, after completing")
+        cutoff[jid] = comp - cons
+    by_done = gangs.progress(until=cutoff) if cons > 0 else done
     for jid in schedule.completion:
-        j = instance.job(jid)
+        j = instance.jobs[idx[jid]]
         got = by_done.done.get(jid, 0.0)
         if got < j.work * (1 - REL_TOL):
             raise InvalidSchedule(f"completion.{jid}", schedule.completion[jid],

@@ -82,27 +82,30 @@ def place_gang(view: ClusterView, free: np.ndarray, job_id: str, workers: int, k
 def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k: int,
                  mode: str = "spread") -> list[tuple[int, int]] | None:
     """The node choice of :func:`place_gang` on a plain list ``col`` of free GPUs of type
-    ``k`` per node (updated in place); returns ``[(node index, gpus), ...]`` or ``None``."""
-    tname = view.gpu_types[k]
+    ``k`` per node (integers; updated in place); returns ``[(node index, gpus), ...]`` or
+    ``None``."""
     prev = view.previous_by_job.get(job_id)
-    if prev and all(p.gpu_type == tname for p in prev) and \
-            sum(p.gpus for p in prev) == workers:
-        hs = [(view.cluster.node_index(p.node), p.gpus) for p in prev]
-        if all(col[h] >= g for h, g in hs):
-            for h, g in hs:
-                col[h] -= g
-            return hs
+    if prev:
+        tname = view.gpu_types[k]
+        if all(p.gpu_type == tname for p in prev) and sum(p.gpus for p in prev) == workers:
+            node_index = view.cluster.node_index
+            hs = [(node_index(p.node), p.gpus) for p in prev]
+            if all(col[h] >= g for h, g in hs):
+                for h, g in hs:
+                    col[h] -= g
+                return hs
     if sum(col) < workers:
         return None
     if mode == "yarn":
         return _yarn(view, col, workers, k)
-    best = -1
-    for h, f in enumerate(col):
-        if f >= workers and (best < 0 or f < col[best]):
-            best = h
-    if best >= 0:
-        col[best] -= workers
-        return [(best, workers)]
+    # best fit: the first node holding the fewest free GPUs that still fit the gang,
+    # found by looking for each count from ``workers`` up (list scans run in C)
+    top = max(col)
+    for f in range(workers, top + 1):
+        if f in col:
+            best = col.index(f)
+            col[best] -= workers
+            return [(best, workers)]
     order = sorted(range(len(col)), key=lambda h: -col[h])
     hs = []
     need = workers

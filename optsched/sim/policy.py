@@ -147,24 +147,26 @@ class ClusterView:
     @cached_property
     def jobs(self) -> tuple[JobView, ...]:
         types = self.gpu_types
-        out = []
-        for m, jid in enumerate(self.ids):
-            out.append(JobView(
-                id=jid, index=int(self.index[m]), arrival=float(self.arrivals[m]),
-                workers=int(self.workers[m]), throughput=self.throughput_maps[m],
-                weight=float(self.weights[m]), attained_service=float(self.attained[m]),
-                executed_time=float(self.executed[m]),
-                time_on_type=MappingProxyType({t: float(self.time_on_types[m, k])
-                                               for k, t in enumerate(types)}),
-                rounds_received=int(self.rounds_received[m]),
-                preemptions=int(self.preemptions[m]),
-                work=None if self.work_ is None else float(self.work_[m]),
-                remaining=None if self.remaining_ is None else float(self.remaining_[m]),
-                sensitivity=self.sensitivities[m] if self.sensitivities else None,
-                memory=self.gpu_memories[m] if self.gpu_memories else None,
-                compute_share=self.compute_shares[m] if self.compute_shares else None,
-                user=self.users[m] if self.users else None))
-        return tuple(out)
+        n = len(self.ids)
+        # plain Python numbers once per array (the same values float()/int() give)
+        index, arrivals, workers = self.index.tolist(), self.arrivals.tolist(), \
+            self.workers.tolist()
+        weights, attained, executed = self.weights.tolist(), self.attained.tolist(), \
+            self.executed.tolist()
+        on_types, rounds, preempt = self.time_on_types.tolist(), \
+            self.rounds_received.tolist(), self.preemptions.tolist()
+        work = [None] * n if self.work_ is None else self.work_.tolist()
+        remaining = [None] * n if self.remaining_ is None else self.remaining_.tolist()
+        sens = self.sensitivities or (None,) * n
+        mems = self.gpu_memories or (None,) * n
+        shares = self.compute_shares or (None,) * n
+        users = self.users or (None,) * n
+        return tuple(
+            JobView(jid, index[m], arrivals[m], workers[m], self.throughput_maps[m],
+                    weights[m], attained[m], executed[m],
+                    MappingProxyType(dict(zip(types, on_types[m]))), rounds[m], preempt[m],
+                    work[m], remaining[m], sens[m], mems[m], shares[m], users[m])
+            for m, jid in enumerate(self.ids))
 
     @cached_property
     def by_id(self) -> dict[str, JobView]:

@@ -57,7 +57,7 @@ from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Placement, Schedule
 from optsched.errors import InvalidOption
 from optsched.progressbar import ProgressBar
-from optsched.sim.decisions import Caps, check_decision
+from optsched.sim.decisions import Caps, DecisionChecker
 from optsched.sim.policy import ClusterView, Policy, PolicyViolation
 
 __all__ = ["simulate", "SimStats"]
@@ -75,6 +75,97 @@ class SimStats:
     policy_calls: int = 0
     policy_seconds: float = 0.0
     idle_jumps: int = 0
+
+
+class _Epoch:
+    """One checked decision and what executing it takes: per job (in job-index order)
+    its rate and GPUs held, per placement (by :class:`DecisionChecker` id) its job, type
+    and GPU count. Kept while the policy returns the same decision, which is then
+    neither checked nor grouped again."""
+
+    def __init__(self, placements: list, gangs: dict[int, dict[int, list[int]]],
+                 checker: DecisionChecker, jobs: tuple, w_list: list[int],
+                 rate_memo: dict[tuple, float], sensitive: bool) -> None:
+        self.placements = placements
+        self.gangs = gangs
+        P, amount = checker.placement, checker.amount
+        rate: list[float] = []
+        held: list[float] = []
+        ids: list[int] = []
+        p_gang: list[int] = []
+        for e, (i, copies) in enumerate(gangs.items()):
+            r = h = 0.0
+            for copy in copies.values():
+                key = tuple(copy)
+                v = rate_memo.get(key)
+                if v is None:  # gang_rate is pure: memoised per (job's) placements
+                    if len(rate_memo) > 200_000:
+                        rate_memo.clear()
+                    v = rate_memo[key] = gang_rate(jobs[i], [P[p] for p in copy], sensitive)
+                r += v  # the validator's rule per (job, copy), copies adding up
+                for p in copy:
+                    h += amount[p]
+                ids += copy
+                p_gang += [e] * len(copy)
+            rate.append(r)
+            held.append(h)
+        self.g_ix = np.fromiter(gangs, dtype=np.int64, count=len(gangs))
+        self.g_rate = np.array(rate, dtype=float)
+        self.held = np.array(held, dtype=float)
+        self.ids = ids
+        self.gang_of = p_gang
+        self.placed = tuple(P[p] for p in ids)
+        self.p_gang = np.array(p_gang, dtype=np.int64)
+        self.p_job = np.array([checker.job[p] for p in ids], dtype=np.int64)
+        self.p_type = np.array([checker.type_index[p] for p in ids], dtype=np.int64)
+        self.p_gpus = np.array([checker.gpus[p] for p in ids], dtype=float)
+        self.p_w = np.array([w_list[i] for i in self.p_job.tolist()], dtype=float)
+
+    def signatures(self) -> dict[int, tuple]:
+        """Per job its placement ids, sorted: a change between epochs is a migration."""
+        sig = {}
+        for i, copies in self.gangs.items():
+            if len(copies) == 1:
+                ids = next(iter(copies.values()))
+                sig[i] = (ids[0],) if len(ids) == 1 else tuple(sorted(ids))
+            else:
+                sig[i] = tuple(sorted(p for ids in copies.values() for p in ids))
+        return sig
+
+
+class _Segments:
+    """Per placement id its open interval ``[start, end)``; intervals a placement stops
+    holding are closed. An interval is extended when the placement is held again from
+    the instant it ended."""
+
+    def __init__(self) -> None:
+        self.start: list[float | None] = []
+        self.end: list[float | None] = []
+        self.first: list[int] = []  # ids in the order their first interval opened
+        self.closed: list[tuple[int, float, float]] = []
+
+    def record(self, t: float, ids: list[int], gang_of: list[int], stops: list[float]) -> None:
+        start, end = self.start, self.end
+        grow = len(ids) and max(ids) - len(end) + 1
+        if grow > 0:
+            start += [None] * grow
+            end += [None] * grow
+        for p, e in zip(ids, gang_of):
+            last = end[p]
+            if last is not None and abs(last - t) <= _EPS:
+                end[p] = stops[e]
+                continue
+            if last is None:
+                self.first.append(p)
+            else:
+                self.closed.append((p, start[p], last))  # type: ignore[arg-type]
+            start[p] = t
+            end[p] = stops[e]
+
+    def all(self) -> list[tuple[int, float, float]]:
+        """Closed intervals, then the open ones (in the order they first opened)."""
+        start, end = self.start, self.end
+        return self.closed + [(p, start[p], end[p]) for p in self.first]  # type: ignore[misc]
 
 
 def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: bool | None = None,
@@ -155,6 +246,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     gmem = [j.memory for j in jobs]
     ushare = [j.compute_share for j in jobs]
     users = [j.user for j in jobs]
+    w_list = W.tolist()
     executed = np.zeros(n)
     attained = np.zeros(n)
     on_type = np.zeros((n, len(types)))
@@ -162,14 +254,19 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     preempt = np.zeros(n, dtype=np.int64)
     migrate = np.zeros(n, dtype=np.int64)
     completion: dict[str, float] = {}
+    is_done = [False] * n
     active: list[int] = []  # arrived, unfinished (arrival order)
     ptr = 0
     prev: tuple[Placement, ...] = ()
     prev_sig: dict[int, tuple] = {}
-    open_: dict[tuple, list[float]] = {}
-    closed: list[tuple[tuple, float, float]] = []
+    segments = _Segments()
     stats = SimStats()
     rate_memo: dict[tuple, float] = {}
+    checker = DecisionChecker(pname, idx_of, node_cap, node_res, tindex, w_list, T, caps)
+    # what the view shows of the visible jobs that changes only when they do
+    fixed: dict[str, Any] = {}
+    changed = True
+    last: _Epoch | None = None  # the previous epoch's decision, while it may be reused
 
     t = float(arrival[order[0]]) if n else 0.0
     with ProgressBar(n, f"simulate {pname}", progress) as bar:
@@ -177,6 +274,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             while ptr < n and arrival[order[ptr]] <= t + _EPS:
                 active.append(int(order[ptr]))
                 ptr += 1
+                changed = True
             if max_time is not None and t >= max_time - _EPS:
                 break
             next_arrival = float(arrival[order[ptr]]) if ptr < n else math.inf
@@ -186,109 +284,105 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 t = next_arrival
                 stats.idle_jumps += 1
                 prev, prev_sig = (), {}
+                last = None
                 continue
-            ix = np.fromiter(active, dtype=np.int64, count=len(active))
+            if changed:
+                ix = np.fromiter(active, dtype=np.int64, count=len(active))
+                fixed = dict(
+                    ids=tuple(job_ids[i] for i in active), index=ix,
+                    throughput_matrix=T[ix], workers=W[ix], arrivals=arrival[ix],
+                    weights=weights[ix], throughput_maps=tuple(tmaps[i] for i in active),
+                    work_=work[ix] if needs_work else None,
+                    sensitivities=tuple(sens[i] for i in active),
+                    gpu_memories=tuple(gmem[i] for i in active),
+                    compute_shares=tuple(ushare[i] for i in active),
+                    users=tuple(users[i] for i in active))
+                for a in fixed.values():  # shared by the views until the job set changes
+                    if isinstance(a, np.ndarray):
+                        a.flags.writeable = False
+                active_set = set(active)
+                changed = False
+            ix = fixed["index"]
             view = ClusterView(
-                time=t, slot=slot, cluster=cl, ids=tuple(job_ids[i] for i in active), index=ix,
-                throughput_matrix=T[ix], workers=W[ix], arrivals=arrival[ix],
-                weights=weights[ix], attained=attained[ix], executed=executed[ix],
+                time=t, slot=slot, cluster=cl, attained=attained[ix], executed=executed[ix],
                 time_on_types=on_type[ix], rounds_received=rounds[ix],
                 preemptions=preempt[ix], previous=prev, needs_work=needs_work, rng=rng,
-                policy_name=pname, throughput_maps=tuple(tmaps[i] for i in active),
-                work_=work[ix] if needs_work else None,
-                remaining_=remaining[ix] if needs_work else None,
-                sensitivities=tuple(sens[i] for i in active),
-                gpu_memories=tuple(gmem[i] for i in active),
-                compute_shares=tuple(ushare[i] for i in active),
-                users=tuple(users[i] for i in active))
+                policy_name=pname, remaining_=remaining[ix] if needs_work else None, **fixed)
             c0 = _time.perf_counter()
             placements = list(policy.allocate(view))
             wake = horizon() if horizon is not None else None
             stats.policy_seconds += _time.perf_counter() - c0
             stats.policy_calls += 1
-            gangs = check_decision(pname, t, placements, set(active), idx_of, node_cap, node_res,
-                           tindex, W, T, caps)
+            if last is not None and placements == last.placements:
+                # the decision the previous epoch ran, and none of its jobs finished
+                # since: checked then, and nothing the check reads has changed
+                ep = last
+            else:
+                ep = _Epoch(placements, checker.check(t, placements, active_set), checker,
+                            jobs, w_list, rate_memo, caps.resource_sensitive)
             if on_epoch is not None:
                 on_epoch(t, placements)
-            # per-job rate: the validator's rule per (job, copy), copies adding up
-            rate: dict[int, float] = {}
-            for i, copies in gangs.items():
-                r = 0.0
-                for ps in copies.values():
-                    key = (i, *ps)
-                    v = rate_memo.get(key)
-                    if v is None:  # gang_rate is pure: memoised per (job, placements)
-                        if len(rate_memo) > 200_000:
-                            rate_memo.clear()
-                        v = rate_memo[key] = gang_rate(jobs[i], ps, caps.resource_sensitive)
-                    r += v
-                rate[i] = r
+            gangs, g_ix, g_rate = ep.gangs, ep.g_ix, ep.g_rate
+            g_rem = remaining[g_ix]
+            running = g_rate > 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                g_fin = np.where(running, t + g_rem / np.where(running, g_rate, 1.0), math.inf)
             # epoch end
             end = t + slot
             if event_driven:
                 end = min(end, next_arrival)
-                for i, r in rate.items():
-                    if r > 0:
-                        end = min(end, t + remaining[i] / r)
+                if running.any():
+                    end = min(end, float(g_fin[running].min()))
             if wake is not None:
                 end = min(end, float(wake))
             if event_driven or wake is not None:
                 end = max(end, t + _EPS)
             if max_time is not None:
                 end = min(end, max_time)
-            # preemptions / migrations
-            sig = {i: tuple(sorted(p for ps in copies.values() for p in ps))
-                   for i, copies in gangs.items()}
-            for i, s in prev_sig.items():
-                if completion.get(jobs[i].id) is not None:
-                    continue
-                if i not in sig:
-                    preempt[i] += 1
-                elif sig[i] != s:
-                    migrate[i] += 1
-            prev_sig = sig
-            finished: list[int] = []
-            done: set[int] = set()
-            for i, copies in gangs.items():
-                r = rate[i]
-                fin = t + remaining[i] / r if r > 0 else math.inf
-                left = remaining[i] - r * (end - t)
-                if fin <= end or left <= _DONE * work[i]:
-                    # done inside the epoch, or short of it only by float rounding (a
-                    # relative 1e-9 of its work, far below the validator's 1e-6): the
-                    # record ends where the GPUs are handed on, never after the epoch
-                    stop = min(fin, end)
-                    remaining[i] = 0.0
-                    completion[jobs[i].id] = stop + kappa
-                    finished.append(i)
-                else:
-                    stop = end
-                    remaining[i] = left
-                dt = stop - t
-                executed[i] += dt
-                held = 0.0
-                rounds[i] += 1
-                for ps in copies.values():
-                    for p in ps:
-                        held += p.gpus * p.share
-                        on_type[i, tindex[p.gpu_type]] += dt * p.gpus / W[i]
-                        key = (jobs[i].id, p.node, p.gpu_type, p.gpus, p.cpus, p.memory, p.copy,
-                               p.share)
-                        seg = open_.get(key)
-                        if seg is not None and abs(seg[1] - t) <= _EPS:
-                            seg[1] = stop
-                        else:
-                            if seg is not None:
-                                closed.append((key, seg[0], seg[1]))
-                            open_[key] = [t, stop]
-                attained[i] += held * dt
+            # preemptions / migrations (none when the decision is the previous one)
+            if ep is not last:
+                sig = ep.signatures()
+                for i, s in prev_sig.items():
+                    if is_done[i]:
+                        continue
+                    if i not in sig:
+                        preempt[i] += 1
+                    elif sig[i] != s:
+                        migrate[i] += 1
+                prev_sig = sig
+            # a job whose work runs out inside the epoch completes at that instant; one
+            # short of it only by float rounding (a relative 1e-9 of its work, far below
+            # the validator's 1e-6) completes at the epoch end, where its GPUs are handed
+            # on: its record never runs past the epoch
+            g_left = g_rem - g_rate * (end - t)
+            fin_mask = (g_fin <= end) | (g_left <= _DONE * work[g_ix])
+            g_stop = np.where(fin_mask, np.minimum(g_fin, end), end)
+            remaining[g_ix] = np.where(fin_mask, 0.0, g_left)
+            g_dt = g_stop - t
+            executed[g_ix] += g_dt
+            rounds[g_ix] += 1
+            attained[g_ix] += ep.held * g_dt
+            if len(ep.p_gang):  # in placement order, as the per-placement additions were
+                np.add.at(on_type, (ep.p_job, ep.p_type), g_dt[ep.p_gang] * ep.p_gpus / ep.p_w)
+            segments.record(t, ep.ids, ep.gang_of, g_stop.tolist())
+            finished = g_ix[fin_mask].tolist()
+            for e in np.flatnonzero(fin_mask).tolist():
+                completion[job_ids[g_ix[e]]] = g_stop[e] + kappa
+            for i in finished:
+                is_done[i] = True
             stats.epochs += 1
+            last = ep
             if finished:
                 done = set(finished)
                 active = [i for i in active if i not in done]
+                changed = True
                 bar.advance(len(finished))
-            prev = tuple(p for i, copies in gangs.items() if i not in done
-                         for ps in copies.values() for p in ps)
+                P = checker.placement
+                prev = tuple(P[p] for i, copies in gangs.items() if i not in done
+                             for ids in copies.values() for p in ids)
+                last = None
+            else:
+                prev = ep.placed
             if not gangs:
                 # nothing runs: nothing changes until the next arrival
                 if ptr >= n and wake is None:
@@ -302,10 +396,12 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 stats.idle_jumps += 1
                 t = max(end, next_arrival) if not event_driven else next_arrival
                 prev, prev_sig = (), {}
+                last = None
                 continue
             t = end
-    closed.extend((k, s[0], s[1]) for k, s in open_.items())
-    allocs = [Allocation.of(Placement(*k), s, e) for k, s, e in closed if e > s]
+    P = checker.placement
+    allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+              for k, s, e in ((P[p], s, e) for p, s, e in segments.all()) if e > s]
     allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
     schedule = Schedule(tuple(allocs), completion, sharing=caps.sharing, forking=caps.forking,
                         consolidation=kappa, resource_sensitive=caps.resource_sensitive)
@@ -319,7 +415,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
         "preemptions": {jobs[i].id: int(preempt[i]) for i in range(n)},
         "migrations": {jobs[i].id: int(migrate[i]) for i in range(n)},
         "total_preemptions": int(preempt.sum()), "total_migrations": int(migrate.sum()),
-        "unfinished": [j.id for j in jobs if j.id not in completion],
+        "unfinished": [j.id for i, j in enumerate(jobs) if not is_done[i]],
         "max_time": max_time,
     }
     extra.update(getattr(policy, "stats", lambda: {})())

@@ -137,11 +137,21 @@ class GittinsIndex:
         self.samples = s
         self.delta = delta
         self.code_quirk = code_quirk
+        self._memo: dict[float, float] = {}
 
     def __call__(self, a: float) -> float:
-        if self.delta is None:
-            return gittins_index(self.samples, a)
-        return gittins_index_fixed(self.samples, a, self.delta, self.code_quirk)
+        # a pure function of a: a waiting job's attained service, hence its index,
+        # stays the same from one decision to the next
+        g = self._memo.get(a)
+        if g is None:
+            if len(self._memo) > 100_000:
+                self._memo.clear()
+            if self.delta is None:
+                g = gittins_index(self.samples, a)
+            else:
+                g = gittins_index_fixed(self.samples, a, self.delta, self.code_quirk)
+            self._memo[a] = g
+        return g
 
 
 class Tiresias:
@@ -224,6 +234,7 @@ class Tiresias:
         self.reset()
 
     def reset(self) -> None:
+        self._type_order: dict[bytes, list[int]] = {}
         self._base_service: dict[str, float] = {}
         self._base_exec: dict[str, float] = {}
         self._pending_since: dict[str, float] = {}
@@ -264,7 +275,7 @@ class Tiresias:
             return np.lexsort((tie, arr, self.service(view)))
         if self._gittins is not None:
             svc = view.attained  # the index uses the job's total GPU-time attained
-            g = np.array([self._gittins(float(a)) for a in svc])
+            g = np.array([self._gittins(a) for a in svc.tolist()])
             return np.lexsort((tie, arr, -g, q))
         if self.queue_order == "running_first":
             # Tiresias keeps a queue's running jobs ahead of its waiting ones: a waiting
@@ -275,48 +286,63 @@ class Tiresias:
 
     def _promote(self, view: ClusterView) -> None:
         now = view.time
-        running = set(view.previous_by_job)
-        for j in view.jobs:
-            if j.id in running:
-                self._pending_since.pop(j.id, None)
-            else:
-                self._pending_since.setdefault(j.id, now)
+        running = view.previous_by_job
+        pending = self._pending_since
+        for jid in view.ids:
+            if jid in running:
+                pending.pop(jid, None)
+            elif jid not in pending:
+                pending[jid] = now
         if self.promote_knob is None or self.thresholds is None:
             return
-        q = self.queues(view)
-        for m, j in enumerate(view.jobs):
-            if q[m] == 0 or j.id in running:
+        q = self.queues(view).tolist()
+        executed, attained = view.executed.tolist(), view.attained.tolist()
+        for m, jid in enumerate(view.ids):
+            if q[m] == 0 or jid in running:
                 continue
-            ran = j.executed_time - self._base_exec.get(j.id, 0.0)
+            ran = executed[m] - self._base_exec.get(jid, 0.0)
             if ran <= 0:
                 continue
-            waited = now - self._pending_since.get(j.id, now)
+            waited = now - pending.get(jid, now)
             if waited >= ran * self.promote_knob:
-                raw = j.attained_service if self.dims == 2 else j.executed_time
-                self._base_service[j.id] = raw
-                self._base_exec[j.id] = j.executed_time
-                self._pending_since[j.id] = now
+                raw = attained[m] if self.dims == 2 else executed[m]
+                self._base_service[jid] = raw
+                self._base_exec[jid] = executed[m]
+                pending[jid] = now
                 self._promotions += 1
 
     # ------------------------------------------------------------------ allocation
-    def _types(self, view: ClusterView, m: int) -> np.ndarray:
+    def _types(self, view: ClusterView, m: int) -> list[int]:
+        """Usable GPU types of visible job ``m``, fastest first (a function of its
+        throughput row, remembered per row)."""
         T = view.throughput_matrix[m]
-        usable = np.flatnonzero(T > 0)
-        return usable[np.argsort(-T[usable], kind="stable")]
+        key = T.tobytes()
+        ks = self._type_order.get(key)
+        if ks is None:
+            usable = np.flatnonzero(T > 0)
+            ks = self._type_order[key] = usable[np.argsort(-T[usable], kind="stable")].tolist()
+        return ks
 
-    def _try(self, view, free, m: int) -> list[Placement] | None:
-        j = view.jobs[m]
-        prev = view.previous_by_job.get(j.id)
+    def _try(self, view, free, m: int, left: list[int]) -> list[Placement] | None:
+        """Place visible job ``m`` on ``free`` (updated, with ``left``, the free GPUs
+        per type), or return ``None``."""
+        jid = view.ids[m]
+        prev = view.previous_by_job.get(jid)
         if prev:  # keep the previous GPUs when they are all free (no migration)
             cols = {t: k for k, t in enumerate(view.gpu_types)}
             need = [(view.cluster.node_index(p.node), cols[p.gpu_type], p.gpus) for p in prev]
             if all(free[h, k] >= g for h, k, g in need):
                 for h, k, g in need:
                     free[h, k] -= g
+                    left[k] -= g
                 return list(prev)
+        workers = int(view.workers[m])
         for k in self._types(view, m):
-            ps = place_gang(view, free, j.id, j.workers, int(k), self.placement)
+            if left[k] < workers:  # place_gang would find too few GPUs of type k
+                continue
+            ps = place_gang(view, free, jid, workers, k, self.placement)
             if ps is not None:
+                left[k] -= workers
                 return ps
         return None
 
@@ -325,20 +351,20 @@ class Tiresias:
         self._promote(view)
         order = self.ranking(view)
         free = view.capacity.astype(np.int64).copy()
+        left = free.sum(axis=0).tolist()
         prev = view.previous_by_job
         chosen: list[int] = []
         kept: set[int] = set()
         trial: list[Placement] = []
         if not self.preemptive:  # running jobs keep their GPUs
-            for m, j in enumerate(view.jobs):
-                if j.id in prev:
-                    trial.extend(self._try(view, free, m) or [])
+            for m, jid in enumerate(view.ids):
+                if jid in prev:
+                    trial.extend(self._try(view, free, m, left) or [])
                     kept.add(m)
-        for m in order:
-            m = int(m)
+        for m in order.tolist():
             if m in kept:
                 continue
-            ps = self._try(view, free, m)
+            ps = self._try(view, free, m, left)
             if ps is not None:
                 trial.extend(ps)
                 chosen.append(m)
@@ -350,9 +376,10 @@ class Tiresias:
         rank = {int(m): r for r, m in enumerate(order)}
         sel = sorted(chosen, key=lambda m: (view.ids[m] not in prev, rank[m]))
         free2 = view.capacity.astype(np.int64).copy()
+        left2 = free2.sum(axis=0).tolist()
         out: list[Placement] = []
         for m in sel:
-            ps = self._try(view, free2, m)
+            ps = self._try(view, free2, m, left2)
             if ps is None:
                 return trial
             out.extend(ps)
