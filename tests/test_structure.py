@@ -145,6 +145,10 @@ def test_tests_mirror_the_package():
     assert not missing, f"subpackages without tests/<name>/: {missing}"
     top = {p.name for p in tests.glob("test_*.py")}
     assert top == {"test_matrix.py", "test_structure.py"}, top
+    # test folders are not packages: pytest imports test modules by basename
+    names = sorted(p.name for p in tests.rglob("test_*.py"))
+    dup = sorted({n for n in names if names.count(n) > 1})
+    assert not dup, f"test modules sharing a basename: {dup}"
 
 
 SECTIONS = ("Parameters", "Returns", "Guarantee", "Complexity", "References")
