@@ -259,7 +259,12 @@ def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocat
        :math:`t^*` exists; every job keeps its row sum (so :math:`z^*`), and the
        Pareto property is kept. Its answer, mapped back, has the columns of tied types
        averaged: a permutation of tied types maps this LP to itself, so the average
-       over those permutations is again an optimum of it.
+       over those permutations is again an optimum of it. When the solver does not
+       solve this LP (its rows are tight: an infeasible verdict by rounding was seen on
+       random instances), :math:`\hat X` itself is used, tied columns averaged: tied
+       types have equal capacities and usable sets, so the average keeps every load,
+       row sum and the Pareto property; ``info["type_split"]`` says which split was
+       used.
 
     Either way, permuting the input's types permutes the columns of the answer.
     """
@@ -322,12 +327,18 @@ def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocat
         res, vals = _solve(lp, backend, opts)
         seconds += res.seconds
         solves += 1
-        if not res.success:
-            return _fail(n, K, res, stage="agnostic_split")
-        t = float(vals["t"][0])
-        Xh = np.empty((n, K))
-        Xh[:, perm] = vals["X"][inv]
-        X, split = Xh.copy(), "near-proportional"
+        if res.success:
+            t = float(vals["t"][0])
+            Xh = np.empty((n, K))
+            Xh[:, perm] = vals["X"][inv]
+            split = "near-proportional"
+        else:
+            # the split LP is only a finer choice among optima of the same LP: when its
+            # tight rows defeat the solver (an infeasible verdict by rounding, seen on
+            # random instances), the canonical optimum X-hat itself is kept, with tied
+            # columns averaged below, which is feasible, optimal and symmetric too
+            t, split = 0.0, f"canonical (split LP: {res.status})"
+        X = Xh.copy()
         for k in range(K):
             ties = [j for j in range(K) if key[j] == key[k]]
             if len(ties) > 1:
