@@ -19,13 +19,15 @@ finishes inside a slot stay idle until the next boundary -- the round-based sema
 Copy efficiency. With ``efficiency`` :math:`e < 1` each job's *main* copy of the round
 (largest rate :math:`g\tau_k`, then lowest node index) counts in full and every other copy
 at :math:`e` of its rate. The shared simulator credits every copy in full, so the policy
-holds the other copies only for the first :math:`e\Delta` of the round (a decision
+runs the other copies only for the last :math:`e\Delta` of the round (a decision
 instant it asks for through ``horizon()``): each copy's progress over the round, hence the
 progress at every round boundary and every completion slot, is exactly the efficiency
-model's; within a round progress is front-loaded, so a completion instant inside a round
-can be earlier than the model's by less than a round. The GPU-seconds a copy would have
-held for no progress are reported as ``cut_gpu_seconds`` (the simulator counts them as
-idle). An exact rule would need a per-copy efficiency in the simulator and the validator.
+model's; within a round progress is back-loaded (piecewise linear, convex, equal to the
+model's at both ends), so it never runs ahead of the model's and no completion is
+earlier than the model allows (a completion inside a round can be later, by less than a
+round). The GPU-seconds the other copies' GPUs wait at the start of a round are reported
+as ``cut_gpu_seconds`` (the simulator counts them as idle). An exact rule would need a
+per-copy efficiency in the simulator and the validator.
 
 Admission. Hadar's primal-dual pass (:func:`optsched.hadar.heuristics.run_online`) is given
 to the policy: it treats jobs in arrival order and a job's plan only books slots
@@ -73,6 +75,7 @@ class HadarEPolicy:
         self.model, self.prices = model, run.prices
         self.forking = bool(forking)
         self.efficiency = float(efficiency)
+        self.full: list[Placement] = []
         self.consolidation = float(kappa)
         self.name = "hadare" if forking else "hadar-replay"
         H = len(model.instance.cluster.nodes)
@@ -125,21 +128,24 @@ class HadarEPolicy:
         if not on_boundary or k == self.round or k >= m.T:
             self.current = [p for p in self.current if p.job in live]
             if self.cut is not None and t >= self.cut - _EPS * max(1.0, abs(t)):
-                # copy efficiency: the extra copies have done their share of the round
-                end = (self.round + 1) * d
+                # copy efficiency: the extra copies join for the last e of the round
+                start = self.round * d
+                self.current = [p for p in self.full if p.job in live]
                 for p in self.current:
                     if (p.job, p.copy) in self.extra:
-                        self.cut_gpu_seconds += p.gpus * (end - t)
-                self.current = [p for p in self.current if (p.job, p.copy) not in self.extra]
+                        self.cut_gpu_seconds += p.gpus * (t - start)
                 self.cut = None
             elif self.cut is not None:
                 self.wake = min(self.wake, self.cut)
             return self.current
         self.round = s = k
-        self.current = self._decide(view, s)
+        self.current = self.full = self._decide(view, s)
         self.cut = None
         if self.efficiency < 1.0 and self.extra:
-            self.cut = s * d + self.efficiency * d
+            # back-loaded: the main copies run the whole round, the others only its last
+            # e, so progress inside a round never runs ahead of the efficiency model's
+            self.current = [p for p in self.full if (p.job, p.copy) not in self.extra]
+            self.cut = s * d + (1.0 - self.efficiency) * d
             self.wake = min(self.wake, self.cut)
         return self.current
 

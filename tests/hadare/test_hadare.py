@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from strategies import examples
 
@@ -336,7 +336,7 @@ def _paper_shape():
 def test_copy_efficiency_counts_extra_copies_at_e(eff):
     """The main copy (2 V100, 6/s) counts in full, the P100 and K80 copies (4/s and 2/s)
     at e: per round 6 + 6e; the slot completion is the first slot whose end covers 30,
-    exactly as the efficiency model (the extra copies run the first e of each round)."""
+    exactly as the efficiency model (the extra copies run the last e of each round)."""
     inst = _paper_shape()
     res = online(inst, copy_efficiency=eff)
     per_round = 6.0 + 6.0 * eff
@@ -344,8 +344,10 @@ def test_copy_efficiency_counts_extra_copies_at_e(eff):
     ex = simulate_hadare(inst, copy_efficiency=eff)
     # progress at every round boundary is the model's, e.g. after the first round
     assert _progress_at(inst, ex.schedule, "J0", 1.0) == pytest.approx(min(30.0, per_round))
-    # within the last round progress is front-loaded: never later than the model's instant
-    assert ex.metrics.completion["J0"] <= 30.0 / per_round + 1e-9
+    # within a round progress is back-loaded: never earlier than the model's instant (so
+    # never below the fork bound), later by less than one round (slot 1 s)
+    c = ex.metrics.completion["J0"]
+    assert 30.0 / per_round - 1e-9 <= c < 30.0 / per_round + inst.slot
     assert ex.extra["copy_efficiency"] == eff
     if eff < 1:
         assert ex.extra["cut_gpu_seconds"] > 0
@@ -403,8 +405,12 @@ def test_no_fork_bound_holds_for_non_forking_policies(inst):
 
     open_ended = inst.replace(horizon=None)
     b = time_bounds(open_ended)
-    for res in (simulate_hadare(inst, forking=False),
-                simulate(open_ended, HadarPolicy(open_ended), progress=False)):
+    try:
+        hadar = simulate(open_ended, HadarPolicy(open_ended), progress=False)
+    except InvalidOption as exc:  # utilities vanish in the window: outside Hadar's model
+        assert exc.path == "L"
+        reject()
+    for res in (simulate_hadare(inst, forking=False), hadar):
         m = res.metrics
         if m.n_completed == inst.n_jobs:
             assert m.makespan >= b.makespan * (1 - 1e-9)
