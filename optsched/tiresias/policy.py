@@ -309,7 +309,8 @@ class Tiresias:
                   ) -> list[Placement] | None:
         """When every visible job ran in the previous decision and those placements fit
         the cluster together, every job keeps its GPUs (each lease extension succeeds,
-        in any order): the previous placements, in visible-job order; else ``None``."""
+        in any order): the previous placements, in visible-job order (the two passes
+        would list the same placements in priority order); else ``None``."""
         if not prev or len(prev) < len(view.ids) or any(j not in prev for j in view.ids):
             return None
         cap = view.capacity
@@ -349,13 +350,14 @@ class Tiresias:
     def allocate(self, state: ClusterView) -> list[Placement]:
         view = state
         self._promote(view)
-        order = self.ranking(view)
         prev = view.previous_by_job
         kept_all = self._all_keep(view, prev)
         if kept_all is not None:
-            if not self.preemptive:
-                return kept_all
-            return [p for m in order.tolist() for p in prev[view.ids[m]]]
+            # every job keeps its GPUs whatever the priorities; the full passes would
+            # list them in priority order, but a decision is a set of placements (the
+            # simulator groups them by job), so the ranking is not computed
+            return kept_all
+        order = self.ranking(view)
         free = view.capacity.astype(np.int64).copy()
         left = free.sum(axis=0).tolist()
         chosen: list[int] = []
