@@ -14,6 +14,8 @@ optsched's own code (every figure drawn by :mod:`optsched.plotting`).
 * ``simulator_gantt.png``, ``simulator_utilization.png`` (simulator.md): the simulation
   of that page;
 * ``sweep_seconds.png`` (sweeps.md): solve time against instance size from a small sweep.
+* ``sweep_jct_load.png`` (sweeps.md): mean JCT against load, the shipped simulation sweep
+  ``docs/sim_grid.toml``.
 
     python benchmarks/figures.py
 """
@@ -158,10 +160,22 @@ def sweep_figure() -> None:
                       title="wall seconds per cell (mean and min-max over 3 seeds)"))
 
 
+def sim_sweep_figure() -> None:
+    from optsched.studies.sweep import load_config, plot_sweep
+
+    cfg = load_config(IMG.parent / "sim_grid.toml")
+    with tempfile.TemporaryDirectory() as tmp:
+        rows, _ = run_sweep(cfg, tmp, workers=2, progress=False)
+    for r in rows:
+        print(r["method"], r["load"], r["status"], r["mean_jct"], r["wall_seconds"])
+    print(plot_sweep(rows, "mean_jct", IMG / "sweep_jct_load.png", x="load", logy=True,
+                     title="mean JCT (s) against load: first 300 Philly jobs, tiresias-n32g4"))
+
+
 def main() -> None:
     IMG.mkdir(parents=True, exist_ok=True)
     for make in (allox_figure, gavel_figures, hadar_figures, hadare_figure, salus_figure,
-                 synergy_figure, simulator_figures, sweep_figure):
+                 synergy_figure, simulator_figures, sweep_figure, sim_sweep_figure):
         make()
 
 

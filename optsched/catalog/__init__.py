@@ -56,18 +56,21 @@ from optsched.catalog.traces import (
     PHILLY_CLUSTER,
     PHILLY_THROUGHPUTS,
     SHIPPED_TRACES,
+    TRACE_FORMATS,
     read_gavel_trace,
     read_philly_trace,
     read_tiresias_trace,
+    read_trace,
     shipped_trace,
+    trace_format,
 )
 
 __all__ = [
     "DATA_PACKAGE", "GAVEL_GPU_TYPES", "GAVEL_ROUND", "GAVEL_SCALE_FACTORS", "GPU_MEMORY_GB",
     "PHILLY_CLUSTER", "PHILLY_THROUGHPUTS", "PHILLY_WORKER_PROBABILITIES", "PRESETS", "Profile",
-    "SHIPPED_TRACES", "SalusWorkload", "SynergyProfile", "THROUGHPUT_TABLES", "cluster_preset",
-    "data_files", "generate_philly", "generate_single_worker", "job_from_profile", "profile",
-    "profiles", "read_gavel_trace", "read_philly_trace", "read_tiresias_trace",
-    "salus_published", "salus_workloads", "shipped_trace", "synergy_profiles",
-    "tiresias_gpu_time_samples",
+    "SHIPPED_TRACES", "SalusWorkload", "SynergyProfile", "THROUGHPUT_TABLES", "TRACE_FORMATS",
+    "cluster_preset", "data_files", "generate_philly", "generate_single_worker",
+    "job_from_profile", "profile", "profiles", "read_gavel_trace", "read_philly_trace",
+    "read_tiresias_trace", "read_trace", "salus_published", "salus_workloads",
+    "shipped_trace", "synergy_profiles", "tiresias_gpu_time_samples", "trace_format",
 ]

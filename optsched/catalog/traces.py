@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -25,7 +26,8 @@ from optsched.core.instance import Cluster, Instance, Job
 from optsched.errors import InvalidInstance, InvalidOption
 
 __all__ = ["GAVEL_ROUND", "PHILLY_CLUSTER", "PHILLY_THROUGHPUTS", "SHIPPED_TRACES",
-           "read_gavel_trace", "read_philly_trace", "read_tiresias_trace", "shipped_trace"]
+           "TRACE_FORMATS", "read_gavel_trace", "read_philly_trace", "read_tiresias_trace",
+           "read_trace", "shipped_trace", "trace_format"]
 
 
 #: Gavel's round length in seconds (6-minute rounds; ``time_per_iteration=360``).
@@ -357,3 +359,61 @@ def shipped_trace(name: str, cluster: Cluster | str | None = None) -> Instance:
         if kind == "philly":
             return read_philly_trace(path, cluster=cluster, name=name)
         return read_gavel_trace(path, cluster=cluster, name=name)
+
+
+#: The trace layouts :func:`read_trace` reads.
+TRACE_FORMATS = ("gavel", "tiresias", "philly")
+
+
+def trace_format(path: str | Path) -> str:
+    """The layout of a trace file: a CSV whose header names ``timestamp`` and
+    ``num_gpus`` is Philly's, any other CSV Tiresias', anything else Gavel's."""
+    path = Path(path)
+    if path.suffix.lower() != ".csv":
+        return "gavel"
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        head = fh.readline()
+    cols = {c.strip() for c in head.split(",")}
+    return "philly" if {"timestamp", "num_gpus"} <= cols else "tiresias"
+
+
+def read_trace(source: str | Path, cluster: Cluster | str | None = None, *,
+               fmt: str | None = None, jobs: int | None = None, load: float = 1.0,
+               **options) -> Instance:
+    """A trace by shipped name (:data:`SHIPPED_TRACES`) or file path, its first ``jobs``
+    jobs, arrivals divided by ``load`` (``2``: the same jobs arrive twice as fast).
+
+    ``fmt`` is one of :data:`TRACE_FORMATS` (default: the shipped trace's, or
+    :func:`trace_format` of the file); ``options`` go to the format's reader (e.g.
+    ``throughputs="gavel"`` for Philly's).
+    """
+    if fmt is not None and fmt not in TRACE_FORMATS:
+        raise _unknown("fmt", fmt, TRACE_FORMATS)
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise InvalidOption("jobs", jobs, "must be an integer >= 1")
+    if isinstance(load, bool) or not isinstance(load, (int, float)) or not (
+            load > 0 and np.isfinite(load)):
+        raise InvalidOption("load", load, "must be a finite number > 0")
+    name = str(source)
+    if name in SHIPPED_TRACES and not Path(name).exists():
+        kind, file = SHIPPED_TRACES[name]
+        if kind != "philly":  # Philly's reader names its selection itself
+            options.setdefault("name", name)
+        with resources.as_file(data_files() / file) as path:
+            return read_trace(path, cluster, fmt=fmt or kind, jobs=jobs, load=load,
+                              **options)
+    path = Path(source)
+    if not path.exists():
+        raise InvalidOption("trace", name, "no such file, nor a shipped trace "
+                            f"({', '.join(SHIPPED_TRACES)})")
+    fmt = fmt or trace_format(path)
+    if fmt == "philly":  # the reader selects and scales while it reads
+        return read_philly_trace(path, cluster, jobs=jobs, load=load, **options)
+    reader = read_tiresias_trace if fmt == "tiresias" else read_gavel_trace
+    inst = reader(path, cluster, **options)
+    if jobs is not None and inst.n_jobs > jobs:
+        inst = inst.replace(jobs=inst.jobs[:jobs], name=f"{inst.name}-first{jobs}")
+    if load != 1:
+        inst = inst.replace(jobs=tuple(replace(j, arrival=j.arrival / load) for j in inst.jobs),
+                            name=f"{inst.name}-load{load:g}")
+    return inst

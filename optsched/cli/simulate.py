@@ -112,17 +112,6 @@ def build_instance(args) -> Instance:
     return inst
 
 
-def _trace_format(path: Path) -> str:
-    """The layout of a trace file: a CSV whose header names ``timestamp`` and
-    ``num_gpus`` is Philly's, any other CSV Tiresias', anything else Gavel's."""
-    if path.suffix.lower() != ".csv":
-        return "gavel"
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        head = fh.readline()
-    cols = {c.strip() for c in head.split(",")}
-    return "philly" if {"timestamp", "num_gpus"} <= cols else "tiresias"
-
-
 def _read_trace(args, cluster) -> Instance:
     from optsched import catalog
 
@@ -134,7 +123,7 @@ def _read_trace(args, cluster) -> Instance:
             return catalog.shipped_trace(str(path), cluster=cluster)
         raise InvalidOption("--trace", str(path), "no such file, nor a shipped trace "
                             f"({', '.join(catalog.SHIPPED_TRACES)})")
-    fmt = args.trace_format or _trace_format(path)
+    fmt = args.trace_format or catalog.trace_format(path)
     if fmt == "tiresias":
         return catalog.read_tiresias_trace(path, cluster=cluster)
     if fmt == "philly":

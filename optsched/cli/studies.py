@@ -30,7 +30,9 @@ def add_parsers(subparsers) -> None:
     p.set_defaults(func=cmd_reproduce)
 
     s = subparsers.add_parser(
-        "sweep", help="run a grid of models x methods x sizes x seeds (parallel, resumable)",
+        "sweep", help="run a grid of solve cells (models x methods x sizes x seeds) and "
+                      "simulation cells (policies x traces x loads or rates x seeds); "
+                      "parallel, resumable",
         description="Run every cell of a TOML/JSON sweep config not already in "
                     "OUT/cells.jsonl, then write OUT/results.<format>.")
     s.add_argument("config", type=Path, help="sweep config (.toml or .json)")
@@ -42,7 +44,11 @@ def add_parsers(subparsers) -> None:
     s.add_argument("--format", choices=FORMATS, default="csv", dest="fmt",
                    help="table format (parquet needs pyarrow)")
     s.add_argument("--plot", metavar="COLUMN", action="append", default=[],
-                   help="also plot COLUMN against size to OUT/<COLUMN>.png; repeatable")
+                   help="also plot COLUMN (e.g. mean_jct) against --x to OUT/<COLUMN>.png; "
+                        "repeatable")
+    s.add_argument("--x", metavar="COLUMN", default=None,
+                   help="x axis of the plots (default: load or rate for a simulation sweep "
+                        "that varies it, else size)")
     s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     s.set_defaults(func=cmd_sweep)
@@ -57,15 +63,21 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from optsched.studies.sweep import load_config, plot_sweep, run_sweep
+    from optsched.errors import InvalidOption
+    from optsched.studies.sweep import COLUMNS, default_x, load_config, plot_sweep, run_sweep
 
     config = load_config(args.config)
+    x = args.x or default_x(config)
+    for col in (x, *args.plot):  # a typo fails before anything runs
+        if col not in COLUMNS:
+            raise InvalidOption("--x" if col == x else "--plot", col,
+                                f"not a column of the sweep table ({', '.join(COLUMNS)})")
     out = args.out or Path(f"sweep-{config.name}")
     t = time.perf_counter()
     rows, computed = run_sweep(config, out, workers=args.workers, engine=args.engine,
                                fmt=args.fmt, scheduler=args.scheduler, progress=args.progress)
     for col in args.plot:
-        print(plot_sweep(rows, col, out / f"{col}.png", title=config.name))
+        print(plot_sweep(rows, col, out / f"{col}.png", x=x, title=config.name))
     errors = sum(r["status"] == "error" for r in rows)
     print(f"sweep {config.name}: {len(rows)} cells, {computed} computed, "
           f"{len(rows) - computed} reused, {errors} errors, "

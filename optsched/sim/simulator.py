@@ -120,6 +120,31 @@ class _Epoch:
         self.p_type = np.array([checker.type_index[p] for p in ids], dtype=np.int64)
         self.p_gpus = np.array([checker.gpus[p] for p in ids], dtype=float)
         self.p_w = np.array([w_list[i] for i in self.p_job.tolist()], dtype=float)
+        self._set: set | None = None
+
+    def repeats(self, placements: list) -> bool:
+        """Whether ``placements`` is this decision again, perhaps in another order.
+
+        Only placements in canonical form (a :class:`Placement` of ``int`` counts and
+        ``float`` amounts) count as the same, so that ``True`` or ``1.0`` GPUs are never
+        taken for the ``1`` checked before; the checked gangs are a function of the set
+        of placements (grouped by job, ordered within a gang), so the order does not
+        matter, but a duplicate does (it would be merged).
+        """
+        old = self.placements
+        if len(placements) != len(old):
+            return False
+        for p in placements:
+            if not (type(p) is Placement and type(p[3]) is int and type(p[6]) is int
+                    and type(p[4]) is float and type(p[5]) is float
+                    and type(p[7]) is float):
+                return False
+        if placements == old:
+            return True
+        if self._set is None:
+            self._set = set(old)
+        new = set(placements)
+        return len(new) == len(placements) and new == self._set
 
     def signatures(self) -> dict[int, tuple]:
         """Per job its placement ids, sorted: a change between epochs is a migration."""
@@ -313,7 +338,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             wake = horizon() if horizon is not None else None
             stats.policy_seconds += _time.perf_counter() - c0
             stats.policy_calls += 1
-            if last is not None and placements == last.placements:
+            if last is not None and last.repeats(placements):
                 # the decision the previous epoch ran, and none of its jobs finished
                 # since: checked then, and nothing the check reads has changed
                 ep = last

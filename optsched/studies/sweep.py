@@ -1,5 +1,6 @@
-r"""Parameter sweeps: a grid of (model x method x instance size x seed) cells, run in
-parallel, resumable, written as one tidy table.
+r"""Parameter sweeps: a grid of solve cells (model x method x instance size x seed) and
+simulation cells (policy x trace x load factor or arrival rate x seed), run in parallel,
+resumable, written as one tidy table.
 
 A sweep is described by a TOML or JSON config::
 
@@ -15,7 +16,35 @@ A sweep is described by a TOML or JSON config::
     cluster = "gavel-physical"                  # the generator's own keywords
     max_workers = 1
 
-Instances: ``"demo"`` calls the model's ``ModelSpec.demo_instance(n_jobs=size,
+Simulation cells come from a ``[simulate]`` table (``models`` and ``sizes`` may then be
+left out)::
+
+    [simulate]
+    policies = ["tiresias.las", "gavel.max_min_fairness_agnostic"]   # registered names
+    traces = ["philly"]                  # shipped trace names, trace files, or "generate"
+    jobs = [500]                         # first N jobs of each trace (optional for traces)
+    loads = [1.0, 2.0, 4.0]              # arrival times divided by each (default [1.0])
+    # rates = [20.0, 40.0]               # or: arrival rates in jobs per hour (not both)
+    cluster = "tiresias-n32g4"           # preset or file (default: the trace's own)
+    options = {backend = "highs"}        # policy options (optional)
+    trace_options = {}                   # keywords of the trace reader (optional)
+    max_time = 1e8                       # stop each simulation there (optional)
+
+A trace is read by :func:`optsched.catalog.read_trace` (its first ``jobs`` jobs,
+arrivals divided by the load); ``"generate"`` draws ``jobs`` Philly-derived jobs with
+Gavel's generator (:func:`optsched.catalog.generate_philly`, seeded by the cell's seed,
+``jobs_per_hour`` the cell's rate). With ``rates`` instead of ``loads`` a trace's
+arrivals are scaled so that its jobs arrive at that mean rate (the span from first to
+last arrival becomes ``(jobs - 1) / rate`` hours). The seed also seeds the policy's
+randomness. A cell runs :func:`optsched.registry.simulate`; its row has ``kind =
+"simulate"``, ``model`` the policy's paper, ``method`` the policy, ``size`` the jobs
+asked for, ``trace``, ``load`` or ``rate``, the JCT figures (``objective`` is the mean
+JCT), ``preemptions``, ``epochs``, ``policy_seconds`` and, as ``solve_seconds``, the
+simulation's seconds; ``status`` is ``feasible``, or ``time_limit`` when ``max_time``
+stopped it with jobs unfinished (the JCT figures are then over the finished jobs only).
+Options reach the policies that declare them; an option none of them takes is an error.
+
+Instances of solve cells: ``"demo"`` calls the model's ``ModelSpec.demo_instance(n_jobs=size,
 seed=seed)``; ``"philly"`` calls :func:`optsched.catalog.generate_philly` (``size``
 jobs); ``"module:function"`` calls any importable ``function(size, seed=seed, **kw)``
 returning an :class:`~optsched.core.instance.Instance`.
@@ -40,10 +69,13 @@ submits the same cell function to a Dask cluster (optional extra ``dask``:
 single-threaded processes. Both engines produce identical rows apart from timings.
 
 Output. ``OUT/results.{csv,jsonl,parquet}``: one row per cell of this grid, in grid
-order (model, method, size, seed). Parquet needs ``pyarrow``; asking for it without
+order (solve cells by model, method, size, seed; then simulation cells by policy,
+trace, jobs, load or rate, seed). Parquet needs ``pyarrow``; asking for it without
 pyarrow is an error before anything runs (no fallback to another format).
 :func:`load_table` reads any of the three back; :func:`plot_sweep` draws a column
-against size, one line per (model, method), mean over seeds with min-max band.
+against size (or load, or rate), one line per method or policy, mean over seeds with
+min-max band: ``plot_sweep(rows, "mean_jct", "jct.png", x="load")`` is JCT against load,
+one panel per trace.
 """
 
 from __future__ import annotations
@@ -58,6 +90,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
@@ -65,17 +98,21 @@ from optsched.core.jsonio import parse_json, parse_toml, read_text
 from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
 from optsched.progressbar import ProgressBar
 
-__all__ = ["SweepConfig", "Cell", "load_config", "cells_of", "cell_key", "run_cell",
-           "run_sweep", "load_table", "write_table", "plot_sweep", "COLUMNS", "FORMATS"]
+__all__ = ["SweepConfig", "Cell", "SimCell", "load_config", "cells_of", "cell_key",
+           "run_cell", "run_sweep", "load_table", "write_table", "plot_sweep", "default_x",
+           "build_sim_instance", "COLUMNS", "FORMATS"]
 
 FORMATS = ("csv", "jsonl", "parquet")
 ENGINES = ("local", "dask")
 GENERATORS = ("demo", "philly")
 
-COLUMNS = ["key", "model", "method", "size", "seed", "status", "objective", "bound", "gap",
-           "ratio", "n_jobs", "n_completed", "mean_jct", "p99_jct", "makespan", "cru",
-           "build_seconds", "solve_seconds", "wall_seconds", "message"]
-TIMING = ("build_seconds", "solve_seconds", "wall_seconds")
+COLUMNS = ["key", "kind", "model", "method", "trace", "size", "load", "rate", "seed",
+           "status", "objective", "bound", "gap", "ratio", "n_jobs", "n_completed", "mean_jct",
+           "p50_jct", "p99_jct", "makespan", "cru", "preemptions", "epochs", "build_seconds",
+           "solve_seconds", "policy_seconds", "wall_seconds", "message"]
+TIMING = ("build_seconds", "solve_seconds", "policy_seconds", "wall_seconds")
+SIM_KEYS = ("policies", "traces", "jobs", "loads", "rates", "cluster", "options",
+            "trace_options", "max_time")
 
 
 # --------------------------------------------------------------------------- config
@@ -90,6 +127,7 @@ class SweepConfig:
     seeds: tuple[int, ...]
     options: Mapping[str, Any] = field(default_factory=dict)
     instance: Mapping[str, Any] = field(default_factory=lambda: {"generator": "demo"})
+    simulate: Mapping[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepConfig:
@@ -98,11 +136,22 @@ class SweepConfig:
         if not isinstance(data, Mapping):
             raise InvalidOption("config", type(data).__name__, "must be a table/object")
         unknown = set(data) - {"name", "models", "methods", "sizes", "seeds", "options",
-                               "instance"}
+                               "instance", "simulate"}
         if unknown:
             raise InvalidOption(f"config.{sorted(unknown)[0]}", data[sorted(unknown)[0]],
                                 "unknown key; known: name, models, methods, sizes, seeds, "
-                                "options, instance")
+                                "options, instance, simulate")
+        sim = _simulate_section(data["simulate"]) if "simulate" in data else None
+        name = data.get("name", "sweep")
+        if not isinstance(name, str) or not name:
+            raise InvalidOption("name", name, "must be a non-empty string")
+        seeds = _int_list(data.get("seeds", [0]), "seeds", minimum=0)
+        if sim is not None and "models" not in data:
+            for k in ("methods", "sizes", "options", "instance"):
+                if k in data:
+                    raise InvalidOption(k, data[k], "a setting of solve cells, and the config "
+                                        "has no models")
+            return cls(name, (), {}, (), seeds, {}, {"generator": "demo"}, sim)
         models = _str_list(data.get("models"), "models")
         for m in models:
             get_model(m)  # UnknownName for a typo
@@ -121,7 +170,6 @@ class SweepConfig:
                 if meth not in known:
                     raise UnknownName(f"methods.{m}", meth, f"model {m!r} offers {list(known)}")
         sizes = _int_list(data.get("sizes"), "sizes", minimum=1)
-        seeds = _int_list(data.get("seeds", [0]), "seeds", minimum=0)
         options = data.get("options", {})
         if not isinstance(options, Mapping):
             raise InvalidOption("options", options, "must be a table of solve() keywords")
@@ -139,16 +187,88 @@ class SweepConfig:
         if not isinstance(gen, str) or (gen not in GENERATORS and ":" not in gen):
             raise InvalidOption("instance.generator", gen,
                                 "must be 'demo', 'philly' or 'module:function'")
-        name = data.get("name", "sweep")
-        if not isinstance(name, str) or not name:
-            raise InvalidOption("name", name, "must be a non-empty string")
-        return cls(name, models, methods, sizes, seeds, dict(options), inst)
+        return cls(name, models, methods, sizes, seeds, dict(options), inst, sim)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "models": list(self.models),
-                "methods": {m: list(v) for m, v in self.methods.items()},
-                "sizes": list(self.sizes), "seeds": list(self.seeds),
-                "options": dict(self.options), "instance": dict(self.instance)}
+        d: dict[str, Any] = {"name": self.name, "seeds": list(self.seeds)}
+        if self.models:
+            d.update(models=list(self.models),
+                     methods={m: list(v) for m, v in self.methods.items()},
+                     sizes=list(self.sizes), options=dict(self.options),
+                     instance=dict(self.instance))
+        if self.simulate is not None:
+            d["simulate"] = dict(self.simulate)
+        return d
+
+
+def _simulate_section(raw: Any) -> dict[str, Any]:
+    """The ``[simulate]`` table, checked (see the module docstring)."""
+    from optsched.catalog import SHIPPED_TRACES, cluster_preset
+    from optsched.registry import policy_spec
+
+    if not isinstance(raw, Mapping):
+        raise InvalidOption("simulate", raw, "must be a table")
+    unknown = sorted(set(raw) - set(SIM_KEYS))
+    if unknown:
+        raise InvalidOption(f"simulate.{unknown[0]}", raw[unknown[0]],
+                            f"unknown key; known: {', '.join(SIM_KEYS)}")
+    policies = _str_list(raw.get("policies"), "simulate.policies")
+    specs = [policy_spec(p) for p in policies]  # UnknownName for a typo
+    traces = _str_list(raw.get("traces"), "simulate.traces")
+    for t in traces:
+        if t != "generate" and t not in SHIPPED_TRACES and not Path(t).is_file():
+            raise InvalidOption("simulate.traces", t, "not a shipped trace "
+                                f"({', '.join(SHIPPED_TRACES)}), a trace file or 'generate'")
+    jobs = (_int_list(raw["jobs"], "simulate.jobs", minimum=1) if "jobs" in raw else (None,))
+    if "generate" in traces and None in jobs:
+        raise InvalidOption("simulate.jobs", None, "'generate' needs the number of jobs")
+    if "loads" in raw and "rates" in raw:
+        raise InvalidOption("simulate.rates", raw["rates"], "give loads or rates, not both")
+    loads = _positive_list(raw["loads"], "simulate.loads") if "loads" in raw else None
+    rates = _positive_list(raw["rates"], "simulate.rates") if "rates" in raw else None
+    if rates is not None and None in jobs:
+        raise InvalidOption("simulate.rates", list(rates), "an arrival rate needs the "
+                            "number of jobs (simulate.jobs)")
+    cluster = raw.get("cluster")
+    if cluster is not None:
+        if not isinstance(cluster, str):
+            raise InvalidOption("simulate.cluster", cluster, "must be a preset name or a file")
+        if not Path(cluster).is_file():
+            cluster_preset(cluster)  # UnknownName for a typo
+    options = raw.get("options", {})
+    if not isinstance(options, Mapping):
+        raise InvalidOption("simulate.options", options, "must be a table of policy options")
+    for k, v in options.items():
+        if not any(k in s.options for s in specs):
+            raise InvalidOption(f"simulate.options.{k}", v, "no policy of this sweep takes it")
+    trace_options = raw.get("trace_options", {})
+    if not isinstance(trace_options, Mapping):
+        raise InvalidOption("simulate.trace_options", trace_options,
+                            "must be a table of trace-reader keywords")
+    max_time = raw.get("max_time")
+    if max_time is not None and (isinstance(max_time, bool)
+                                 or not isinstance(max_time, (int, float))
+                                 or not (max_time > 0 and math.isfinite(max_time))):
+        raise InvalidOption("simulate.max_time", max_time, "must be a finite number > 0")
+    out: dict[str, Any] = {"policies": list(policies), "traces": list(traces),
+                           "jobs": [j for j in jobs], "cluster": cluster,
+                           "options": dict(options), "trace_options": dict(trace_options),
+                           "max_time": max_time}
+    if rates is not None:
+        out["rates"] = list(rates)
+    else:
+        out["loads"] = list(loads or (1.0,))
+    return out
+
+
+def _positive_list(v: Any, path: str) -> tuple[float, ...]:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        v = [v]
+    if (not isinstance(v, (list, tuple)) or not v
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                       and math.isfinite(x) and x > 0 for x in v)):
+        raise InvalidOption(path, v, "must be a non-empty list of finite numbers > 0")
+    return tuple(float(x) for x in v)
 
 
 def _str_list(v: Any, path: str) -> tuple[str, ...]:
@@ -205,12 +325,41 @@ def cell_key(params: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def cells_of(config: SweepConfig) -> list[Cell]:
-    """The grid in order: model, method, size, seed. Each cell carries the options its
-    method declares (the backend only for methods that solve an LP/MILP)."""
-    from optsched.registry import get_model
+@dataclass(frozen=True)
+class SimCell:
+    """One simulation of the grid: ``policy`` over ``trace`` (first ``jobs`` jobs) at
+    arrival-time divisor ``load`` or arrival rate ``rate`` (jobs per hour)."""
 
-    out = []
+    policy: str
+    trace: str
+    jobs: int | None
+    load: float | None
+    rate: float | None
+    seed: int
+    cluster: str | None
+    options: Mapping[str, Any]
+    trace_options: Mapping[str, Any]
+    max_time: float | None
+
+    def params(self) -> dict[str, Any]:
+        return {"kind": "simulate", "policy": self.policy, "trace": self.trace,
+                "jobs": self.jobs, "load": self.load, "rate": self.rate, "seed": self.seed,
+                "cluster": self.cluster, "options": dict(self.options),
+                "trace_options": dict(self.trace_options), "max_time": self.max_time}
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.params())
+
+
+def cells_of(config: SweepConfig) -> list[Cell | SimCell]:
+    """The grid in order: solve cells by model, method, size, seed (each with the
+    options its method declares, the backend only for methods that solve an LP/MILP),
+    then simulation cells by policy, trace, jobs, load or rate, seed (each with the
+    options its policy declares)."""
+    from optsched.registry import get_model, policy_spec
+
+    out: list[Cell | SimCell] = []
     for m in config.models:
         for meth in config.methods[m]:
             method = get_model(m).method(meth)
@@ -218,6 +367,17 @@ def cells_of(config: SweepConfig) -> list[Cell]:
                     if k in method.options or (k == "backend" and method.backend)}
             out += [Cell(m, meth, size, seed, opts, config.instance)
                     for size in config.sizes for seed in config.seeds]
+    sim = config.simulate
+    if sim is not None:
+        points = [(x, None) for x in sim["loads"]] if "loads" in sim else \
+            [(None, x) for x in sim["rates"]]
+        for pol in sim["policies"]:
+            takes = policy_spec(pol).options
+            opts = {k: v for k, v in sim["options"].items() if k in takes}
+            out += [SimCell(pol, trace, jobs, load, rate, seed, sim["cluster"], opts,
+                            sim["trace_options"], sim["max_time"])
+                    for trace in sim["traces"] for jobs in sim["jobs"]
+                    for load, rate in points for seed in config.seeds]
     return out
 
 
@@ -254,14 +414,56 @@ def build_instance(model: str, size: int, seed: int, spec: Mapping[str, Any]):
     return inst
 
 
+def build_sim_instance(params: Mapping[str, Any]):
+    """The instance of one simulation cell (see the module docstring)."""
+    from optsched import catalog
+
+    trace, jobs, seed = params["trace"], params["jobs"], params["seed"]
+    cluster, opts = params["cluster"], dict(params["trace_options"])
+    if trace == "generate":
+        return catalog.generate_philly(jobs, cluster=cluster or "gavel-108", seed=seed,
+                                       jobs_per_hour=params["rate"], **opts)
+    inst = catalog.read_trace(trace, cluster, jobs=jobs, load=params["load"] or 1.0, **opts)
+    rate = params["rate"]
+    if rate is not None:
+        span = float(inst.arrivals.max() - inst.arrivals.min()) if inst.n_jobs else 0.0
+        if inst.n_jobs < 2 or span <= 0:
+            raise InvalidOption("simulate.rates", rate, f"trace {trace!r} has no arrival "
+                                "span to scale (fewer than 2 distinct arrival times)")
+        load = span / 3600.0 * rate / (inst.n_jobs - 1)
+        t0 = float(inst.arrivals.min())
+        inst = inst.replace(jobs=tuple(dc_replace(j, arrival=t0 + (j.arrival - t0) / load)
+                                       for j in inst.jobs), name=f"{inst.name}-rate{rate:g}")
+    return inst
+
+
+def _identity(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The columns that say which cell a row is."""
+    if params.get("kind") == "simulate":
+        from optsched.registry import policy_spec
+
+        try:
+            spec = policy_spec(params["policy"])
+            model, method = spec.paper, spec.qualified
+        except UnknownName:
+            model, method = None, params["policy"]
+        return {"kind": "simulate", "model": model, "method": method,
+                "trace": params["trace"], "size": params["jobs"], "load": params["load"],
+                "rate": params["rate"], "seed": params["seed"]}
+    return {"kind": "solve", "model": params["model"], "method": params["method"],
+            "size": params["size"], "seed": params["seed"]}
+
+
 def run_cell(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Build the cell's instance, solve it, and return its table row (never raises)."""
+    """Build the cell's instance, solve or simulate it, and return its table row (never
+    raises)."""
+    if params.get("kind") == "simulate":
+        return _run_sim_cell(params)
     from optsched.registry import solve
 
     t0 = time.perf_counter()
     row: dict[str, Any] = {c: None for c in COLUMNS}
-    row.update(key=cell_key(params), model=params["model"], method=params["method"],
-               size=params["size"], seed=params["seed"], message="")
+    row.update(key=cell_key(params), **_identity(params), message="")
     try:
         inst = build_instance(params["model"], params["size"], params["seed"],
                               params["instance"])
@@ -279,6 +481,34 @@ def run_cell(params: Mapping[str, Any]) -> dict[str, Any]:
             m = res.metrics
             row.update(n_completed=m.n_completed, mean_jct=m.mean_jct, p99_jct=m.p99_jct,
                        makespan=m.makespan, cru=m.cru)
+    row["wall_seconds"] = time.perf_counter() - t0
+    return {k: _plain(v) for k, v in row.items()}
+
+
+def _run_sim_cell(params: Mapping[str, Any]) -> dict[str, Any]:
+    from optsched.registry import simulate
+
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {c: None for c in COLUMNS}
+    row.update(key=cell_key(params), **_identity(params), message="")
+    try:
+        inst = build_sim_instance(params)
+        row["n_jobs"] = inst.n_jobs
+        res = simulate(inst, params["policy"], seed=params["seed"], progress=False,
+                       max_time=params["max_time"], **dict(params["options"]))
+    except ModelNotApplicable as exc:
+        row.update(status="not_applicable", message=str(exc))
+    except Exception as exc:  # recorded, and retried by the next run
+        row.update(status="error", message=f"{type(exc).__name__}: {exc}")
+    else:
+        m, x = res.metrics, res.extra
+        assert m is not None  # a simulation's schedule is always validated and measured
+        row.update(status="feasible" if m.n_completed == m.n_jobs else "time_limit",
+                   objective=res.objective, n_completed=m.n_completed, mean_jct=m.mean_jct,
+                   p50_jct=m.p50_jct, p99_jct=m.p99_jct, makespan=m.makespan, cru=m.cru,
+                   preemptions=x.get("total_preemptions"), epochs=x.get("epochs"),
+                   solve_seconds=res.solve_seconds, policy_seconds=x.get("policy_seconds"),
+                   message=res.message)
     row["wall_seconds"] = time.perf_counter() - t0
     return {k: _plain(v) for k, v in row.items()}
 
@@ -346,6 +576,7 @@ def _read_store(path: Path) -> dict[str, dict]:
                 continue  # a line cut by an interrupted run: that cell is recomputed
             raise InvalidOption("cells.jsonl", str(path), f"line {n} is not JSON") from None
         if row.get("status") != "error":
+            row.setdefault("kind", "solve")  # rows written before simulation cells existed
             done[row["key"]] = row
     return done
 
@@ -387,8 +618,8 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
             _run_dask(todo, workers, sink, scheduler, client)
     failed = [p for p in grid if cell_key(p) not in done]
     rows = [done[cell_key(p)] for p in grid if cell_key(p) in done]
-    rows += [{**{c: None for c in COLUMNS}, "key": cell_key(p), "model": p["model"],
-              "method": p["method"], "size": p["size"], "seed": p["seed"], "status": "error",
+    rows += [{**{c: None for c in COLUMNS}, "key": cell_key(p), **_identity(p),
+              "status": "error",
               "message": "failed in this run (see cells.jsonl); retried by the next run"}
              for p in failed]
     order = {cell_key(p): i for i, p in enumerate(grid)}
@@ -432,8 +663,10 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | Path, fmt: str | 
     return path
 
 
-_NUMERIC = {"size", "seed", "objective", "bound", "gap", "ratio", "n_jobs", "n_completed",
-            "mean_jct", "p99_jct", "makespan", "cru", *TIMING}
+_NUMERIC = {"size", "seed", "load", "rate", "objective", "bound", "gap", "ratio", "n_jobs",
+            "n_completed", "mean_jct", "p50_jct", "p99_jct", "makespan", "cru", "preemptions",
+            "epochs", *TIMING}
+_INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "epochs")
 
 
 def load_table(path: str | Path) -> list[dict[str, Any]]:
@@ -456,7 +689,7 @@ def load_table(path: str | Path) -> list[dict[str, Any]]:
                     row[k] = None
                 elif k in _NUMERIC:
                     f = float(v)
-                    row[k] = int(f) if k in ("size", "seed", "n_jobs", "n_completed") else f
+                    row[k] = int(f) if k in _INTEGER else f
                 else:
                     row[k] = v
             rows.append(row)
@@ -464,9 +697,28 @@ def load_table(path: str | Path) -> list[dict[str, Any]]:
 
 
 def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
-               x: str = "size", logy: bool = False, title: str | None = None) -> Path:
-    """Plot column ``y`` against ``x``: one panel per model, one line per method (mean
-    over seeds, min-max band): :func:`optsched.plotting.sweep_lines`."""
+               x: str = "size", logy: bool = False, logx: bool = False,
+               title: str | None = None, group: str | None = None) -> Path:
+    """Plot column ``y`` against ``x``: one panel per ``group`` (default: per trace when
+    ``x`` is ``load`` or ``rate``, else per model), one line per method or policy (mean
+    over seeds, min-max band): :func:`optsched.plotting.sweep_lines`. Rows without a
+    number in ``x`` or ``y`` (e.g. solve cells in a plot against load) are left out."""
     from optsched.plotting import sweep_lines
 
-    return sweep_lines(rows, y, out, x=x, logy=logy, title=title)
+    if x not in COLUMNS:
+        raise InvalidOption("x", x, f"not a column of the sweep table ({', '.join(COLUMNS)})")
+    if group is None:
+        group = "trace" if x in ("load", "rate") else "model"
+    return sweep_lines(rows, y, out, x=x, logy=logy, logx=logx, title=title, group=group)
+
+
+def default_x(config: SweepConfig) -> str:
+    """The column a sweep's plots put on the x axis: the arrival rate or load a
+    simulation-only sweep varies, else the instance size."""
+    sim = config.simulate
+    if sim is not None and not config.models:
+        if "rates" in sim:
+            return "rate"
+        if len(sim["loads"]) > 1:
+            return "load"
+    return "size"

@@ -235,6 +235,7 @@ class Tiresias:
 
     def reset(self) -> None:
         self._type_order: dict[bytes, list[int]] = {}
+        self._lease: dict[tuple[Placement, ...], list[tuple[int, int, int]]] = {}
         self._base_service: dict[str, float] = {}
         self._base_exec: dict[str, float] = {}
         self._pending_since: dict[str, float] = {}
@@ -323,14 +324,46 @@ class Tiresias:
             ks = self._type_order[key] = usable[np.argsort(-T[usable], kind="stable")].tolist()
         return ks
 
+    def _need(self, view: ClusterView, prev: list[Placement]) -> list[tuple[int, int, int]]:
+        """(node index, type index, GPUs) of each previous placement (remembered)."""
+        key = tuple(prev)
+        need = self._lease.get(key)
+        if need is None:
+            if len(self._lease) > 100_000:
+                self._lease.clear()
+            cols = {t: k for k, t in enumerate(view.gpu_types)}
+            node_index = view.cluster.node_index
+            need = self._lease[key] = [(node_index(p.node), cols[p.gpu_type], p.gpus)
+                                       for p in prev]
+        return need
+
+    def _all_keep(self, view: ClusterView, prev: dict[str, list[Placement]]
+                  ) -> list[Placement] | None:
+        """When every visible job ran in the previous decision and those placements fit
+        the cluster together, every job keeps its GPUs (each lease extension succeeds,
+        in any order): the previous placements, in visible-job order (the two passes
+        would list the same placements in priority order); else ``None``."""
+        if not prev or len(prev) < len(view.ids) or any(j not in prev for j in view.ids):
+            return None
+        cap = view.capacity
+        used: dict[tuple[int, int], int] = {}
+        out: list[Placement] = []
+        for jid in view.ids:
+            ps = prev[jid]
+            for h, k, g in self._need(view, ps):
+                u = used[h, k] = used.get((h, k), 0) + g
+                if u > cap[h, k]:
+                    return None
+            out += ps
+        return out
+
     def _try(self, view, free, m: int, left: list[int]) -> list[Placement] | None:
         """Place visible job ``m`` on ``free`` (updated, with ``left``, the free GPUs
         per type), or return ``None``."""
         jid = view.ids[m]
         prev = view.previous_by_job.get(jid)
         if prev:  # keep the previous GPUs when they are all free (no migration)
-            cols = {t: k for k, t in enumerate(view.gpu_types)}
-            need = [(view.cluster.node_index(p.node), cols[p.gpu_type], p.gpus) for p in prev]
+            need = self._need(view, prev)
             if all(free[h, k] >= g for h, k, g in need):
                 for h, k, g in need:
                     free[h, k] -= g
@@ -349,10 +382,16 @@ class Tiresias:
     def allocate(self, state: ClusterView) -> list[Placement]:
         view = state
         self._promote(view)
+        prev = view.previous_by_job
+        kept_all = self._all_keep(view, prev)
+        if kept_all is not None:
+            # every job keeps its GPUs whatever the priorities; the full passes would
+            # list them in priority order, but a decision is a set of placements (the
+            # simulator groups them by job), so the ranking is not computed
+            return kept_all
         order = self.ranking(view)
         free = view.capacity.astype(np.int64).copy()
         left = free.sum(axis=0).tolist()
-        prev = view.previous_by_job
         chosen: list[int] = []
         kept: set[int] = set()
         trial: list[Placement] = []
@@ -362,6 +401,8 @@ class Tiresias:
                     trial.extend(self._try(view, free, m, left) or [])
                     kept.add(m)
         for m in order.tolist():
+            if not any(left):  # every placement holds a GPU: no job fits any more
+                break
             if m in kept:
                 continue
             ps = self._try(view, free, m, left)

@@ -546,3 +546,27 @@ def test_philly_reader_names_the_bad_field(tmp_path, text, where):
     with pytest.raises(InvalidInstance) as err:
         catalog.read_philly_trace(path)
     assert where in str(err.value)
+
+
+def test_read_trace_by_name_or_file_with_prefix_and_load(tmp_path):
+    full = catalog.shipped_trace("tiresias-60")
+    got = catalog.read_trace("tiresias-60", jobs=10, load=4.0)
+    assert [j.id for j in got.jobs] == [j.id for j in full.jobs[:10]]
+    np.testing.assert_allclose(got.arrivals, full.arrivals[:10] / 4.0)
+    assert got.name == "tiresias-60-first10-load4"
+    philly = catalog.read_trace("philly", jobs=5, load=2.0)
+    assert philly.n_jobs == 5 and philly.cluster.total_gpus == 2048
+    np.testing.assert_allclose(philly.arrivals,
+                               catalog.read_philly_trace(jobs=5).arrivals / 2.0)
+    path = tmp_path / "t.csv"
+    with importlib.resources.as_file(catalog.data_files() / "tiresias_60_job.csv") as src:
+        path.write_bytes(src.read_bytes())
+    assert catalog.trace_format(path) == "tiresias"
+    assert catalog.read_trace(path, jobs=3).n_jobs == 3
+    with pytest.raises(InvalidOption, match="no such file"):
+        catalog.read_trace(tmp_path / "missing.csv")
+    with pytest.raises(UnknownName):
+        catalog.read_trace("tiresias-60", fmt="yaml")
+    for bad in ({"jobs": 0}, {"load": 0.0}, {"load": float("inf")}):
+        with pytest.raises(InvalidOption):
+            catalog.read_trace("tiresias-60", **bad)

@@ -286,3 +286,29 @@ def test_catalog_traces_run_with_each_policy_family():
     gen = generate_philly(25, cluster="gavel-108", seed=2)
     r = simulate(gen, get_policy("max_min_fairness"))
     assert r.metrics.n_completed == gen.n_jobs
+
+
+@pytest.mark.parametrize("again", [True, 1.0])
+def test_a_repeated_decision_is_checked_again_unless_identical_in_type(again):
+    # the second decision equals the first as values (True == 1 == 1.0) but not as a
+    # placement: it must be checked, and refused, not taken for the first one
+    inst = one_gpu([Job("x", 0.0, 1, 500.0, {"a": 1.0})])
+    calls = []
+
+    def decide(s):
+        calls.append(s.time)
+        return [Placement("x", "n0", "a", 1 if len(calls) == 1 else again)]
+
+    with pytest.raises(PolicyViolation, match="positive integer"):
+        simulate(inst, Fixed(decide))
+
+
+def test_a_reordered_decision_runs_as_the_same_decision():
+    inst = one_gpu([Job("x", 0.0, 1, 250.0, {"a": 1.0}), Job("y", 0.0, 1, 250.0, {"a": 1.0})],
+                   gpus=2)
+    flip = Fixed(lambda s: [Placement(j.id, "n0", "a", 1) for j in
+                            (s.jobs if int(s.time // 100) % 2 else s.jobs[::-1])])
+    res = simulate(inst, flip)
+    assert res.schedule.completion == {"x": pytest.approx(250.0), "y": pytest.approx(250.0)}
+    assert res.extra["total_preemptions"] == 0 and res.extra["total_migrations"] == 0
+    assert len(res.schedule.allocations) == 2  # one interval per job, never split

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 
+import numpy as np
 import pytest
 from paths import DOCS
 
@@ -195,3 +196,171 @@ def test_shipped_grid_is_the_documented_one(tmp_path):
     copy.write_text(written)
     assert shipped == load_config(copy)
     assert len(cells_of(shipped)) == 60
+
+
+# --------------------------------------------------------------------------- simulation cells
+SIM = {
+    "name": "sim",
+    "seeds": [0],
+    "simulate": {"policies": ["tiresias.yarn_fifo", "tiresias.las"],
+                 "traces": ["tiresias-60"], "loads": [1.0, 20.0]},
+}
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sim")
+    rows, computed = run_sweep(SweepConfig.from_dict(SIM), out, progress=False)
+    return out, rows, computed
+
+
+def test_simulation_cells_are_the_registry_simulation(simulated):
+    from optsched.registry import simulate
+    from optsched.studies.sweep import build_sim_instance
+
+    _, rows, computed = simulated
+    cells = cells_of(SweepConfig.from_dict(SIM))
+    assert computed == len(rows) == len(cells) == 4
+    assert [(r["method"], r["load"]) for r in rows] == [
+        ("tiresias.yarn_fifo", 1.0), ("tiresias.yarn_fifo", 20.0), ("tiresias.las", 1.0),
+        ("tiresias.las", 20.0)]
+    for cell, row in zip(cells, rows):
+        assert (row["kind"], row["model"], row["trace"], row["status"]) == \
+            ("simulate", "tiresias", "tiresias-60", "feasible")
+        inst = build_sim_instance(cell.params())
+        res = simulate(inst, cell.policy, seed=cell.seed, progress=False)
+        m = res.metrics
+        assert (row["n_jobs"], row["n_completed"]) == (inst.n_jobs, m.n_completed) == (60, 60)
+        assert row["mean_jct"] == pytest.approx(m.mean_jct, rel=1e-12)
+        assert row["objective"] == pytest.approx(res.objective, rel=1e-12)
+        assert (row["p50_jct"], row["p99_jct"], row["makespan"], row["cru"]) == \
+            pytest.approx((m.p50_jct, m.p99_jct, m.makespan, m.cru), rel=1e-12)
+        assert row["preemptions"] == res.extra["total_preemptions"]
+        assert row["epochs"] == res.extra["epochs"]
+
+
+def test_load_divides_arrival_times():
+    from optsched.catalog import shipped_trace
+    from optsched.studies.sweep import build_sim_instance
+
+    base = shipped_trace("tiresias-60").arrivals
+    assert base.max() > 0
+    cells = cells_of(SweepConfig.from_dict(SIM))
+    assert np.allclose(build_sim_instance(cells[1].params()).arrivals, base / 20.0)
+
+
+def test_simulation_sweep_resumes_and_grows(simulated, tmp_path):
+    out, rows, _ = simulated
+    again, computed = run_sweep(SweepConfig.from_dict(SIM), out, progress=False)
+    assert computed == 0 and again == rows
+    grown = {**SIM, "simulate": {**SIM["simulate"], "loads": [1.0, 20.0, 40.0]}}
+    more, computed = run_sweep(SweepConfig.from_dict(grown), out, progress=False)
+    assert computed == 2 and len(more) == 6
+    assert strip([r for r in more if r["load"] != 40.0]) == strip(rows)
+
+
+def test_rates_set_the_mean_arrival_rate():
+    from optsched.studies.sweep import build_sim_instance
+
+    cfg = SweepConfig.from_dict({"name": "r", "seeds": [3], "simulate": {
+        "policies": ["gavel.fifo"], "traces": ["tiresias-60", "generate"],
+        "jobs": [10], "rates": [2.0], "cluster": "gavel-physical"}})
+    trace_cell, gen_cell = cells_of(cfg)
+    inst = build_sim_instance(trace_cell.params())
+    span_h = (inst.arrivals.max() - inst.arrivals.min()) / 3600.0
+    assert inst.n_jobs == 10 and span_h == pytest.approx(9 / 2.0)
+    gen = build_sim_instance(gen_cell.params())
+    assert gen.n_jobs == 10 and gen.cluster.total_gpus == 48
+    # the generator draws with the cell's seed: another seed, other jobs
+    other = build_sim_instance({**gen_cell.params(), "seed": 4})
+    assert [j.work for j in gen.jobs] != [j.work for j in other.jobs]
+
+
+def test_mixed_grid_solve_then_simulate(tmp_path):
+    cfg = SweepConfig.from_dict({**CONFIG, "models": ["allox"], "methods": ["sjf"],
+                                 "sizes": [5], "seeds": [0],
+                                 "simulate": {"policies": ["gavel.fifo"],
+                                              "traces": ["gavel-artifact-15"], "jobs": [6]}})
+    rows, computed = run_sweep(cfg, tmp_path, fmt="jsonl", progress=False)
+    assert computed == 2
+    assert [(r["kind"], r["method"]) for r in rows] == [("solve", "sjf"),
+                                                        ("simulate", "gavel.fifo")]
+    assert rows[1]["size"] == 6 and rows[1]["n_completed"] == 6
+    back = load_table(tmp_path / "results.jsonl")
+    assert strip(back) == strip(rows)
+    # solve cells keep their keys: a table written before simulation cells existed resumes
+    assert rows[0]["key"] == cell_key({"model": "allox", "method": "sjf", "size": 5, "seed": 0,
+                                       "options": {}, "instance": {"generator": "demo"}})
+
+
+def test_simulation_table_round_trip_csv(simulated, tmp_path):
+    out, rows, _ = simulated
+    run_sweep(SweepConfig.from_dict(SIM), out, fmt="csv", progress=False)
+    back = load_table(out / "results.csv")
+    assert strip(back) == strip(rows)
+
+
+def test_simulation_cells_on_dask_equal_local(simulated, tmp_path):
+    if importlib.util.find_spec("distributed") is None:
+        pytest.skip("dask.distributed is not installed (extra 'dask')")
+    _, rows, _ = simulated
+    got, computed = run_sweep(SweepConfig.from_dict(SIM), tmp_path, engine="dask", workers=2,
+                              progress=False)
+    assert computed == 4
+    assert strip(got) == strip(rows)
+
+
+@pytest.mark.parametrize("bad, exc", [
+    ({"policies": ["tiresias.nope"], "traces": ["philly"]}, UnknownName),
+    ({"policies": ["tiresias.las"], "traces": ["no-such-trace"]}, InvalidOption),
+    ({"policies": ["tiresias.las"], "traces": ["philly"], "loads": [1], "rates": [2]},
+     InvalidOption),
+    ({"policies": ["tiresias.las"], "traces": ["philly"], "loads": [0]}, InvalidOption),
+    ({"policies": ["tiresias.las"], "traces": ["generate"]}, InvalidOption),
+    ({"policies": ["tiresias.las"], "traces": ["philly"], "rates": [2.0]}, InvalidOption),
+    ({"policies": ["tiresias.las"], "traces": ["philly"], "options": {"backend": "highs"}},
+     InvalidOption),
+    ({"policies": ["tiresias.las"], "traces": ["philly"], "cluster": "nowhere-9"}, UnknownName),
+    ({"policies": ["tiresias.las"], "traces": ["philly"], "max_time": -1}, InvalidOption),
+    ({"policies": ["tiresias.las"], "traces": ["philly"], "seed": 1}, InvalidOption),
+])
+def test_bad_simulate_section(bad, exc):
+    with pytest.raises(exc):
+        SweepConfig.from_dict({"name": "b", "simulate": bad})
+
+
+def test_simulation_only_config_refuses_solve_settings():
+    with pytest.raises(InvalidOption, match="no models"):
+        SweepConfig.from_dict({**SIM, "sizes": [4]})
+
+
+def test_jct_against_load_plot_and_cli(simulated, tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="plotting needs the 'plot' extra")
+    from optsched.studies.sweep import default_x
+
+    _, rows, _ = simulated
+    assert default_x(SweepConfig.from_dict(SIM)) == "load"
+    png = plot_sweep(rows, "mean_jct", tmp_path / "jct.png", x="load")
+    assert png.stat().st_size > 1000
+    cfg = tmp_path / "sim.json"
+    cfg.write_text(json.dumps({**SIM, "simulate": {**SIM["simulate"],
+                                                   "policies": ["tiresias.yarn_fifo"]}}))
+    out = tmp_path / "o"
+    assert main(["sweep", str(cfg), "--out", str(out), "--plot", "mean_jct",
+                 "--no-progress"]) == 0
+    assert (out / "mean_jct.png").stat().st_size > 1000
+    assert "2 computed" in capsys.readouterr().out
+    assert main(["sweep", str(cfg), "--out", str(out), "--x", "nope"]) == 2
+
+
+def test_shipped_simulation_grid_is_the_documented_one(tmp_path):
+    """docs/sim_grid.toml is the simulation config docs/sweeps.md writes."""
+    import re
+
+    page = (DOCS / "sweeps.md").read_text()
+    written = re.search(r"cat > sim_grid.toml <<'TOML'\n(.*?)\nTOML", page, re.S).group(1)
+    copy = tmp_path / "sim_grid.toml"
+    copy.write_text(written)
+    shipped = load_config(DOCS / "sim_grid.toml")
+    assert shipped == load_config(copy)
+    assert len(cells_of(shipped)) == 12
