@@ -1,0 +1,214 @@
+"""optsched's Synergy policies next to Synergy's own simulator on the same jobs.
+
+Peer: msr-fiddle/synergy (``simulator/runner.py``, Python 3.8), run through
+``peers/synergy_run.py``. Set ``SYNERGY_HOME`` (a checkout) and ``SYNERGY_PYTHON`` (its
+Python 3.8 interpreter); without them the peer is not run (a message says so) and its
+committed results (``results/synergy_peer/``) are used, so the optsched side can still
+be re-measured offline. The Philly job table the peer's trace stand-in is built from
+is ``PHILLY_CSV`` (default ``../shared/data/philly/philly_jobs.csv`` next to the
+repository); it is only read when the peer builds its job pickle.
+
+Inputs: Synergy's Philly mode with its defaults (seed 42, single-GPU jobs, Poisson
+arrivals at 9 jobs/h, 16 servers x 8 GPUs / 24 cores / 500 GB, 300 s rounds), splits
+20/70/10 and 50/0/50 (image/language/speech %). Every run of a split draws the same
+job stream (checked), committed once as ``results/synergy_peer/jobs_<split>.csv.gz``
+(the longest prefix any run generated); each pair's instance is the prefix its run
+generated.
+
+* ``stream_*``: Synergy's measurement, an endless stream measured on jobs 4000-4999
+  (Runner's ``series_id_filter``; the run stops once they have all finished). optsched
+  simulates the same jobs up to 1.1 x the last arrival; a window job unfinished by then
+  is counted, never dropped silently.
+* ``n600_*``: the first 600 jobs only, all measured, from an empty cluster.
+
+Pairs (Synergy scheduler -> optsched): ``FIFO+fair`` / ``FIFO+tune`` / ``FIFO`` ->
+``simulate_synergy(inst, proportional|tune|greedy, "fifo")``; ``SRTF+fair`` / ``SRTF+tune``
+-> order ``srtf`` (default: Synergy's remaining-time estimate and 1000 h starvation
+guard), and beside them the previous SRTF (``starvation=None``; for TUNE also
+``remaining_at="fair"``).
+
+    SYNERGY_HOME=... SYNERGY_PYTHON=... python benchmarks/synergy_peer.py [--only NAME]
+    python benchmarks/synergy_peer.py --quick      # n600 pairs only: synergy_peer_quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from common import RESULTS, write_results
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
+from synergy_run import jobs_path, peer_env, read_jobs, run, to_instance, write_jobs  # noqa: E402
+
+from optsched.synergy import simulate_synergy  # noqa: E402
+
+DATA = RESULTS / "synergy_peer"
+REPO = Path(__file__).resolve().parents[1]
+SPLITS = ("20,70,10", "50,0,50")
+ALLOCS = ("proportional", "tune", "greedy")
+
+
+def settings() -> dict[str, tuple[str, str, str, int]]:
+    """name -> (order, allocator, split, num_jobs); num_jobs 0 = the endless stream."""
+    out = {}
+    for n, kind in ((600, "n600"), (0, "stream")):
+        for split in SPLITS:
+            for alloc in ALLOCS:
+                out[f"{kind}_fifo_{alloc}_{split.replace(',', '-')}"] = ("fifo", alloc, split, n)
+    for alloc in ("proportional", "tune"):
+        out[f"stream_srtf_{alloc}_20-70-10"] = ("srtf", alloc, "20,70,10", 0)
+    return out
+
+
+#: optsched variants per (order, allocator): label -> simulate_synergy options; the
+#: SRTF extras are the previous orders (no starvation guard; TUNE ranked at the fair share)
+VARIANTS = {("srtf", "proportional"): {"": {}, "starvation=None": {"starvation": None}},
+            ("srtf", "tune"): {"": {}, "starvation=None remaining_at=fair":
+                               {"starvation": None, "remaining_at": "fair"}}}
+
+
+def peer(name: str, setting: tuple[str, str, str, int]) -> dict | None:
+    out = DATA / f"{name}.synergy.json"
+    order, alloc, split, n = setting
+    if peer_env() is not None:
+        philly = Path(os.environ.get("PHILLY_CSV",
+                                     REPO.parent / "shared/data/philly/philly_jobs.csv"))
+        run(order, alloc, split, out, num_jobs=n, workdir=DATA / "work", philly_csv=philly)
+        merge_jobs(split, jobs_path(out))
+        jobs_path(out).unlink()
+    elif not out.exists():
+        print(f"skip {name}: no committed Synergy result")
+        return None
+    return json.loads(out.read_text())
+
+
+def merge_jobs(split: str, new: Path) -> None:
+    """Keep the longest job list of a split; all runs must draw the same stream."""
+    path = DATA / f"jobs_{split.replace(',', '-')}.csv.gz"
+    fresh = read_jobs(new)
+    if path.exists():
+        old = read_jobs(path)
+        k = min(len(old), len(fresh))
+        if old[:k] != fresh[:k]:
+            raise SystemExit(f"{new}: Synergy drew a different job stream for split {split}")
+        if len(old) >= len(fresh):
+            return
+    write_jobs(fresh, path)
+
+
+def window_stats(jct: dict[str, float], arrival: dict[str, float], done: dict[str, float]
+                 ) -> dict:
+    a = np.array(list(jct.values())) / 3600
+    span = (max(done.values()) - min(arrival.values())) / 3600 if done else None
+    return {"n": len(a), "mean": float(a.mean()), "p50": float(np.percentile(a, 50)),
+            "p99": float(np.percentile(a, 99)), "makespan": span}
+
+
+def ours(inst, order: str, alloc: str, window: tuple[int, int], stream: bool,
+         options: dict) -> tuple[dict, dict[str, float], float]:
+    lo, hi = window
+    horizon = 1.1 * float(inst.arrivals.max()) if stream else None
+    t0 = time.perf_counter()
+    res = simulate_synergy(inst, alloc, order, max_time=horizon, **options)
+    wall = time.perf_counter() - t0
+    done = {k: v for k, v in res.schedule.completion.items() if lo <= int(k) < hi}
+    arr = {j.id: j.arrival for j in inst.jobs if lo <= int(j.id) < hi}
+    jct = {k: v - arr[k] for k, v in done.items()}
+    st = window_stats(jct, arr, done)
+    st["unfinished"] = len(arr) - len(done)
+    st["starved"] = res.extra.get("starved", 0)
+    return st, jct, wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="the n600 pairs only")
+    ap.add_argument("--only", action="append", choices=list(settings()),
+                    help="re-measure these pairs; keep the other committed rows")
+    a = ap.parse_args()
+    if peer_env() is None:
+        print("SYNERGY_HOME / SYNERGY_PYTHON not set: Synergy is not run; its committed "
+              "results (benchmarks/results/synergy_peer/) are used")
+    chosen = {k: v for k, v in settings().items()
+              if (not a.only or k in a.only) and (not a.quick or v[3])}
+    name_out = "synergy_peer" + ("_quick" if a.quick else "")
+    old = RESULTS / f"{name_out}.json"
+    rows = json.loads(old.read_text())["rows"] if a.only and old.exists() else []
+    rows = [r for r in rows if r["pair"] not in chosen]
+    commit = None
+    for name, setting in chosen.items():
+        order, alloc, split, n = setting
+        P = peer(name, setting)
+        if P is None:
+            continue
+        commit = commit or P["commit"]
+        jobs = read_jobs(DATA / f"jobs_{split.replace(',', '-')}.csv.gz")[:P["jobs_generated"]]
+        inst = to_instance(jobs, P["servers"], name=f"synergy-peer-{name}")
+        win = tuple(P["window"])
+        pj = {k: c - s for k, (s, c) in P["window_jobs"].items()}
+        parr = {k: s for k, (s, c) in P["window_jobs"].items()}
+        pst = window_stats(pj, parr, {k: c for k, (s, c) in P["window_jobs"].items()})
+        for label, options in VARIANTS.get((order, alloc), {"": {}}).items():
+            ost, oj, wall = ours(inst, order, alloc, win, n == 0, options)
+            ks = sorted(set(pj) & set(oj), key=int)
+            x, y = np.array([pj[k] for k in ks]), np.array([oj[k] for k in ks])
+            d = np.abs(x - y)
+            rows.append({
+                "pair": name, "synergy": P["scheduler"],
+                "optsched": f"{alloc}+{order}" + (f" {label}" if label else ""),
+                "split": split.replace(",", "/"), "jobs": "stream" if n == 0 else str(n),
+                "window": f"{win[0]}-{win[1] - 1}", "jobs_generated": P["jobs_generated"],
+                "mean_jct_h_synergy": pst["mean"], "mean_jct_h_optsched": ost["mean"],
+                "mean_ratio": ost["mean"] / pst["mean"],
+                "p50_jct_h_synergy": pst["p50"], "p50_jct_h_optsched": ost["p50"],
+                "p99_jct_h_synergy": pst["p99"], "p99_jct_h_optsched": ost["p99"],
+                "makespan_h_synergy": pst["makespan"], "makespan_h_optsched": ost["makespan"],
+                "unfinished_optsched": ost["unfinished"], "starved_optsched": ost["starved"],
+                "pearson_r": f"{float(np.corrcoef(x, y)[0, 1]):.5f}",
+                "within_300s": f"{(d <= 300).mean():.3f}", "within_1h": f"{(d <= 3600).mean():.3f}",
+                "median_abs_diff_s": float(np.median(d)),
+                "wall_s_synergy": round(P["wall_seconds"]), "wall_s_optsched": round(wall),
+            })
+            print(f"{name} {label or 'default'}: Synergy {pst['mean']:.3f} h, optsched "
+                  f"{ost['mean']:.3f} h, r {rows[-1]['pearson_r']}, {wall:.0f} s", flush=True)
+    order = list(settings())
+    rows.sort(key=lambda r: (order.index(r["pair"]), r["optsched"]))
+    commit = commit or next((json.loads(p.read_text())["commit"]
+                             for p in sorted(DATA.glob("*.synergy.json"))), None)
+    write_results(
+        name_out, rows,
+        ["pair", "synergy", "optsched", "split", "jobs", "window", "mean_jct_h_synergy",
+         "mean_jct_h_optsched", "mean_ratio", "p50_jct_h_synergy", "p50_jct_h_optsched",
+         "p99_jct_h_synergy", "p99_jct_h_optsched", "makespan_h_synergy",
+         "makespan_h_optsched", "unfinished_optsched", "pearson_r", "within_300s",
+         "within_1h", "median_abs_diff_s", "wall_s_synergy", "wall_s_optsched"],
+        title="Synergy's simulator vs optsched on the same jobs",
+        params={"peer": "msr-fiddle/synergy", "peer_commit": commit,
+                "inputs": "results/synergy_peer/jobs_<split>.csv.gz (Synergy's Philly mode, "
+                          "seed 42, single-GPU, Poisson 9 jobs/h, 16 x (8 GPUs, 24 cores, "
+                          "500 GB), 300 s rounds)"},
+        notes=NOTES)
+
+
+NOTES = (
+    "JCTs over the measured jobs (stream: Synergy's window, jobs 4000-4999; n600: all 600); "
+    "makespan = last completion minus first arrival of those jobs; mean_ratio = optsched / "
+    "Synergy; pearson_r, within_300s / within_1h (share of jobs whose JCTs differ by at "
+    "most one round / one hour) and median_abs_diff_s compare per job. Synergy completes a "
+    "job at the end of the round in which it finishes and credits whole iterations per "
+    "round (floor(300 / iteration time)); optsched completes it inside the round. "
+    "SRTF: Synergy's srtf_synergy_new.py sorts by (-job_priority, remaining_duration, "
+    "arrival) and sets job_priority = 1 for good once a job has not run for 1000 h; "
+    "without that guard (starvation=None, optsched's previous SRTF) the starved jobs of "
+    "the window wait until the stream's end. wall_s: simulated on a shared 2-core "
+    "machine, Synergy's walls from its own runs.")
+
+
+if __name__ == "__main__":
+    main()
