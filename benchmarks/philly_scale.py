@@ -42,7 +42,8 @@ POLICIES = ["tiresias.yarn_fifo", "tiresias.las", "tiresias.gittins",
 FULL = 82247
 
 
-def child(out: Path, policy: str, jobs: int | None, profile: bool) -> None:
+def child(out: Path, policy: str, jobs: int | None, profile: bool, load: float = 1.0,
+          cluster: str | None = None, servers: int | None = None) -> None:
     import resource
 
     import numpy as np
@@ -51,10 +52,14 @@ def child(out: Path, policy: str, jobs: int | None, profile: bool) -> None:
     from optsched.registry import simulate
 
     t0 = time.perf_counter()
-    inst = catalog.read_philly_trace(jobs=jobs)
+    cl = cluster
+    if servers is not None:  # the preset's servers (8 P100 each), as many as asked
+        from optsched.core.instance import Cluster, Node
+        cl = Cluster(tuple(Node(f"n{i}", {"p100": 8}) for i in range(servers)))
+    inst = catalog.read_philly_trace(jobs=jobs, load=load, cluster=cl)
     read_s = time.perf_counter() - t0
     data: dict = {"policy": policy, "jobs": inst.n_jobs, "read_s": read_s,
-                  "gpus": inst.cluster.total_gpus}
+                  "gpus": inst.cluster.total_gpus, "load": load}
     t0, c0 = time.perf_counter(), time.process_time()
     if profile:
         import cProfile
@@ -102,12 +107,16 @@ def child(out: Path, policy: str, jobs: int | None, profile: bool) -> None:
     out.write_text(json.dumps(data))
 
 
-def run_child(args, policy: str, jobs: int | None, tmp: Path, profile: bool = False
-              ) -> dict:
-    out = tmp / f"{policy}-{jobs}-{int(profile)}.json"
+def run_child(args, policy: str, jobs: int | None, tmp: Path, profile: bool = False,
+              servers: int | None = None) -> dict:
+    out = tmp / f"{policy}-{jobs}-{int(profile)}-{args.load}-{servers}.json"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(out),
            "--policies", policy]
-    cmd += ["--sizes", str(jobs if jobs is not None else FULL)]
+    cmd += ["--sizes", str(jobs if jobs is not None else FULL), "--load", str(args.load)]
+    if args.cluster:
+        cmd += ["--cluster", args.cluster]
+    if servers:
+        cmd += ["--servers", str(servers)]
     if profile:
         cmd.append("--profile-child")
     t0 = time.perf_counter()
@@ -131,6 +140,13 @@ def main() -> None:
     ap.add_argument("--profile", type=int, default=None, metavar="N",
                     help="also one cProfile run per policy at N jobs")
     ap.add_argument("--name", default="philly_scale")
+    ap.add_argument("--load", type=float, default=1.0,
+                    help="divide every arrival time by this (read_philly_trace's load)")
+    ap.add_argument("--cluster", default=None,
+                    help="cluster preset (default the trace's, tiresias-n256g8)")
+    ap.add_argument("--servers", type=int, nargs="+", default=None,
+                    help="instead of a preset: this many servers of 8 P100 (several: "
+                         "one run per cluster size)")
     ap.add_argument("--merge", action="store_true",
                     help="keep the rows of an earlier run (other policies and sizes) and "
                          "replace those this run measures")
@@ -139,7 +155,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.child is not None:
         jobs = args.sizes[0] if args.sizes and args.sizes[0] < FULL else None
-        child(args.child, args.policies[0], jobs, args.profile_child)
+        child(args.child, args.policies[0], jobs, args.profile_child, args.load, args.cluster,
+              args.servers[0] if args.servers else None)
         return
     rows, runs, profiles = [], {}, {}
     earlier: dict = {}
@@ -147,7 +164,8 @@ def main() -> None:
         earlier = json.loads((RESULTS / f"{args.name}.json").read_text())
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        for policy in args.policies:
+        for servers, policy in [(sv, p) for sv in (args.servers or [None])
+                                for p in args.policies]:
             done: list[dict] = []
             for n in sorted(args.sizes):
                 pred = None
@@ -159,10 +177,10 @@ def main() -> None:
                     pred = done[0]["wall_s"] * n / done[0]["jobs"]  # at least linear
                 if pred is not None and pred > args.budget:
                     rows.append({"policy": policy, "jobs": n, "status": "skipped",
-                                 "predicted_s": pred})
+                                 "predicted_s": pred, "gpus": 8 * servers if servers else None})
                     print(rows[-1], flush=True)
                     break
-                r = run_child(args, policy, n if n < FULL else None, tmp)
+                r = run_child(args, policy, n if n < FULL else None, tmp, servers=servers)
                 r["predicted_s"] = pred
                 rows.append({k: v for k, v in r.items()
                              if k not in ("jct_quantiles_h", "hourly_busy_fraction")})
@@ -185,7 +203,7 @@ def main() -> None:
             if k not in runs or runs[k]["jobs"] < v["jobs"]:
                 runs[k] = v
         profiles = {**earlier.get("profiles", {}), **profiles}
-    cols = ["policy", "jobs", "status", "wall_s", "cpu_s", "predicted_s", "peak_rss_mib",
+    cols = ["policy", "jobs", "gpus", "status", "wall_s", "cpu_s", "predicted_s", "peak_rss_mib",
             "read_s", "epochs", "policy_s", "allocations", "completed", "mean_jct_h",
             "p50_jct_h", "p99_jct_h", "makespan_h", "utilization", "preemptions",
             "loadavg_1min"]
@@ -201,18 +219,21 @@ def main() -> None:
                          f"{t['cumtime_s']} |" for t in p["top"] or []))
     write_results(args.name, rows, cols,
                   title="Philly trace: simulation seconds and peak memory against jobs",
-                  params={"trace": "philly (first N jobs, recorded arrivals)",
-                          "cluster": "tiresias-n256g8 (2,048 P100)", "budget_s": args.budget,
+                  params={"trace": "philly (first N jobs, arrivals divided by load)",
+                          "load": args.load,
+                          "cluster": (f"{args.servers} servers x 8 P100" if args.servers
+                                      else args.cluster or "tiresias-n256g8 (2,048 P100)"),
+                          "budget_s": args.budget,
                           "timeout_s": args.timeout},
                   notes="\n".join(notes))
     payload = json.loads((RESULTS / f"{args.name}.json").read_text())
     payload["largest_runs"] = runs
     payload["profiles"] = profiles
     (RESULTS / f"{args.name}.json").write_text(json.dumps(payload, indent=1) + "\n")
-    figures(rows, runs, args.name)
+    figures(rows, runs, args.name, "gpus" if args.servers and len(args.servers) > 1 else "jobs")
 
 
-def figures(rows: list[dict], runs: dict, name: str) -> None:
+def figures(rows: list[dict], runs: dict, name: str, x_key: str = "jobs") -> None:
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -229,7 +250,7 @@ def figures(rows: list[dict], runs: dict, name: str) -> None:
         pts = [r for r in rows if r["policy"] == policy and r["status"] == "done"]
         if not pts:
             continue
-        n = [r["jobs"] for r in pts]
+        n = [r[x_key] for r in pts]
         axes[0].loglog(n, [r["wall_s"] for r in pts], marker="o", label=policy)
         axes[1].loglog(n, [r["peak_rss_mib"] for r in pts], marker="o", label=policy)
         skipped = [r for r in rows if r["policy"] == policy and r["status"] == "skipped"]
@@ -240,7 +261,8 @@ def figures(rows: list[dict], runs: dict, name: str) -> None:
     axes[0].set_ylabel("simulation seconds (dotted: extrapolated)")
     axes[1].set_ylabel("peak memory (MiB)")
     for ax in axes:
-        ax.set_xlabel("jobs (first N of the Philly trace)")
+        ax.set_xlabel("jobs (first N of the Philly trace)" if x_key == "jobs"
+                      else "GPUs (servers of 8 P100)")
         ax.grid(alpha=0.3, which="both")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
