@@ -102,3 +102,14 @@ def test_quick_verdict_is_capped_by_the_full_run():
     allox = next(c for c in CLAIMS if c.key == "allox_talk")
     assert quick_verdict(allox, "same direction, smaller factor") == \
         "quick: same direction, smaller factor"
+
+
+def test_gavel_rate_cell_measures_its_window_only():
+    from optsched.studies.reproduce.gavel_hetero import rate_cell
+
+    with pytest.raises(InvalidOption, match="window"):
+        rate_cell("gavel.max_min_fairness", 2.0, 50, (40, 60))
+    cell = rate_cell("gavel.max_min_fairness", 2.0, 60, (20, 40))
+    assert cell["finished"] == "20/20" and cell["window"] == "20-39"
+    assert 0 <= cell["before_last_arrival"] <= 20
+    assert cell["p50_jct_h"] <= cell["p99_jct_h"] and cell["mean_jct_h"] > 0
