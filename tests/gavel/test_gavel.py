@@ -608,3 +608,31 @@ def test_lps_meet_optimality_conditions(monkeypatch, backend, objective):
     inst = demo_instance()
     assert method_lps(monkeypatch, inst, "gavel", "exact", objective=objective,
                       backend=backend) >= 1
+
+
+@pytest.mark.parametrize("gavel_policy,ours", [
+    ("max_min_fairness_perf", "gavel.max_min_fairness"),
+    ("max_min_fairness", "gavel.max_min_fairness_agnostic"),
+    ("fifo_perf", "gavel.fifo"),
+])
+def test_mean_jct_within_5_percent_of_gavels_simulator(gavel_policy, ours):
+    """Gavel's own simulator (stanford-futuredata/gavel c4fa400, ECOS) on the first 100
+    jobs of its trace over gavel-108, pinned in benchmarks/results/gavel_peer.json
+    (benchmarks/gavel_peer.py): our mean JCT on the same jobs is within 5 %. Gavel's
+    makespan policy (its 5 % bisection point against our exact optimum) and its agnostic
+    FIFO (a bug in Gavel's fifo.py) differ on purpose; docs/gavel.md measures both."""
+    import json
+
+    from paths import BENCHMARKS
+
+    from optsched.catalog import read_gavel_trace
+    from optsched.registry import simulate
+
+    rows = json.loads((BENCHMARKS / "results/gavel_peer.json").read_text())["rows"]
+    peer = next(r for r in rows if r["n"] == 100 and r["gavel_policy"] == gavel_policy)
+    assert peer["ours_policy"] == ours.removeprefix("gavel.")
+    trace = read_gavel_trace()
+    inst = trace.replace(jobs=trace.jobs[:100], name="gavel-first100")
+    res = simulate(inst, ours, seed=0, progress=False)
+    assert res.metrics.n_completed == 100
+    assert res.metrics.mean_jct / 3600 == pytest.approx(peer["gavel_mean_h"], rel=0.05)
