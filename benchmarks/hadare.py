@@ -262,7 +262,8 @@ def main() -> None:
             "completed jobs. nofork_lb_h: no schedule without forking has a smaller makespan "
             "(time_bounds: the latest arrival + fastest exclusive run, or the load after any "
             "arrival); over_nofork_lb < 1 is a gain only forking can give. hadare-e0.8/-e0.5: "
-            "every copy but a job's main one counts at 0.8/0.5 of its rate; cut_gpu_h: GPU-hours "
+            "every copy but a job's main one counts at 0.8/0.5 of its rate (back-loaded: those "
+            "copies run only the last 0.8/0.5 of each round); cut_gpu_h: GPU-hours "
             "those copies hold for no progress, counted idle by the simulator (CRU excludes "
             "them). hadare-F2: at most 2 copies per job. Paper (abstract): CRU 1.45x vs Hadar, "
             "total time -50 % (AWS) vs Hadar and Gavel.")
