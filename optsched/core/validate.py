@@ -13,7 +13,9 @@ naming the first violated rule and the allocation it concerns:
    ``workers`` (to 1..``workers`` under the ``"partial"`` progress rule; an
    ``"additive"`` gang runs at the sum of its workers' rates instead of ``workers``
    times the slowest: :mod:`optsched.core.progress`); with forking each copy holds
-   1..workers GPUs on one node and no two copies of a job share a node at once.
+   1..workers GPUs on one node and no two copies of a job share a node at once (with
+   ``copy_efficiency`` e < 1 the copy of largest rate counts in full at every instant,
+   every other copy at e of its rate).
    Progress at ``share`` s of a GPU is
    ``min(1, s / u)`` times the gang's rate, u the job's ``compute_share``
    (1 when unset: s alone); in a ``resource_sensitive`` schedule the rate is further
@@ -401,6 +403,8 @@ class _Gangs:
         self.speed = share * g * rmin
         if schedule.forking:
             self._check_copies()
+            if schedule.copy_efficiency < 1:
+                self._efficiency(float(schedule.copy_efficiency))
 
     def _raise_gang(self, s: int) -> None:
         c, jobs = self.c, self.instance.jobs
@@ -414,6 +418,28 @@ class _Gangs:
         assert reason is not None
         t0, t1 = float(self.t0[s]), float(self.t1[s])
         raise InvalidSchedule(f"job {job.id!r}", g, f"{reason} during [{t0:g}, {t1:g})")
+
+    def _efficiency(self, e: float) -> None:
+        """Replace the per-copy intervals by per-job ones at which, at every instant, the
+        job's copy of largest rate counts in full and each other copy at ``e``."""
+        jobs, t0s, t1s, rates = [], [], [], []
+        for j in np.unique(self.seg_job).tolist():
+            idx = np.flatnonzero(self.seg_job == j)
+            a, b, r = self.t0[idx], self.t1[idx], self.speed[idx]
+            pts = np.unique(np.concatenate([a, b]))
+            lo, hi = pts[:-1], pts[1:]
+            on = (a[None, :] <= lo[:, None]) & (b[None, :] >= hi[:, None])  # pieces x copies
+            live = on.any(axis=1)
+            rr = np.where(on, r[None, :], 0.0)
+            top = rr.max(axis=1)
+            jobs.append(np.full(int(live.sum()), j))
+            t0s.append(lo[live])
+            t1s.append(hi[live])
+            rates.append((top + e * (rr.sum(axis=1) - top))[live])
+        self.seg_job = np.concatenate(jobs) if jobs else np.zeros(0, dtype=np.int64)
+        self.t0 = np.concatenate(t0s) if t0s else np.zeros(0)
+        self.t1 = np.concatenate(t1s) if t1s else np.zeros(0)
+        self.speed = np.concatenate(rates) if rates else np.zeros(0)
 
     def _check_copies(self) -> None:
         """No two copies of a job on one node at once (forking)."""

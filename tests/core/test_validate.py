@@ -222,3 +222,23 @@ def test_progress_rule_unknown_is_a_typed_error_and_round_trips(inst):
     assert back.progress_rule == "partial" and back == s
     with pytest.raises(InvalidSchedule, match="progress_rule"):
         Schedule.from_dict({**s.to_dict(), "progress_rule": "sum"})
+
+
+def test_copy_efficiency_credits_the_largest_copy_in_full(inst):
+    # copies of a: 2 V100 on n0 (20/s) over [0, 4), 2 K80 on n1 (10/s) over [2, 6)
+    allocs = (Allocation("a", 0, 4, "n0", "v100", 2, copy=0),
+              Allocation("a", 2, 6, "n1", "k80", 2, copy=1))
+    full = validate_schedule(inst, Schedule(allocs, {}, forking=True)).done["a"]
+    assert full == pytest.approx(80 + 40)
+    half = Schedule(allocs, {}, forking=True, copy_efficiency=0.5)
+    # [0, 2): V100 alone 40; [2, 4): 20 + 0.5 x 10 = 50; [4, 6): K80 alone (main) 20
+    assert validate_schedule(inst, half).done["a"] == pytest.approx(110)
+    assert Schedule.from_dict(half.to_dict()) == half
+    from optsched.errors import InvalidOption
+
+    with pytest.raises(InvalidOption, match="copy_efficiency"):
+        Schedule(allocs, {}, forking=True, copy_efficiency=0.0)
+    with pytest.raises(InvalidOption, match="copy_efficiency"):
+        Schedule((), {}, copy_efficiency=0.5)  # no forking: one copy
+    with pytest.raises(InvalidSchedule, match="copy_efficiency"):
+        Schedule.from_dict({**half.to_dict(), "copy_efficiency": 2})
