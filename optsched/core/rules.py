@@ -11,8 +11,8 @@ allocation; :class:`~optsched.sim.policy.PolicyViolation` naming the policy and 
   and :math:`\ge 0`, a share in :math:`(0, 1]` and below 1 only where sharing is
   declared, a copy id other than 0 only where forking is declared.
 * **Gang** (the placements of one job and copy active together): without forking
-  exactly ``workers`` GPUs; with forking 1..``workers`` GPUs on one node, and no two
-  copies of a job on one node.
+  exactly ``workers`` GPUs (1..``workers`` under the ``"partial"`` progress rule); with
+  forking 1..``workers`` GPUs on one node, and no two copies of a job on one node.
 * **Capacity**: per node and GPU type the GPUs held (weighted by share when sharing) do
   not exceed the node's count (tolerance :data:`GPU_TOL`); per node CPU cores and DRAM
   do not exceed the node's (relative tolerance :data:`RESOURCE_TOL`).
@@ -64,13 +64,20 @@ def placement_error(job: str, node: str, gpu_type: str, node_gpus: int, rate: fl
 
 
 def gang_error(job: str, workers: int, copy: int, gpus: int, nodes: Iterable[str], *,
-               forking: bool) -> str | None:
-    """The gang rule for one (job, copy) holding ``gpus`` GPUs on ``nodes`` at once."""
+               forking: bool, progress_rule: str = "gang") -> str | None:
+    """The gang rule for one (job, copy) holding ``gpus`` GPUs on ``nodes`` at once
+    (``progress_rule`` ``"partial"``: 1..workers GPUs without forking; see
+    :mod:`optsched.core.progress`)."""
     if forking:
         nodes = sorted(set(nodes))
         if len(nodes) != 1 or not 1 <= gpus <= workers:
             return (f"job {job!r} copy {copy}: a copy must hold 1..{workers} GPUs on one "
                     f"node, holds {gpus} on {nodes}")
+        return None
+    if progress_rule == "partial":
+        if not 1 <= gpus <= workers:
+            return (f"job {job!r}: a gang must hold 1..{workers} GPUs (progress rule "
+                    f"partial), holds {gpus}")
         return None
     if gpus != workers:
         return f"job {job!r}: gang of {workers} GPUs required, holds {gpus}"

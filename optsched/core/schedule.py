@@ -15,7 +15,12 @@ Progress semantics (checked by :mod:`optsched.core.validate`):
 * without forking the gang must be exactly the job's ``workers`` wide;
 * with forking (HadarE) each copy sits on one node with 1..workers GPUs and the copies'
   progress adds up; the job then completes ``consolidation`` seconds after its work is
-  done;
+  done; with ``copy_efficiency`` e < 1, at every instant the job's copy of largest rate
+  counts in full and every other copy at e of its rate (HadarE's efficiency model);
+* ``progress_rule`` (:data:`optsched.core.progress.PROGRESS_RULES`) changes the first
+  two points: ``"partial"`` lets a gang hold 1..workers GPUs (at ``g * min_k
+  throughput[k]``), ``"additive"`` credits ``sum_a gpus_a * throughput[k_a]`` (OASiS's
+  rule); see :mod:`optsched.core.progress`;
 * with ``resource_sensitive`` (Synergy) a job that has a
   :class:`~optsched.core.instance.Sensitivity` runs at its throughput times
   ``sensitivity.relative(cpus / gpus, memory / gpus)`` of the allocation (the smallest
@@ -34,7 +39,8 @@ from typing import Any, NamedTuple
 
 from optsched.core.fields import MAX_INTEGER
 from optsched.core.jsonio import load_json
-from optsched.errors import InvalidSchedule
+from optsched.core.progress import PROGRESS_RULES, check_progress_rule
+from optsched.errors import InvalidOption, InvalidSchedule
 
 __all__ = ["Placement", "Allocation", "Schedule", "load_schedule", "merge_intervals"]
 
@@ -124,8 +130,17 @@ class Schedule:
     forking: bool = False
     consolidation: float = 0.0
     resource_sensitive: bool = False
+    progress_rule: str = "gang"
+    copy_efficiency: float = 1.0
 
     def __post_init__(self) -> None:
+        check_progress_rule(self.progress_rule)
+        e = self.copy_efficiency
+        if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0 < e <= 1:
+            raise InvalidOption("copy_efficiency", e, "must be a number in (0, 1]")
+        if e < 1 and not self.forking:
+            raise InvalidOption("copy_efficiency", e, "below 1 only with forking (a job "
+                                "without forking has one copy)")
         object.__setattr__(self, "allocations", tuple(self.allocations))
         object.__setattr__(self, "completion", MappingProxyType(dict(self.completion)))
 
@@ -151,6 +166,10 @@ class Schedule:
             d["consolidation"] = self.consolidation
         if self.resource_sensitive:
             d["resource_sensitive"] = True
+        if self.progress_rule != "gang":
+            d["progress_rule"] = self.progress_rule
+        if self.copy_efficiency != 1.0:
+            d["copy_efficiency"] = self.copy_efficiency
         return d
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -167,7 +186,8 @@ class Schedule:
             data = data["schedule"]
             if not isinstance(data, Mapping):
                 raise InvalidSchedule("schedule", data, "must be an object")
-        extra = set(data) - {"allocations", "completion", *_FLAGS, "consolidation"}
+        extra = set(data) - {"allocations", "completion", *_FLAGS, "consolidation",
+                             "progress_rule", "copy_efficiency"}
         if extra:
             k = sorted(extra)[0]
             raise InvalidSchedule(k, data[k], "unknown field")
@@ -188,7 +208,16 @@ class Schedule:
         cons = _number("consolidation", data.get("consolidation", 0.0))
         if cons < 0:
             raise InvalidSchedule("consolidation", cons, "must be >= 0")
-        return cls(tuple(allocs), completion, consolidation=cons, **flags)
+        rule = data.get("progress_rule", "gang")
+        if not isinstance(rule, str) or rule not in PROGRESS_RULES:
+            raise InvalidSchedule("progress_rule", rule,
+                                  f"must be one of {', '.join(PROGRESS_RULES)}")
+        eff = _number("copy_efficiency", data.get("copy_efficiency", 1.0))
+        if not 0 < eff <= 1 or (eff < 1 and not flags["forking"]):
+            raise InvalidSchedule("copy_efficiency", eff,
+                                  "must be in (0, 1], below 1 only with forking")
+        return cls(tuple(allocs), completion, consolidation=cons, progress_rule=rule,
+                   copy_efficiency=eff, **flags)
 
 
 _FLAGS = ("sharing", "forking", "resource_sensitive")

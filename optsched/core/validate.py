@@ -10,8 +10,13 @@ naming the first violated rule and the allocation it concerns:
    when sharing) do not exceed the node's count; CPU cores and DRAM per node likewise;
    without sharing each GPU is held by at most one job (count-wise);
 3. gangs: without forking, a job's concurrently active allocations sum to exactly its
-   ``workers``; with forking each copy holds 1..workers GPUs on one node and no two
-   copies of a job share a node at once. Progress at ``share`` s of a GPU is
+   ``workers`` (to 1..``workers`` under the ``"partial"`` progress rule; an
+   ``"additive"`` gang runs at the sum of its workers' rates instead of ``workers``
+   times the slowest: :mod:`optsched.core.progress`); with forking each copy holds
+   1..workers GPUs on one node and no two copies of a job share a node at once (with
+   ``copy_efficiency`` e < 1 the copy of largest rate counts in full at every instant,
+   every other copy at e of its rate).
+   Progress at ``share`` s of a GPU is
    ``min(1, s / u)`` times the gang's rate, u the job's ``compute_share``
    (1 when unset: s alone); in a ``resource_sensitive`` schedule the rate is further
    multiplied by the job's CPU/DRAM sensitivity at the allocation's per-GPU cores and
@@ -359,18 +364,25 @@ class _Gangs:
             first_alloc, seg_gang
         g = np.bincount(inc, weights=c.gpus[inc_alloc], minlength=S)
         W = instance.workers[self.seg_job]
+        rule = schedule.progress_rule
         if schedule.forking:
             pairs = _unique(inc * (len(instance.cluster.nodes) + 1) + c.node[inc_alloc])
             n_nodes = np.bincount(pairs // (len(instance.cluster.nodes) + 1), minlength=S)
             bad = (n_nodes != 1) | (g < 1) | (g > W)
+        elif rule == "partial":
+            bad = (g < 1) | (g > W)
         else:
             bad = g != W
         if bad.any():
             self._raise_gang(int(np.flatnonzero(bad)[0]))
         # the rate of each interval: optsched.core.progress.gang_rate, vectorised
         rate_a = instance.throughput_matrix[c.job, c.typ]
-        rmin = np.full(S, np.inf)
-        np.minimum.at(rmin, inc, rate_a[inc_alloc])
+        if rule == "additive":
+            # each worker at its own type's rate; "g * rmin" below then is the sum
+            rmin = np.bincount(inc, weights=(c.gpus * rate_a)[inc_alloc], minlength=S) / g
+        else:
+            rmin = np.full(S, np.inf)
+            np.minimum.at(rmin, inc, rate_a[inc_alloc])
         if schedule.resource_sensitive and any(j.sensitivity is not None for j in jobs):
             rho = np.ones(m)
             has = np.array([j.sensitivity is not None for j in jobs])[c.job]
@@ -391,6 +403,8 @@ class _Gangs:
         self.speed = share * g * rmin
         if schedule.forking:
             self._check_copies()
+            if schedule.copy_efficiency < 1:
+                self._efficiency(float(schedule.copy_efficiency))
 
     def _raise_gang(self, s: int) -> None:
         c, jobs = self.c, self.instance.jobs
@@ -399,10 +413,33 @@ class _Gangs:
         g = sum(c.raw[5][i] for i in act)
         copy = c.raw[8][act[0]]
         nodes = {c.raw[3][i] for i in act}
-        reason = gang_error(job.id, job.workers, copy, g, nodes, forking=self.schedule.forking)
+        reason = gang_error(job.id, job.workers, copy, g, nodes, forking=self.schedule.forking,
+                            progress_rule=self.schedule.progress_rule)
         assert reason is not None
         t0, t1 = float(self.t0[s]), float(self.t1[s])
         raise InvalidSchedule(f"job {job.id!r}", g, f"{reason} during [{t0:g}, {t1:g})")
+
+    def _efficiency(self, e: float) -> None:
+        """Replace the per-copy intervals by per-job ones at which, at every instant, the
+        job's copy of largest rate counts in full and each other copy at ``e``."""
+        jobs, t0s, t1s, rates = [], [], [], []
+        for j in np.unique(self.seg_job).tolist():
+            idx = np.flatnonzero(self.seg_job == j)
+            a, b, r = self.t0[idx], self.t1[idx], self.speed[idx]
+            pts = np.unique(np.concatenate([a, b]))
+            lo, hi = pts[:-1], pts[1:]
+            on = (a[None, :] <= lo[:, None]) & (b[None, :] >= hi[:, None])  # pieces x copies
+            live = on.any(axis=1)
+            rr = np.where(on, r[None, :], 0.0)
+            top = rr.max(axis=1)
+            jobs.append(np.full(int(live.sum()), j))
+            t0s.append(lo[live])
+            t1s.append(hi[live])
+            rates.append((top + e * (rr.sum(axis=1) - top))[live])
+        self.seg_job = np.concatenate(jobs) if jobs else np.zeros(0, dtype=np.int64)
+        self.t0 = np.concatenate(t0s) if t0s else np.zeros(0)
+        self.t1 = np.concatenate(t1s) if t1s else np.zeros(0)
+        self.speed = np.concatenate(rates) if rates else np.zeros(0)
 
     def _check_copies(self) -> None:
         """No two copies of a job on one node at once (forking)."""

@@ -84,12 +84,14 @@ from typing import Any
 import numpy as np
 
 from optsched.core.instance import Instance
+from optsched.core.progress import check_progress_rule
 from optsched.core.result import Result
 from optsched.errors import ModelNotApplicable
 from optsched.hadar.model import SMALL_DEMAND_THRESHOLD, HadarModel, Prices, build_model
 from optsched.options import declares
 
-__all__ = ["DEFAULT_QUANTA", "JobPlan", "slot_options", "dual_subroutine", "quanta_per_slot",
+__all__ = ["DEFAULT_QUANTA", "JobPlan", "slot_options", "rule_options", "dual_subroutine",
+           "quanta_per_slot",
            "coverable", "Certificate", "dual_certificate", "RatioReport", "ratio_report",
            "competitive_ratio", "lp_bound"]
 
@@ -120,14 +122,18 @@ def _thresholds(model: HadarModel, j: int) -> np.ndarray:
 
 
 def slot_options(model: HadarModel, j: int, price: np.ndarray, residual: np.ndarray,
-                 rho: np.ndarray, with_alloc: bool = False):
-    """Per slot (rows of ``price``) and threshold rate ``rho``: the cost of the W_j
-    cheapest GPUs among buckets of rate >= rho (``inf`` if fewer remain).
+                 rho: np.ndarray, with_alloc: bool = False, width: Any = None,
+                 speed: bool = False):
+    """Per slot (rows of ``price``) and option (threshold rate ``rho``, gang ``width``,
+    default :math:`W_j`): the cost of the ``width`` cheapest GPUs among buckets of rate
+    >= rho (``inf`` if fewer remain).
 
-    Returns ``cost[nT, K]`` (and, with ``with_alloc``, the GPUs taken per
-    ``[nT, K, B]``).
+    Returns ``cost[nT, K]``, then with ``with_alloc`` the GPUs taken per ``[nT, K, B]``,
+    then with ``speed`` the summed per-worker rate of those GPUs ``[nT, K]`` (what the
+    ``"additive"`` progress rule credits per second).
     """
-    W = int(model.W[j])
+    W = np.broadcast_to(np.asarray(model.W[j] if width is None else width, dtype=float),
+                        rho.shape)
     rb = model.rates[j][model.bucket_type]  # rate of each bucket for this job
     order = np.argsort(price, axis=1, kind="stable")
     ps = np.take_along_axis(price, order, axis=1)
@@ -136,17 +142,54 @@ def slot_options(model: HadarModel, j: int, price: np.ndarray, residual: np.ndar
     elig = rsb[:, None, :] >= rho[None, :, None] * (1 - 1e-12)  # nT, K, B
     cap_e = np.where(elig, rs[:, None, :], 0.0)
     cum = np.cumsum(cap_e, axis=2)
-    take = np.clip(W - (cum - cap_e), 0.0, cap_e)
+    take = np.clip(W[None, :, None] - (cum - cap_e), 0.0, cap_e)
     cost = (take * ps[:, None, :]).sum(axis=2)
-    cost[cum[:, :, -1] < W] = np.inf
-    if not with_alloc:
+    cost[cum[:, :, -1] < W[None, :]] = np.inf
+    if not (with_alloc or speed):
         return cost
-    alloc = np.zeros_like(take)
-    np.put_along_axis(alloc, np.broadcast_to(order[:, None, :], take.shape), take, axis=2)
-    return cost, alloc
+    out: list[np.ndarray] = [cost]
+    if with_alloc:
+        alloc = np.zeros_like(take)
+        np.put_along_axis(alloc, np.broadcast_to(order[:, None, :], take.shape), take, axis=2)
+        out.append(alloc)
+    if speed:
+        out.append((take * rsb[:, None, :]).sum(axis=2))
+    return tuple(out)
 
 
-def quanta_per_slot(W: float, rho: np.ndarray, delta: float, E: float, Q: int,
+def rule_options(model: HadarModel, j: int, price: np.ndarray, residual: np.ndarray,
+                 Q: int, rounding: str, progress_rule: str = "gang",
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""The per-slot options of job ``j`` under a progress rule
+    (:mod:`optsched.core.progress`): ``(cost[nT, O], units[nT, O], rho[O], width[O])``.
+
+    ``"gang"``: one option per threshold rate, :math:`W_j` GPUs, crediting
+    :math:`W_j\rho\Delta`. ``"partial"``: every (threshold, width :math:`1..W_j`),
+    crediting :math:`w\rho\Delta`. ``"additive"``: the gang options, each crediting the
+    summed rates of the GPUs it takes. Units are progress quanta of :math:`E_j/Q`
+    (floor for ``"safe"``, ceiling for ``"optimistic"``, at most :math:`Q`).
+    """
+    rho = _thresholds(model, j)
+    W = int(model.W[j])
+    if progress_rule == "partial":
+        width = np.repeat(np.arange(1, W + 1), rho.size)
+        rho = np.tile(rho, W)
+    else:
+        width = np.full(rho.size, W)
+    nT = price.shape[0]
+    if progress_rule == "additive":
+        cost, sp = slot_options(model, j, price, residual, rho, speed=True)
+        x = sp * model.delta / model.E[j] * Q
+        q = np.floor(x + 1e-9) if rounding == "safe" else np.ceil(x - 1e-9)
+        units = np.minimum(q, Q).astype(np.int64)
+    else:
+        cost = slot_options(model, j, price, residual, rho, width=width)
+        units = np.broadcast_to(quanta_per_slot(width, rho, model.delta, model.E[j], Q,
+                                                rounding), (nT, rho.size))
+    return cost, units, rho, width
+
+
+def quanta_per_slot(W: Any, rho: np.ndarray, delta: float, E: float, Q: int,
                     rounding: str) -> np.ndarray:
     """Progress units a slot credits at threshold rates ``rho`` (see the module
     docstring: floor for ``"safe"``, ceil for ``"optimistic"``, at most Q)."""
@@ -168,7 +211,7 @@ def _quanta(model: HadarModel, j: int, rho: np.ndarray, Q: int, rounding: str) -
 
 def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.ndarray,
                     quanta: int = DEFAULT_QUANTA, rounding: str = "safe",
-                    positive_only: bool = True) -> JobPlan:
+                    positive_only: bool = True, progress_rule: str = "gang") -> JobPlan:
     r"""The best priced schedule of job ``j``: OASiS's dual subroutine over Hadar's schedule
     set (module docstring).
 
@@ -189,6 +232,9 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     positive_only : bool
         Stop the scan once no completion slot can give a positive payoff (the payoff is
         then exact when positive, some value :math:`\le 0` otherwise).
+    progress_rule : {"gang", "partial", "additive"}
+        How a slot's GPUs make progress (:mod:`optsched.core.progress`); the per-slot
+        options are :func:`rule_options`'.
 
     Returns
     -------
@@ -199,7 +245,12 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     Guarantee
     ---------
     Exact for the rounded covering problem; with ``"safe"`` the plan is feasible and
-    :math:`\mu_j^{safe} \le \mu_j`, with ``"optimistic"`` :math:`\mu_j^{opt} \ge \mu_j`.
+    :math:`\mu_j^{safe} \le \mu_j`, with ``"optimistic"`` :math:`\mu_j^{opt} \ge \mu_j`
+    (rules ``"gang"`` and ``"partial"``). Under ``"additive"`` the per-slot options are
+    the gang's candidate sets (the :math:`W_j` cheapest GPUs of types at least as fast as
+    a threshold), credited with their summed rates: the plan is feasible under that rule
+    with ``"safe"``, and its payoff is a lower bound on the rule's best one (cheaper
+    mixes of slow and fast GPUs are not searched).
 
     Complexity
     ----------
@@ -210,22 +261,32 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     ----------
     * OASiS (Bao et al., INFOCOM 2018), Algorithm 2, (21) and (27).
     """
+    if progress_rule != "gang":
+        check_progress_rule(progress_rule)
     a, T, Q = int(model.a[j]), model.T, int(quanta)
     empty = np.zeros(0, dtype=np.int64)
     if a >= T:
         return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
     rho = _thresholds(model, j)
     pq = _quanta(model, j, rho, Q, rounding)
+    # every rule's best slot credits at most the whole gang on the fastest type
     if not coverable(pq, Q, T - a):
         # the DP below would find no schedule: an O(K) test spares its O(T(B log B + KQ))
         return JobPlan(j, -math.inf, -1, empty, empty, empty, math.inf)
-    cost = slot_options(model, j, price[a:], residual[a:], rho)
     levels = np.arange(Q + 1)
+    units: np.ndarray | None = None
+    width = None
+    if progress_rule == "gang":
+        cost = slot_options(model, j, price[a:], residual[a:], rho)
+        # row 0: the slot unused; row 1 + k: option k from level max(0, q - pq[k])
+        shift = np.vstack([levels] + [np.maximum(0, levels - p) for p in pq])
+        usable = np.isfinite(cost) & (pq > 0)[None, :]
+    else:
+        cost, units, rho, width = rule_options(model, j, price[a:], residual[a:], Q, rounding,
+                                               progress_rule)
+        usable = np.isfinite(cost) & (units > 0)
     K = rho.size
-    # row 0: the slot unused; row 1 + k: option k from level max(0, q - pq[k])
-    shift = np.vstack([levels] + [np.maximum(0, levels - p) for p in pq])
     nT = T - a
-    usable = np.isfinite(cost) & (pq > 0)[None, :]
     step = np.zeros((nT, K + 1))
     step[:, 1:] = np.where(usable, cost, np.inf)
     best = np.full(Q + 1, np.inf)
@@ -238,12 +299,13 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     # cap[i] units, each at no less than unit[i]), and W_j GPUs x the fewest slots x the
     # lowest price
     floor = 0.0
-    if pq.max() > 0:
+    if pq.max() > 0 and units is None:
         floor = float(price[a:].min()) * int(model.W[j]) * math.ceil(Q / int(pq.max()))
+    per_slot = pq[None, :] if units is None else units
     if usable.any():
-        per_unit = np.where(usable, cost, np.inf) / np.maximum(pq, 1)[None, :]
+        per_unit = np.where(usable, cost, np.inf) / np.maximum(per_slot, 1)
         unit = per_unit.min(axis=1)
-        cap = np.where(usable, pq[None, :], 0).max(axis=1).astype(float)
+        cap = np.where(usable, per_slot, 0).max(axis=1).astype(float)
         order = np.argsort(unit, kind="stable")
         got = np.cumsum(cap[order])
         if got[-1] < Q:  # not even every slot at its largest option covers the work
@@ -258,6 +320,9 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     for i in range(nT):
         if vals[a + i] <= (max(top, 0.0) if positive_only else top) + floor:
             break  # f non-increasing and costs > 0: no later completion slot can do better
+        if units is not None:  # this slot's credits (they vary by slot)
+            shift = np.vstack([levels[None, :],
+                               np.maximum(0, levels[None, :] - units[i][:, None])])
         cand = best[shift] + step[i][:, None]  # (K + 1) x (Q + 1)
         pick = np.argmin(cand, axis=0)  # ties: the slot unused, then the lowest option
         best = cand[pick, levels]
@@ -277,11 +342,11 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
         if k >= 0:
             used_i.append(i)
             used_k.append(k)
-            q = max(0, q - int(pq[k]))
+            q = max(0, q - int(pq[k] if units is None else units[i, k]))
     slots_used = np.array(used_i[::-1], dtype=np.int64)
     options_used = np.array(used_k[::-1], dtype=np.int64)
     _, alloc = slot_options(model, j, price[a + slots_used], residual[a + slots_used], rho,
-                            with_alloc=True)
+                            with_alloc=True, width=width)
     y = np.rint(alloc[np.arange(slots_used.size), options_used]).astype(np.int64)  # [n, B]
     rr, bb = np.nonzero(y)
     total = float(vals[t_hat] - top)

@@ -70,6 +70,15 @@ Adaptation to an open-ended simulation (documented assumptions, ours where marke
 * **Early finish.** A job that finishes before its last reserved round releases its
   later reservations (their prices fall back); a job whose plan ended with work left
   (floating point) is planned again for the rest.
+* **Progress rule** (``progress_rule``, :mod:`optsched.core.progress`): ``"gang"``
+  (default) is the model of :mod:`optsched.hadar.model`. ``"partial"`` lets a plan hold
+  :math:`1..W_j` GPUs in a planning slot at :math:`g\rho\Delta` (the subroutine's
+  options are every (threshold, width)), and lets the fill start a job on fewer GPUs than
+  it asks for. ``"additive"`` (OASiS's) credits each planned slot with the summed rates
+  of its :math:`W_j` GPUs (the subroutine's candidate sets stay the gang's). Plans are
+  trimmed by the same rule and the simulator and the validator credit it; the price
+  estimates and the window (from :math:`n^{\min}_j`, the whole gang on the fastest
+  type, which no rule beats) are the same under every rule.
 * **Clairvoyance.** The policy reads each job's work (``needs_work = True``), as the
   subroutine needs :math:`E_j`.
 
@@ -87,10 +96,11 @@ from typing import Any, cast
 import numpy as np
 
 from optsched.core.instance import Instance
+from optsched.core.progress import check_progress_rule
 from optsched.core.result import Result
 from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption
-from optsched.hadar.bounds import dual_subroutine, quanta_per_slot, slot_options
+from optsched.hadar.bounds import dual_subroutine, rule_options
 from optsched.hadar.model import HadarModel
 from optsched.sim.policy import ClusterView
 
@@ -208,6 +218,9 @@ class HadarPolicy:
     retry_every, backoff, max_retry_gap
         Retries of a rejected job (rounds; gap times ``backoff`` per rejection, at most
         ``max_retry_gap``); ``retry_every=0`` never retries.
+    progress_rule : {"gang", "partial", "additive"}
+        How a gang progresses (:mod:`optsched.core.progress`): the subroutine plans with
+        it, the plans are trimmed by it, and the simulator and the validator credit it.
     """
 
     needs_work = True
@@ -221,7 +234,9 @@ class HadarPolicy:
                  density_quantiles: tuple[float, float] = (0.001, 0.95), quanta: int = 120,
                  resolution: int = 16, plan_slots: int = 128, window_factor: float = 2.0,
                  window_slack: int = 24, retry_every: int = 1, backoff: float = 2.0,
-                 max_retry_gap: int = 64, name: str = "hadar"):
+                 max_retry_gap: int = 64, progress_rule: str = "gang",
+                 name: str = "hadar"):
+        self.progress_rule = check_progress_rule(progress_rule)
         self.quanta = _check_int("quanta", quanta, 1)
         self.resolution = _check_int("resolution", resolution, 1)
         self.plan_slots = _check_int("plan_slots", plan_slots, 1)
@@ -441,8 +456,11 @@ class HadarPolicy:
             ok = np.flatnonzero(rates > 0)
             order = self._order[jid] = ok[np.argsort(-rates[ok], kind="stable")]
         Wj = int(view.workers[m])
-        if int(free[order].sum()) < Wj:
-            return []
+        have = int(free[order].sum())
+        if have < Wj:
+            if self.progress_rule != "partial" or have == 0:
+                return []
+            Wj = have  # a partial gang of what is free
         need, out = Wj, []
         for b in order.tolist():
             g = int(min(need, free[b]))
@@ -506,7 +524,8 @@ class HadarPolicy:
                            self._bt, self._bc, vals[None, :], np.zeros(1, np.int64),
                            np.zeros(1, np.int64))
         self._stats["subroutine_calls"] += 1
-        plan = dual_subroutine(model, 0, price, residual, Q, "safe")
+        plan = dual_subroutine(model, 0, price, residual, Q, "safe",
+                               progress_rule=self.progress_rule)
         if not (plan.feasible and plan.payoff > _TOL * max(1.0, float(vals.max()))):
             self._rejected_offer(model, residual, Q, jid, cur)
             return
@@ -526,10 +545,9 @@ class HadarPolicy:
         """Count a rejection as ``price_rejections`` when some schedule fits the
         residual capacity of the window (each planning slot at its best feasible option
         covers the work), else as ``no_fit``; then schedule the retry."""
-        rho = np.unique(model.rates[0][model.rates[0] > 0])
-        cost = slot_options(model, 0, np.ones(residual.shape), residual, rho)
-        pq = quanta_per_slot(model.W[0], rho, model.delta, model.E[0], Q, "safe")
-        best = np.where(np.isfinite(cost), pq[None, :], 0).max(axis=1)
+        cost, units, _, _ = rule_options(model, 0, np.ones(residual.shape), residual, Q,
+                                         "safe", self.progress_rule)
+        best = np.where(np.isfinite(cost), units, 0).max(axis=1)
         self._stats["price_rejections" if best.sum() >= Q else "no_fit"] += 1
         self._reject(jid, cur)
 
@@ -544,7 +562,13 @@ class HadarPolicy:
         out = []
         done, target = 0.0, work * (1 - 1e-12)
         for c in sorted(by):
-            step = Wj * d * min(float(rates[self._bt[b]]) for b, _ in by[c])
+            if self.progress_rule == "gang":
+                step = Wj * d * min(float(rates[self._bt[b]]) for b, _ in by[c])
+            elif self.progress_rule == "partial":
+                step = sum(g for _, g in by[c]) * d * min(float(rates[self._bt[b]])
+                                                         for b, _ in by[c])
+            else:  # additive: each worker at its own type's rate
+                step = d * sum(g * float(rates[self._bt[b]]) for b, g in by[c])
             r0 = cur + c * mslot
             k = mslot if done + step * mslot < target else \
                 max(1, min(mslot, math.ceil((target - done) / step - 1e-9)))

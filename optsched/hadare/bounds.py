@@ -32,7 +32,8 @@ def lp_bound(instance: Instance, backend: str = "highs", *, slots: int | None = 
              slot: float | None = None, max_slots: int | None = None,
              max_columns: int | None = None, objective: str = "utility",
              consolidation: Any = None, consolidation_slots: Any = None,
-             max_copies: Any = None, **options: Any) -> Result:
+             max_copies: Any = None, copy_efficiency: float = 1.0,
+             **options: Any) -> Result:
     r"""The LP relaxation of HadarE's MILP as ``bound``: :func:`optsched.hadare.exact.exact` with
     ``relax=True`` and the same options.
 
@@ -42,7 +43,9 @@ def lp_bound(instance: Instance, backend: str = "highs", *, slots: int | None = 
         Jobs and cluster.
     backend : str
         Solver backend.
-    slots, slot, max_slots, max_columns, objective, consolidation, consolidation_slots, max_copies
+    slots, slot, max_slots, max_columns, objective, consolidation, consolidation_slots
+        As :func:`optsched.hadare.exact.exact`.
+    max_copies, copy_efficiency
         As :func:`optsched.hadare.exact.exact`.
     **options
         Solver options.
@@ -71,7 +74,8 @@ def lp_bound(instance: Instance, backend: str = "highs", *, slots: int | None = 
             if v is not None}
     return exact(instance, backend=backend, slots=slots, slot=slot, objective=objective,
                  consolidation=consolidation, consolidation_slots=consolidation_slots,
-                 max_copies=max_copies, relax=True, **grid, **options)
+                 max_copies=max_copies, copy_efficiency=copy_efficiency, relax=True, **grid,
+                 **options)
 
 
 @dataclass(frozen=True)

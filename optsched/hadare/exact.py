@@ -40,6 +40,26 @@ Objectives (``objective``):
 * ``"jct"``: every job must complete, :math:`\min \sum_{j,t} w_j ((t+1)\Delta + \kappa -
   \text{arrival}_j)\, u_{jt}` (total weighted JCT).
 
+Copy efficiency :math:`e < 1` (``copy_efficiency``; the heuristic's model): in each slot
+one copy of the job counts in full and every other at :math:`e`. With
+:math:`m_{jtb} \in [0, \min(W_j, c_b)]` the GPUs of the *main* copy and
+:math:`z_{jtb} \in \{0,1\}` its bucket,
+
+.. math::
+
+    m_{jtb} \le x_{jtb}, \quad m_{jtb} \le \min(W_j, c_b)\, z_{jtb}, \quad
+    \sum_b z_{jtb} \le 1, \qquad
+    \sum_{t, b} \frac{\tau_{j k(b)} \Delta}{E_j} \big(e\, x_{jtb} + (1 - e)\, m_{jtb}\big)
+        \ge v_{j a_j},
+
+so a slot credits :math:`e \sum_b \tau x + (1-e)\,\tau_{b^*} x_{b^*}` for the chosen
+copy :math:`b^*`: at most the heuristic's credit (its main copy is the one of largest
+rate), and exactly it when the solver picks that copy, which maximises the credit. Hence
+every schedule of the heuristic is feasible here under the same :math:`e` and the two
+optimise the same model. The schedule declares ``copy_efficiency``, so the validator
+credits its copies by the same rule (at every instant, the largest copy in full).
+Size: :math:`2NB_j` more columns and rows and :math:`N` more rows.
+
 Unlike Hadar's gang, a copy holds one type, so progress is linear in :math:`x` and no
 slowest-type linearisation is needed. ``relax=True`` drops all integrality: for
 ``"utility"`` the LP value is an upper bound on the optimum, for the min objectives a
@@ -92,8 +112,11 @@ __all__ = ["exact", "build_program"]
 
 def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
                   F: np.ndarray | None = None, objective: str = "utility",
-                  relax: bool = False) -> tuple[LinearProgram, dict[str, Any]]:
-    """The MILP (or its LP relaxation) as a :class:`LinearProgram` plus index arrays."""
+                  relax: bool = False, efficiency: float = 1.0
+                  ) -> tuple[LinearProgram, dict[str, Any]]:
+    """The MILP (or its LP relaxation) as a :class:`LinearProgram` plus index arrays
+    (``efficiency`` :math:`e < 1` adds the main-copy variables of the module
+    docstring)."""
     if objective not in OBJECTIVES:
         raise InvalidOption("objective", objective, f"must be one of {OBJECTIVES}")
     d = float(instance.slot)
@@ -179,10 +202,30 @@ def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
     jobs_with = np.flatnonzero(has)
     wrow = np.full(n, -1, dtype=np.int64)
     wrow[jobs_with] = np.arange(jobs_with.size)
-    lp.add_constraints("work", rows=np.concatenate([wrow[xj], np.arange(jobs_with.size)]),
-                       cols=np.concatenate([x.index, v.index[first]]),
-                       vals=np.concatenate([frac, -np.ones(first.size)]), lb=0,
-                       n_rows=jobs_with.size)
+    if efficiency < 1.0:
+        # the main copy's GPUs m (on the one bucket z picks per job-slot) count in full,
+        # every GPU at e: progress e x + (1 - e) m
+        m = lp.add_variables("m", nx, lb=0, ub=np.minimum(W[xj], bcap[xb]))
+        z = lp.add_variables("z", nx, lb=0, ub=1, integer=integer)
+        lp.add_constraints("main_le_copy", rows=np.concatenate([r, r]),
+                           cols=np.concatenate([m.index, x.index]),
+                           vals=np.concatenate([np.ones(nx), -np.ones(nx)]), ub=0, n_rows=nx)
+        lp.add_constraints("main_picked", rows=np.concatenate([r, r]),
+                           cols=np.concatenate([m.index, z.index]),
+                           vals=np.concatenate([np.ones(nx), -np.minimum(W[xj], bcap[xb])]),
+                           ub=0, n_rows=nx)
+        lp.add_constraints("one_main", rows=xi, cols=z.index, vals=1.0, ub=1, n_rows=N)
+        lp.add_constraints("work", rows=np.concatenate([wrow[xj], wrow[xj],
+                                                        np.arange(jobs_with.size)]),
+                           cols=np.concatenate([x.index, m.index, v.index[first]]),
+                           vals=np.concatenate([efficiency * frac, (1 - efficiency) * frac,
+                                                -np.ones(first.size)]), lb=0,
+                           n_rows=jobs_with.size)
+    else:
+        lp.add_constraints("work", rows=np.concatenate([wrow[xj], np.arange(jobs_with.size)]),
+                           cols=np.concatenate([x.index, v.index[first]]),
+                           vals=np.concatenate([frac, -np.ones(first.size)]), lb=0,
+                           n_rows=jobs_with.size)
     B = bcap.size
     lp.add_constraints("capacity", rows=jt_t[xi] * B + xb, cols=x.index, vals=1.0,
                        ub=np.tile(bcap.astype(float), T), n_rows=T * B)
@@ -200,7 +243,7 @@ def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
 
 
 def _schedule(instance: Instance, values: dict[str, np.ndarray], index: dict,
-              kappa: float) -> Schedule:
+              kappa: float, efficiency: float = 1.0) -> Schedule:
     nodes = instance.cluster.nodes
     types = instance.cluster.gpu_types
     d = float(instance.slot)
@@ -218,7 +261,8 @@ def _schedule(instance: Instance, values: dict[str, np.ndarray], index: dict,
         allocs.append(Allocation(instance.jobs[j].id, t * d, (t + 1) * d, nodes[h].name,
                                  types[index["bucket_type"][b]], int(xv[i]), copy=h))
     comp = {instance.jobs[j].id: (t + 1) * d + kappa for j, t in comp_slot.items()}
-    return Schedule(tuple(merge_intervals(allocs)), comp, forking=True, consolidation=kappa)
+    return Schedule(tuple(merge_intervals(allocs)), comp, forking=True, consolidation=kappa,
+                    copy_efficiency=efficiency)
 
 
 def _objective(instance: Instance, sched: Schedule, objective: str) -> float:
@@ -236,7 +280,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
           slot: float | None = None, max_slots: int = DEFAULT_MAX_SLOTS,
           max_columns: int = DEFAULT_MAX_COLUMNS, objective: str = "utility",
           consolidation: Any = None, consolidation_slots: Any = None, max_copies: Any = None,
-          relax: bool = False, **options: Any) -> Result:
+          copy_efficiency: float = 1.0, relax: bool = False, **options: Any) -> Result:
     r"""HadarE's offline optimum of the slotted forking model (MILP), or its LP relaxation with
     ``relax=True``.
 
@@ -258,6 +302,12 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         slots.
     max_copies : int or mapping, optional
         :math:`F_j`, copies per job (default: as many as nodes).
+    copy_efficiency : float
+        :math:`e \in (0, 1]`: in each slot one copy of a job (the solver picks it; the
+        largest is best) counts in full and every other copy at :math:`e` of its rate, the
+        model of :func:`optsched.hadare.heuristics.online`'s ``copy_efficiency``
+        (1: copies add up perfectly). The schedule declares it, so the validator credits
+        the same rule.
     relax : bool
         Solve the LP relaxation and return it as ``bound``.
     **options
@@ -273,8 +323,8 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     ---------
     :math:`\mathrm{OPT}` of the slotted forking model; for ``"utility"``
     :math:`\mathrm{LP} \ge \mathrm{OPT} \ge P_{HadarE}` (every schedule of the online round
-    loop with ``completion="slot"`` is feasible here), for the min objectives
-    :math:`\mathrm{LP} \le \mathrm{OPT}`.
+    loop with ``completion="slot"`` and the same ``copy_efficiency`` is feasible here),
+    for the min objectives :math:`\mathrm{LP} \le \mathrm{OPT}`.
 
     Complexity
     ----------
@@ -290,6 +340,10 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     """
     if objective not in OBJECTIVES:
         raise InvalidOption("objective", objective, f"must be one of {OBJECTIVES}")
+    e = copy_efficiency
+    if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0 < e <= 1:
+        raise InvalidOption("copy_efficiency", e, "must be a number in (0, 1]")
+    e = float(e)
     tb = time.perf_counter()
     plan = planning_instance(instance, slot, slots, max_slots)
     kappa = consolidation_seconds(plan, consolidation, consolidation_slots)
@@ -297,12 +351,13 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     T = model_slots(plan, slots)
     common: dict[str, Any] = {"model": "hadare", "method": "exact-lp" if relax else "exact"}
     extra: dict[str, Any] = {"slots": T, "slot": plan.slot, "objective": objective,
-                             "consolidation": kappa,
+                             "consolidation": kappa, "copy_efficiency": e,
                              "sense": "max" if objective == "utility" else "min"}
     a = np.ceil(plan.arrivals / plan.slot - 1e-9).astype(np.int64)
     usable = (plan.throughput_matrix[:, plan.cluster.capacity.nonzero()[1]] > 0).sum(axis=1)
     check_size("hadare " + ("LP relaxation" if relax else "MILP"),
-               int((np.maximum(0, T - a) * (2 * usable + 3)).sum()), max_columns,
+               int((np.maximum(0, T - a) * ((2 if e == 1 else 4) * usable + 3)).sum()),
+               max_columns,
                n_jobs=plan.n_jobs, slots=T, slot=plan.slot)
     if objective in ("makespan", "jct"):
         late = [j.id for j, aj in zip(instance.jobs, a) if aj >= T]
@@ -310,7 +365,8 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
             return Result(status=Status.INFEASIBLE, message=f"jobs {late[:5]} arrive after "
                           f"the last of {T} slots, so not every job can complete",
                           extra=extra, **common)
-    lp, index = build_program(plan, T, kappa=kappa, F=F, objective=objective, relax=relax)
+    lp, index = build_program(plan, T, kappa=kappa, F=F, objective=objective, relax=relax,
+                              efficiency=e)
     data = lp.freeze()
     build = time.perf_counter() - tb
     res = solve_program(data, backend=backend, spent=build, **options)
@@ -330,7 +386,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
                       extra={**extra, "lp_objective": res.objective}, **common)
     if not res.success:
         return res.replace(extra={**res.extra, **extra}, **common)
-    sched = _schedule(plan, res.values, index, kappa)
+    sched = _schedule(plan, res.values, index, kappa, e)
     obj = _objective(instance, sched, objective)
     bound = res.bound + shift if res.bound is not None else None
     return finalize(instance, sched, status=res.status, objective=obj, bound=bound,

@@ -26,8 +26,10 @@ model's; within a round progress is back-loaded (piecewise linear, convex, equal
 model's at both ends), so it never runs ahead of the model's and no completion is
 earlier than the model allows (a completion inside a round can be later, by less than a
 round). The GPU-seconds the other copies' GPUs wait at the start of a round are reported
-as ``cut_gpu_seconds`` (the simulator counts them as idle). An exact rule would need a
-per-copy efficiency in the simulator and the validator.
+as ``cut_gpu_seconds`` (the simulator counts them as idle). The validator has the exact
+rule for schedules that declare ``Schedule.copy_efficiency`` (the exact MILP's, which
+hold every copy for whole slots); this policy's schedules declare 1, and their
+back-loaded intervals carry the efficiency instead.
 
 Admission. Hadar's primal-dual pass (:func:`optsched.hadar.heuristics.run_online`) is given
 to the policy: it treats jobs in arrival order and a job's plan only books slots

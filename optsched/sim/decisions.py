@@ -38,6 +38,7 @@ class Caps:
     sharing: bool = False
     forking: bool = False
     resource_sensitive: bool = False
+    progress_rule: str = "gang"
 
 
 def _number(pname: str, t: float, job: str, what: str, v: Any) -> float:
@@ -225,7 +226,8 @@ class DecisionChecker:
                 g = gpus[ids[0]] if len(ids) == 1 else sum(gpus[p] for p in ids)
                 if g != W[i]:
                     reason = gang_error(P[ids[0]].job, int(W[i]), c, g,
-                                        {P[p].node for p in ids}, forking=False)
+                                        {P[p].node for p in ids}, forking=False,
+                                        progress_rule=caps.progress_rule)
                     if reason is not None:
                         raise PolicyViolation(pname, t, reason)
                 if len(ids) > 1:
@@ -236,7 +238,7 @@ class DecisionChecker:
             for c, ids in copies.items():
                 nodes = {P[p].node for p in ids}
                 reason = gang_error(job, int(W[i]), c, sum(gpus[p] for p in ids), nodes,
-                                    forking=caps.forking)
+                                    forking=caps.forking, progress_rule=caps.progress_rule)
                 if reason is not None:
                     raise PolicyViolation(pname, t, reason)
                 if caps.forking:

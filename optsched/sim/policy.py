@@ -26,7 +26,9 @@ Capabilities. A policy declares what its decisions may use with optional attribu
 Salus lanes), ``forking`` (several copies of a job, one node each, progress adding up,
 e.g. HadarE), ``consolidation`` (seconds between a forked job's work being done and its
 completion) and ``resource_sensitive`` (CPU cores and DRAM per GPU change the job's speed
-through ``Job.sensitivity``, e.g. Synergy). Optionally ``horizon()`` returns an absolute
+through ``Job.sensitivity``, e.g. Synergy), and ``progress_rule`` (default ``"gang"``;
+``"partial"``: gangs of 1..W_j GPUs; ``"additive"``: a gang runs at the sum of its
+workers' rates; :mod:`optsched.core.progress`). Optionally ``horizon()`` returns an absolute
 time at which the current epoch must end at the latest (a policy-internal event, e.g. a
 fair-share catch-up), or ``None``.
 """
@@ -212,7 +214,8 @@ class Policy(Protocol):
     run so one policy object can be reused. A policy may define ``check(instance)``,
     raising :class:`~optsched.errors.ModelNotApplicable` (naming the job field) for an
     instance outside its model, before anything runs. Optional capabilities (``sharing``,
-    ``forking``, ``consolidation``, ``resource_sensitive``) and ``horizon()``: see the
+    ``forking``, ``consolidation``, ``resource_sensitive``, ``progress_rule``) and
+    ``horizon()``: see the
     module docstring.
     """
 

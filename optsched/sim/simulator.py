@@ -13,7 +13,9 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   :math:`K_j` progresses at :math:`W_j \min_{k \in K_j} T_{jk}` iterations/s (synchronous
   data parallelism waits for the slowest worker), times the share factor and the
   CPU/DRAM sensitivity when the policy declares ``sharing`` / ``resource_sensitive``:
-  the rule is :func:`optsched.core.progress.gang_rate`, the one the validator credits. With
+  the rule is :func:`optsched.core.progress.gang_rate`, the one the validator credits (a
+  policy may declare another ``progress_rule``: ``"partial"`` gangs of 1..W_j GPUs at
+  :math:`g \min_k T_{jk}`, or ``"additive"`` gangs at :math:`\sum_a g_a T_{jk_a}`). With
   ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
   work :math:`r_j` runs out inside the epoch has its work done at the exact instant
   :math:`t + r_j / R_j` and completes then (plus the policy's ``consolidation`` seconds,
@@ -52,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.progress import gang_rate
+from optsched.core.progress import check_progress_rule, gang_rate
 from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Placement, Schedule
 from optsched.errors import InvalidOption
@@ -85,7 +87,7 @@ class _Epoch:
 
     def __init__(self, placements: list, gangs: dict[int, dict[int, list[int]]],
                  checker: DecisionChecker, jobs: tuple, w_list: list[int],
-                 rate_memo: dict[tuple, float], sensitive: bool) -> None:
+                 rate_memo: dict[tuple, float], sensitive: bool, rule: str = "gang") -> None:
         self.placements = placements
         self.gangs = gangs
         P, amount = checker.placement, checker.amount
@@ -101,7 +103,8 @@ class _Epoch:
                 if v is None:  # gang_rate is pure: memoised per (job's) placements
                     if len(rate_memo) > 200_000:
                         rate_memo.clear()
-                    v = rate_memo[key] = gang_rate(jobs[i], [P[p] for p in copy], sensitive)
+                    v = rate_memo[key] = gang_rate(jobs[i], [P[p] for p in copy], sensitive,
+                                                           rule)
                 r += v  # the validator's rule per (job, copy), copies adding up
                 for p in copy:
                     h += amount[p]
@@ -239,7 +242,9 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     event_driven = bool(policy.event_driven)
     caps = Caps(sharing=bool(getattr(policy, "sharing", False)),
                  forking=bool(getattr(policy, "forking", False)),
-                 resource_sensitive=bool(getattr(policy, "resource_sensitive", False)))
+                 resource_sensitive=bool(getattr(policy, "resource_sensitive", False)),
+                 progress_rule=check_progress_rule(getattr(policy, "progress_rule", "gang"),
+                                                   "policy.progress_rule"))
     kappa = float(getattr(policy, "consolidation", 0.0) or 0.0)
     if not (math.isfinite(kappa) and kappa >= 0):
         raise InvalidOption("policy.consolidation", kappa, "must be a finite number >= 0")
@@ -344,7 +349,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 ep = last
             else:
                 ep = _Epoch(placements, checker.check(t, placements, active_set), checker,
-                            jobs, w_list, rate_memo, caps.resource_sensitive)
+                            jobs, w_list, rate_memo, caps.resource_sensitive,
+                            caps.progress_rule)
             if on_epoch is not None:
                 on_epoch(t, placements)
             gangs, g_ix, g_rate = ep.gangs, ep.g_ix, ep.g_rate
@@ -429,7 +435,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
               for k, s, e in ((P[p], s, e) for p, s, e in segments.all()) if e > s]
     allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
     schedule = Schedule(tuple(allocs), completion, sharing=caps.sharing, forking=caps.forking,
-                        consolidation=kappa, resource_sensitive=caps.resource_sensitive)
+                        consolidation=kappa, resource_sensitive=caps.resource_sensitive,
+                        progress_rule=caps.progress_rule)
     wall = _time.perf_counter() - wall0
     extra: dict[str, Any] = {
         "policy": pname, "seed": seed, "event_driven": event_driven, "needs_work": needs_work,

@@ -172,3 +172,73 @@ def test_resource_sensitive_progress_uses_cpu_and_memory_per_gpu():
     assert sens.relative(100, 1000) == 2.0        # above it: the last point
     again = Schedule.from_dict(__import__("json").loads(s.to_json()))
     assert again.resource_sensitive
+
+
+# ------------------------------------------------------------------ progress rules
+def test_progress_rule_partial_gang_runs_at_its_width(inst):
+    # job a (W=2) on 1 V100 for 10 s: 1 x 10 it/s -> 100 it; a 1-GPU gang is a violation
+    # under the default rule and a valid, half-speed gang under "partial"
+    allocs = (Allocation("a", 0, 10, "n0", "v100", 1),)
+    s = Schedule(allocs, {"a": 10}, progress_rule="partial")
+    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    with pytest.raises(InvalidSchedule, match="gang of 2"):
+        validate_schedule(inst, Schedule(allocs, {"a": 10}))
+    with pytest.raises(InvalidSchedule, match="iterations"):
+        validate_schedule(inst, Schedule((Allocation("a", 0, 9.9, "n0", "v100", 1),),
+                                         {"a": 9.9}, progress_rule="partial"))
+    # mixed types: the slowest still paces the gang
+    mixed = (Allocation("a", 0, 10, "n0", "v100", 1), Allocation("a", 10, 20, "n0", "k80", 1))
+    assert validate_schedule(inst, Schedule(mixed, {"a": 20}, progress_rule="partial")
+                             ).done["a"] == pytest.approx(150)
+    with pytest.raises(InvalidSchedule, match=r"1\.\.2 GPUs"):
+        validate_schedule(inst, Schedule((Allocation("a", 0, 10, "n0", "v100", 2),
+                                          Allocation("a", 0, 10, "n0", "k80", 1)), {},
+                                         progress_rule="partial"))
+
+
+def test_progress_rule_additive_sums_workers_rates(inst):
+    # 1 V100 + 1 K80: additive 10 + 5 = 15 it/s -> 100 it in 20/3 s; gang: 2 x 5 = 10
+    allocs = (Allocation("a", 0, 20 / 3, "n0", "v100", 1),
+              Allocation("a", 0, 20 / 3, "n0", "k80", 1))
+    s = Schedule(allocs, {"a": 20 / 3}, progress_rule="additive")
+    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    # the same schedule does not hold under the slowest-type rule
+    with pytest.raises(InvalidSchedule, match="iterations"):
+        validate_schedule(inst, Schedule(allocs, {"a": 20 / 3}))
+    # the width is still W under "additive"
+    with pytest.raises(InvalidSchedule, match="gang of 2"):
+        validate_schedule(inst, Schedule(allocs[:1], {}, progress_rule="additive"))
+
+
+def test_progress_rule_unknown_is_a_typed_error_and_round_trips(inst):
+    from optsched.errors import InvalidOption
+
+    with pytest.raises(InvalidOption, match="progress_rule"):
+        Schedule((), {}, progress_rule="async")
+    s = Schedule((Allocation("a", 0, 10, "n0", "v100", 1),), {"a": 10},
+                 progress_rule="partial")
+    back = Schedule.from_json(s.to_json()) if hasattr(Schedule, "from_json") else \
+        Schedule.from_dict(s.to_dict())
+    assert back.progress_rule == "partial" and back == s
+    with pytest.raises(InvalidSchedule, match="progress_rule"):
+        Schedule.from_dict({**s.to_dict(), "progress_rule": "sum"})
+
+
+def test_copy_efficiency_credits_the_largest_copy_in_full(inst):
+    # copies of a: 2 V100 on n0 (20/s) over [0, 4), 2 K80 on n1 (10/s) over [2, 6)
+    allocs = (Allocation("a", 0, 4, "n0", "v100", 2, copy=0),
+              Allocation("a", 2, 6, "n1", "k80", 2, copy=1))
+    full = validate_schedule(inst, Schedule(allocs, {}, forking=True)).done["a"]
+    assert full == pytest.approx(80 + 40)
+    half = Schedule(allocs, {}, forking=True, copy_efficiency=0.5)
+    # [0, 2): V100 alone 40; [2, 4): 20 + 0.5 x 10 = 50; [4, 6): K80 alone (main) 20
+    assert validate_schedule(inst, half).done["a"] == pytest.approx(110)
+    assert Schedule.from_dict(half.to_dict()) == half
+    from optsched.errors import InvalidOption
+
+    with pytest.raises(InvalidOption, match="copy_efficiency"):
+        Schedule(allocs, {}, forking=True, copy_efficiency=0.0)
+    with pytest.raises(InvalidOption, match="copy_efficiency"):
+        Schedule((), {}, copy_efficiency=0.5)  # no forking: one copy
+    with pytest.raises(InvalidSchedule, match="copy_efficiency"):
+        Schedule.from_dict({**half.to_dict(), "copy_efficiency": 2})

@@ -142,8 +142,9 @@ def test_solve_and_cli(tmp_path, capsys):
 
 
 # --------------------------------------------------------------------------- subroutine
-def _brute_priced(model, j, price, residual):
-    """max over completion slots and every per-slot integer allocation of f - p.y."""
+def _brute_priced(model, j, price, residual, rule="gang"):
+    """max over completion slots and every per-slot integer allocation of f - p.y, with a
+    slot's progress by the progress ``rule`` (optsched.core.progress)."""
     a, T, W = int(model.a[j]), model.T, int(model.W[j])
     rb = model.rates[j][model.bucket_type]
     B = model.n_buckets
@@ -152,9 +153,13 @@ def _brute_priced(model, j, price, residual):
         opts = [(0.0, 0.0)]
         for y in itertools.product(*[range(int(residual[t, b]) + 1) for b in range(B)]):
             y = np.array(y)
-            if y.sum() != W or np.any((y > 0) & (rb <= 0)):
+            if np.any((y > 0) & (rb <= 0)):
                 continue
-            opts.append((W * rb[y > 0].min() * model.delta, float(price[t] @ y)))
+            if rule == "partial" and 1 <= y.sum() <= W:
+                opts.append((y.sum() * rb[y > 0].min() * model.delta, float(price[t] @ y)))
+            elif rule != "partial" and y.sum() == W:
+                prog = (y @ rb if rule == "additive" else W * rb[y > 0].min()) * model.delta
+                opts.append((prog, float(price[t] @ y)))
         per_slot.append(opts)
     best = -math.inf
     for combo in itertools.product(*per_slot):
@@ -208,6 +213,45 @@ def test_dual_subroutine_is_optimal_for_its_priced_problem(prob):
         assert set(np.unique(y.sum(axis=1))) <= {0, int(m.W[0])}
         assert (price * y).sum() == pytest.approx(plan.cost)
         assert m.values[0, plan.t_hat] - plan.cost == pytest.approx(plan.payoff)
+
+
+@settings(max_examples=60, deadline=None)
+@given(priced_problems())
+def test_dual_subroutine_under_the_other_progress_rules(prob):
+    """"partial": exact for its priced problem (every width and threshold is an option).
+    "additive": a plan feasible under that rule, never better than the rule's optimum and
+    never worse than the gang optimum (its candidate sets credit at least the gang's)."""
+    m, price, residual = prob
+    q = int(m.E[0])  # integral rates, slot 1, integral work: quantum = 1 iteration
+    part = _brute_priced(m, 0, price, residual, "partial")
+    got = dual_subroutine(m, 0, price, residual, q, "safe", positive_only=False,
+                          progress_rule="partial")
+    assert got.payoff == pytest.approx(part, abs=1e-9) or (math.isinf(got.payoff)
+                                                            and math.isinf(part))
+    gang = _brute_priced(m, 0, price, residual)
+    add = _brute_priced(m, 0, price, residual, "additive")
+    got_a = dual_subroutine(m, 0, price, residual, q, "safe", positive_only=False,
+                            progress_rule="additive")
+    if math.isinf(gang):
+        assert got_a.payoff <= add + 1e-9
+    else:
+        assert gang - 1e-9 <= got_a.payoff <= add + 1e-9
+    for plan, rule in ((got, "partial"), (got_a, "additive")):
+        if not plan.feasible:
+            continue
+        y = np.zeros_like(price)
+        np.add.at(y, (plan.slots, plan.buckets), plan.gpus)
+        assert np.all(y <= residual)
+        widths = set(np.unique(y.sum(axis=1)).tolist()) - {0}
+        assert widths <= (set(range(1, int(m.W[0]) + 1)) if rule == "partial"
+                          else {int(m.W[0])})
+        rb = m.rates[0][m.bucket_type]
+        prog = sum((y[t] @ rb if rule == "additive" else y[t].sum() * rb[y[t] > 0].min())
+                   * m.delta for t in range(plan.t_hat + 1) if y[t].sum())
+        assert prog >= m.E[0] * (1 - 1e-9)
+        assert m.values[0, plan.t_hat] - plan.cost == pytest.approx(plan.payoff)
+    with pytest.raises(InvalidOption, match="progress_rule"):
+        dual_subroutine(m, 0, price, residual, q, progress_rule="sum")
 
 
 def test_slot_options_per_threshold():

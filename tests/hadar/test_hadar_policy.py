@@ -201,3 +201,69 @@ def test_fill_is_counted_apart_from_plans():
 def test_options_are_checked(bad):
     with pytest.raises(InvalidOption):
         HadarPolicy(one_job(3.0), **bad)
+
+
+# ------------------------------------------------------------------ progress rules
+def _steep() -> Ut:
+    return Ut("linear", value=100.0, slope=0.1)
+
+
+def test_progress_rule_additive_is_planned_credited_and_validated_as_oasis():
+    """A 4-worker job on 2 V100 (2 it/s) + 2 K80 (1 it/s): the slowest-type gang makes
+    4 it/s, OASiS's additive rule 6 it/s; the schedule holds only under its own rule."""
+    from dataclasses import replace
+
+    from optsched import InvalidSchedule, validate_schedule
+
+    inst = Instance(Cluster((Node("n0", {"v100": 2, "k80": 2}),)),
+                    (Job("A", 0.0, 4, 400.0, {"v100": 2.0, "k80": 1.0}, utility=_steep()),),
+                    slot=10.0)
+    _, gang = run(inst)
+    _, add = run(inst, progress_rule="additive")
+    assert gang.metrics.completion["A"] == pytest.approx(100.0)
+    assert add.metrics.completion["A"] == pytest.approx(400.0 / 6.0)
+    assert add.schedule.progress_rule == "additive" and gang.schedule.progress_rule == "gang"
+    assert validate_schedule(inst, add.schedule).done["A"] == pytest.approx(400.0)
+    with pytest.raises(InvalidSchedule, match="iterations"):
+        validate_schedule(inst, replace(add.schedule, progress_rule="gang"))
+
+
+def test_progress_rule_partial_runs_a_narrower_gang_beside_a_full_one():
+    """Two 2-worker jobs on 3 V100: under the gang rule B waits for A (done at 200 s);
+    under "partial" it plans the third GPU beside A and finishes at 150 s."""
+    from dataclasses import replace
+
+    from optsched import InvalidSchedule, validate_schedule
+
+    jobs = tuple(Job(n, 0.0, 2, 400.0, {"v100": 2.0}, utility=_steep()) for n in "AB")
+    inst = Instance(Cluster((Node("n0", {"v100": 3}),)), jobs, slot=10.0)
+    _, gang = run(inst, U=1.0, L=0.01)
+    pol, part = run(inst, U=1.0, L=0.01, progress_rule="partial")
+    assert gang.metrics.completion == {"A": 100.0, "B": 200.0}
+    assert part.metrics.completion == pytest.approx({"A": 100.0, "B": 150.0})
+    assert pol.stats()["fill_job_rounds"] == 0  # from the plan, not the fill
+    assert {a.gpus for a in part.schedule.allocations if a.job == "B"} == {1, 2}
+    validate_schedule(inst, part.schedule)
+    with pytest.raises(InvalidSchedule, match="gang of 2"):
+        validate_schedule(inst, replace(part.schedule, progress_rule="gang"))
+
+
+def test_progress_rule_partial_fill_starts_a_job_on_what_is_free():
+    """No plans (retry off, prices above any payoff): in the fill, X takes 2 of 3 GPUs;
+    under "partial" Y starts at once on the third (half speed) and finishes at 150 s,
+    under the gang rule it waits for X and finishes at 200 s."""
+    jobs = tuple(Job(n, 0.0, 2, 400.0, {"v100": 2.0}) for n in "XY")
+    inst = Instance(Cluster((Node("n0", {"v100": 3}),)), jobs, slot=10.0)
+    pol, part = run(inst, U=1e6, L=1e5, retry_every=0, progress_rule="partial")
+    assert pol.stats()["admitted"] == 0 and pol.stats()["planned_job_rounds"] == 0
+    assert part.metrics.completion == pytest.approx({"X": 100.0, "Y": 150.0})
+    _, gang = run(inst, U=1e6, L=1e5, retry_every=0)
+    assert gang.metrics.completion == pytest.approx({"X": 100.0, "Y": 200.0})
+
+
+def test_progress_rule_unknown_is_a_typed_error():
+    inst = one_job(3.0)
+    with pytest.raises(InvalidOption, match="progress_rule"):
+        HadarPolicy(inst, progress_rule="oasis")
+    with pytest.raises(InvalidOption, match="progress_rule"):
+        HadarPolicy(inst, progress_rule=None)

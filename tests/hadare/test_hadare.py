@@ -357,6 +357,53 @@ def test_copy_efficiency_counts_extra_copies_at_e(eff):
         online(inst, copy_efficiency=1.5)
 
 
+@pytest.mark.parametrize("eff", [1.0, 0.75, 0.5, 0.2])
+def test_exact_with_copy_efficiency_is_the_heuristics_model(eff):
+    """The MILP credits the main copy in full and the others at e: the paper-shape job
+    (6/s main + 6/s extra copies) needs ceil(30 / (6 + 6e)) slots, as the heuristic; the
+    schedule declares e and validates under it, and not under a smaller e."""
+    from dataclasses import replace
+
+    from optsched import InvalidSchedule
+
+    inst = _paper_shape()
+    x = exact(inst, objective="makespan", copy_efficiency=eff)
+    slots = np.ceil(30.0 / (6.0 + 6.0 * eff) - 1e-9)
+    assert x.status is Status.OPTIMAL and x.objective == pytest.approx(slots)
+    assert online(inst, copy_efficiency=eff).metrics.makespan == pytest.approx(slots)
+    assert x.schedule.copy_efficiency == eff and x.extra["copy_efficiency"] == eff
+    assert lp_bound(inst, objective="makespan", copy_efficiency=eff).bound <= slots + 1e-6
+    validate_schedule(inst, x.schedule)
+    lower = eff * 0.5
+    if np.ceil(30.0 / (6.0 + 6.0 * lower) - 1e-9) > slots:  # too few slots at e/2
+        with pytest.raises(InvalidSchedule, match="iterations"):
+            validate_schedule(inst, replace(x.schedule, copy_efficiency=lower))
+    with pytest.raises(InvalidOption, match="copy_efficiency"):
+        exact(inst, copy_efficiency=0.0)
+
+
+@settings(max_examples=examples(15))
+@given(inst=instances(single_type=False, max_jobs=3, max_T=5),
+       eff=st.sampled_from([0.3, 0.7]), F=st.sampled_from([None, 2]))
+def test_heuristic_never_beats_exact_or_bound_under_copy_efficiency(inst, eff, F):
+    """Under e < 1 the heuristic's slot-mode schedule is feasible for the MILP of the same
+    e: its utility is at most the exact optimum, which is at most the LP bound; when it
+    completes every job, the exact makespan is no larger."""
+    h = online(inst, copy_efficiency=eff, max_copies=F)
+    x = exact(inst, copy_efficiency=eff, max_copies=F)
+    lp = lp_bound(inst, copy_efficiency=eff, max_copies=F)
+    assert x.status is Status.OPTIMAL and lp.status is Status.OPTIMAL
+    tol = 1e-6 * max(1.0, abs(x.objective))
+    assert x.objective >= h.objective - tol - 1e-4 * abs(x.objective)  # MILP gap 1e-4
+    assert lp.bound >= x.objective - tol
+    assert x.schedule.copy_efficiency == eff
+    validate_schedule(inst, x.schedule)
+    if h.metrics.n_completed == inst.n_jobs:
+        m = exact(inst, objective="makespan", copy_efficiency=eff, max_copies=F)
+        assert m.status is Status.OPTIMAL
+        assert m.objective <= h.metrics.makespan * (1 + 1e-4) + 1e-6
+
+
 @given(inst=instances(single_type=False), eff=st.sampled_from([1.0, 0.6, 0.3]),
        F=st.sampled_from([None, 1, 2]))
 @settings(max_examples=examples(30))

@@ -290,3 +290,72 @@ def test_view_exposes_profile_data():
     assert seen["job"].sensitivity is SENS and seen["job"].compute_share == 0.5
     assert seen["job"].remaining is None and seen["cpus"] == 4.0
     assert np.isfinite(seen["job"].arrival)
+
+
+# ------------------------------------------------------------------ progress rules
+class FixedPolicy:
+    """Runs every visible job on the same placements each round (one job here)."""
+
+    needs_work = False
+    event_driven = False
+
+    def __init__(self, placements, progress_rule=None):
+        self.placements, self.name = placements, "fixed"
+        if progress_rule is not None:
+            self.progress_rule = progress_rule
+
+    def allocate(self, view: ClusterView) -> list[Placement]:
+        return [p for p in self.placements if p.job in view.ids]
+
+
+def _two_types() -> Instance:
+    cluster = Cluster((Node("n0", {"fast": 2, "slow": 2}),))
+    return Instance(cluster, (Job("j", 0.0, 2, 120.0, {"fast": 3.0, "slow": 1.0}),),
+                    slot=10.0)
+
+
+def test_simulator_credits_the_policys_progress_rule():
+    """The same mixed-type gang: 2 x min(3, 1) = 2 it/s by default, 3 + 1 = 4 it/s under
+    "additive"; one fast GPU alone (a 1-of-2 gang) only under "partial", at 3 it/s. Each
+    schedule validates under its own rule and fails under the default one."""
+    from dataclasses import replace
+
+    from optsched import InvalidSchedule, validate_schedule
+
+    inst = _two_types()
+    mixed = [Placement("j", "n0", "fast", 1), Placement("j", "n0", "slow", 1)]
+    gang = simulate(inst, FixedPolicy(mixed), progress=False)
+    add = simulate(inst, FixedPolicy(mixed, "additive"), progress=False)
+    assert gang.metrics.completion["j"] == pytest.approx(60.0)
+    assert add.metrics.completion["j"] == pytest.approx(30.0)
+    one = [Placement("j", "n0", "fast", 1)]
+    part = simulate(inst, FixedPolicy(one, "partial"), progress=False)
+    assert part.metrics.completion["j"] == pytest.approx(40.0)
+    assert part.schedule.progress_rule == "partial"
+    with pytest.raises(PolicyViolation, match="gang of 2"):
+        simulate(inst, FixedPolicy(one), progress=False)
+    with pytest.raises(PolicyViolation, match="gang of 2"):
+        simulate(inst, FixedPolicy(one, "additive"), progress=False)
+    for res in (add, part):
+        validate_schedule(inst, res.schedule)
+        with pytest.raises(InvalidSchedule):
+            validate_schedule(inst, replace(res.schedule, progress_rule="gang"))
+    with pytest.raises(PolicyViolation, match=r"1\.\.2 GPUs"):
+        simulate(inst, FixedPolicy([Placement("j", "n0", "fast", 2),
+                                    Placement("j", "n0", "slow", 1)], "partial"),
+                 progress=False)
+
+
+def test_unknown_progress_rule_of_a_policy_is_a_typed_error():
+    with pytest.raises(InvalidOption, match="progress_rule"):
+        simulate(_two_types(), FixedPolicy([Placement("j", "n0", "fast", 2)], "async"),
+                 progress=False)
+
+
+@pytest.mark.parametrize("rule", ["gang", "partial", "additive"])
+def test_gang_rate_under_each_progress_rule(rule):
+    job = Job("j", 0.0, 3, 1.0, {"fast": 3.0, "slow": 1.0})
+    parts = [Allocation("j", 0, 1, "n0", "fast", 2), Allocation("j", 0, 1, "n0", "slow", 1)]
+    want = {"gang": 3.0, "partial": 3.0, "additive": 7.0}[rule]
+    assert gang_rate(job, parts, rule=rule) == want
+    assert gang_rate(job, parts[:1], rule=rule) == 6.0
