@@ -182,7 +182,8 @@ def _mmf(agnostic: bool) -> Solver:
 
 def _makespan(view: ClusterView, o: dict) -> LPAllocation:
     return min_total_duration(view.throughput_matrix, view.workers, view.gpus_per_type,
-                                  view.remaining, backend=o["backend"], **o["solve_options"])
+                              view.remaining, aggregate=o.get("aggregate", True),
+                              backend=o["backend"], **o["solve_options"])
 
 
 def _ftf(view: ClusterView, o: dict) -> LPAllocation:
@@ -235,7 +236,7 @@ SOLVERS: dict[str, tuple[Solver, bool]] = {
 KIND_OPTIONS: dict[str, frozenset[str]] = {
     "max_min_fairness": frozenset({"pareto", "aggregate", "weighted"}),
     "max_min_fairness_agnostic": frozenset({"pareto", "aggregate", "weighted"}),
-    "min_total_duration": frozenset(),
+    "min_total_duration": frozenset({"aggregate"}),
     "finish_time_fairness": frozenset(),
     "max_sum_throughput": frozenset(),
     "min_cost_slo": frozenset({"prices", "slo_factor"}),
@@ -264,7 +265,8 @@ class GavelPolicy:
         Max-min only: make the allocation Pareto-efficient (default ``"greedy"``, see
         :func:`gavel_lp.max_min_fairness`).
     aggregate : bool
-        Max-min only: solve over classes of identical jobs (exact; default True).
+        Max-min and makespan: solve over classes of identical jobs (exact; default True;
+        the makespan's per-job single LP with False, :func:`gavel_lp.min_total_duration`).
     weighted : bool
         Max-min only: use job weights ``w_m`` (default True).
     prices : dict
