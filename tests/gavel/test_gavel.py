@@ -410,6 +410,23 @@ def test_every_returned_allocation_is_exactly_feasible(policy, p):
     check_feasible(sol.X, T, W, c)
 
 
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 3))
+def test_job_classes_are_np_unique_rows(seed, n, K):
+    # classes (and their order, which fixes the LP's column order) as np.unique of the
+    # rows returns them: representatives, each job's class, class sizes
+    from optsched.gavel.model import job_classes
+
+    rng = np.random.default_rng(seed)
+    T = rng.choice([0.0, -0.0, 0.5, 1.0, 2.5, 1e-300], (n, K))
+    W, w = rng.choice([1.0, 2.0, 8.0], n), rng.choice([1.0, 3.0], n)
+    key = np.column_stack([T, W, w])
+    _, first, inverse, counts = np.unique(key, axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    got = job_classes(T, W, w)
+    for a, b in zip(got, (first, inverse.reshape(-1), counts)):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_repair_scales_an_over_full_type_and_row_down_by_the_excess():
     T = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 0.0]])
     W, c = np.array([1.0, 2.0, 1.0]), np.array([2.0, 2.0])
