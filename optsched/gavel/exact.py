@@ -445,6 +445,7 @@ def _min_makespan_classes(T, W, c, need, backend, opts, name
     fastest = np.where(usable, gs / W[:, None], np.inf).min(axis=1)
     cheapest = np.where(usable, gs, np.inf).min(axis=1)
     S0 = max(float(fastest.max()), float(cheapest.sum() / c.sum()))
+    c_pos = np.where(c > 0, c, 1.0)    # a type without GPUs has no usable entries to scale
     first, cls, _ = job_classes(np.where(usable, T, 0.0))
     C = first.size
     Tc = np.where(usable[first], T[first], 0.0)
@@ -466,8 +467,8 @@ def _min_makespan_classes(T, W, c, need, backend, opts, name
         lp.add_constraints("job_work", rows=np.repeat(np.arange(J.size), K),
                            cols=V.index.ravel(), vals=1.0, lb=1.0, ub=1.0, n_rows=J.size)
         cap_c = np.where(Tc[live] > 0, Nc[live, None] / np.where(Tc[live] > 0, Tc[live], 1.0),
-                         0.0) / (c * S0)
-        cap_j = gs[J] / (c * S0)
+                         0.0) / (c_pos * S0)
+        cap_j = gs[J] / (c_pos * S0)
         lp.add_constraints(
             "capacity", rows=np.concatenate([np.tile(np.arange(K), live.size + J.size),
                                              np.arange(K)]),
@@ -499,7 +500,7 @@ def _min_makespan_classes(T, W, c, need, backend, opts, name
             break
         own |= late
     load = (gs * frac).sum(axis=0)
-    S = max(float(busy.max()), float((load / np.where(c > 0, c, 1.0)).max()))
+    S = max(float(busy.max()), float((load / c_pos).max()))
     X = gs * frac / (W[:, None] * S)
     return 1.0 / S, X, res, {"lp_solves": solves, "seconds": time.perf_counter() - start,
                              "classes": C,
