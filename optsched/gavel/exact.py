@@ -528,6 +528,11 @@ def min_total_duration(T, workers, capacity, remaining, *, aggregate: bool = Tru
         Remaining iterations :math:`r_m > 0`.
     aggregate : bool
         Class aggregation with generated time rows (default) or the per-job single LP.
+        The single LP's rate rows :math:`\mathrm{thr}_m \ge r_m\tau` can lose a job
+        whose need is ~1e-9 of the others' (its coefficient of :math:`\tau` falls below
+        HiGHS's tolerances, X = 0 comes back and the result is not ``ok``; seen on a
+        random one-type instance); the work form fixes every job's work by an equality
+        row and has no such coefficient.
     backend : str
         Solver backend.
     **solve_options
