@@ -182,7 +182,8 @@ def _mmf(agnostic: bool) -> Solver:
 
 def _makespan(view: ClusterView, o: dict) -> LPAllocation:
     return min_total_duration(view.throughput_matrix, view.workers, view.gpus_per_type,
-                                  view.remaining, backend=o["backend"], **o["solve_options"])
+                              view.remaining, aggregate=o.get("aggregate", False),
+                              backend=o["backend"], **o["solve_options"])
 
 
 def _ftf(view: ClusterView, o: dict) -> LPAllocation:
@@ -235,7 +236,7 @@ SOLVERS: dict[str, tuple[Solver, bool]] = {
 KIND_OPTIONS: dict[str, frozenset[str]] = {
     "max_min_fairness": frozenset({"pareto", "aggregate", "weighted"}),
     "max_min_fairness_agnostic": frozenset({"pareto", "aggregate", "weighted"}),
-    "min_total_duration": frozenset(),
+    "min_total_duration": frozenset({"aggregate"}),
     "finish_time_fairness": frozenset(),
     "max_sum_throughput": frozenset(),
     "min_cost_slo": frozenset({"prices", "slo_factor"}),
@@ -264,7 +265,15 @@ class GavelPolicy:
         Max-min only: make the allocation Pareto-efficient (default ``"greedy"``, see
         :func:`gavel_lp.max_min_fairness`).
     aggregate : bool
-        Max-min only: solve over classes of identical jobs (exact; default True).
+        Max-min and makespan: solve over classes of identical jobs (exact). Max-min:
+        default True. Makespan: default False, the single LP over every job; True solves
+        it over classes of one throughput row (:func:`gavel_lp.min_total_duration`;
+        0.005 s against 0.4-0.6 s at 2,000 jobs) and reaches the same makespan with
+        another optimal X (the LP is degenerate: every job paced to the longest). What
+        the round mechanism makes of that X differs: on the first 100 / 400 jobs of
+        Gavel's trace the simulated makespan is the same (789.9 h) but mean JCT 44.7 /
+        53.5 h against 43.3 / 45.9 h with the single LP (Gavel's own simulator: 40.2 /
+        45.8 h), so the simulator keeps the single LP unless asked.
     weighted : bool
         Max-min only: use job weights ``w_m`` (default True).
     prices : dict

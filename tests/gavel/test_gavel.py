@@ -3,15 +3,17 @@ and the round mechanism."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
+from strategies import examples
 
 from optsched import Cluster, Instance, Job, Node
 from optsched.gavel.model import OBJECTIVES
@@ -201,10 +203,11 @@ def test_pareto_stage_keeps_min_and_does_not_lower_any_job(p):
     check_feasible(b.X, T, W, c)
 
 
-@given(problems())
-def test_makespan_single_lp_equals_bisection(p):
+@pytest.mark.parametrize("aggregate", [True, False])
+@given(p=problems())
+def test_makespan_equals_bisection(aggregate, p):
     T, W, c, r = p
-    sol = glp.min_total_duration(T, W, c, r)
+    sol = glp.min_total_duration(T, W, c, r, aggregate=aggregate)
     assert sol.ok
     assert sol.objective == pytest.approx(bisect_makespan(T, W, c, r), rel=1e-6)
     check_feasible(sol.X, T, W, c)
@@ -305,6 +308,108 @@ def gavel_sized(draw):
     return T, W, c, rng.uniform(1e2, 1e7, n)
 
 
+@st.composite
+def makespan_classes(draw):
+    """Jobs drawn from a few throughput rows (as in Gavel's traces: job types), each with
+    its own gang and remaining work over five orders of magnitude, so classes hold jobs
+    of very different lengths and some per-job time rows bind."""
+    K = draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    rows = rng.lognormal(0.0, 1.5, (draw(st.integers(1, 6)), K))
+    rows *= rng.random(rows.shape) < 0.8
+    rows[rows.max(1) == 0, 0] = 1.0
+    n = draw(st.integers(1, 150))
+    T = rows[rng.integers(0, len(rows), n)]
+    W = rng.choice([1.0, 1.0, 2.0, 4.0, 8.0], n)
+    c = rng.integers(0, 41, K).astype(float)
+    c[rng.integers(0, K)] = max(c.max(), 8.0)
+    T[(T * (c > 0)).max(1) == 0, int(np.argmax(c))] = 1.0    # every job can run somewhere
+    r = 10 ** rng.uniform(2, 7, n)
+    if draw(st.booleans()):   # one long job: its row binds, the class mix alone would not
+        r[rng.integers(0, n)] *= 50
+    return T, W, c, r
+
+
+@contextlib.contextmanager
+def own_row_seed(seed):
+    old = glp._OWN_ROW_SEED
+    glp._OWN_ROW_SEED = seed
+    try:
+        yield
+    finally:
+        glp._OWN_ROW_SEED = old
+
+
+@settings(max_examples=examples(60))
+@given(p=st.one_of(makespan_classes(), gavel_sized()), seed=st.sampled_from([0.25, 0.0, np.inf]))
+def test_makespan_aggregated_equals_single_lp(p, seed):
+    # the class-aggregated LPs with generated time rows (the default) against the one LP
+    # over every job: the same optimum to 1e-9, whatever jobs start with their own row
+    # (none: every binding row generated; all: no aggregation left)
+    T, W, c, r = p
+    ref = glp.min_total_duration(T, W, c, r, aggregate=False)
+    with own_row_seed(seed):
+        sol = glp.min_total_duration(T, W, c, r)
+    assert sol.ok
+    if ref.ok:
+        assert sol.objective == pytest.approx(ref.objective, rel=1e-9)
+    else:
+        # the rate-form LP can lose a job whose need is ~1e-9 of the binding rate (its
+        # rate row's tau coefficient falls below HiGHS's tolerances and X = 0 comes
+        # back); against the work form with a time row for every job, no aggregation
+        with own_row_seed(0.0):
+            full = glp.min_total_duration(T, W, c, r)
+        assert sol.objective == pytest.approx(full.objective, rel=1e-9)
+    check_feasible(sol.X, T, W, c)
+    finish = r / (W * (T * sol.X).sum(1))
+    assert finish.max() == pytest.approx(sol.objective, rel=1e-12)
+    # every job is paced to finish exactly at the makespan
+    np.testing.assert_allclose(finish, sol.objective, rtol=1e-9)
+    if seed == 0.0:   # every job has its own row from the start: nothing to generate
+        assert sol.lp_solves == 1 and sol.info["own_time_rows"] == len(r)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 150))
+def test_makespan_on_one_type_is_the_closed_form(seed, n):
+    # one GPU type: S* = max(longest job alone, all GPU-seconds over the GPUs), exact
+    rng = np.random.default_rng(seed)
+    T = rng.choice(10 ** rng.uniform(-2, 1.5, 4), (n, 1))
+    W = rng.choice([1.0, 2.0, 4.0, 8.0], n)
+    c = np.array([float(rng.integers(8, 41))])
+    r = 10 ** rng.uniform(2, 7, n)
+    t = T[:, 0]
+    closed = max((r / (W * t)).max(), (r / t).sum() / c[0])
+    sol = glp.min_total_duration(T, W, c, r)
+    assert sol.objective == pytest.approx(closed, rel=1e-9)
+    check_feasible(sol.X, T, W, c)
+
+
+def test_makespan_generates_the_time_row_of_a_long_job_in_a_class():
+    # One class (T = (1, 0.01)): 1 fast GPU, 100 slow ones. Without time rows the LP puts
+    # half the class's work on the slow type (makespan 52 s), and the longest job, split
+    # like the others, would take 5,050 s: its time row is generated and a second LP
+    # gives the true optimum, the single LP's.
+    T = np.tile([1.0, 0.01], (5, 1))
+    W, c = np.ones(5), np.array([1.0, 100.0])
+    r = np.array([100.0, 1.0, 1.0, 1.0, 1.0])
+    ref = glp.min_total_duration(T, W, c, r, aggregate=False)
+    with own_row_seed(np.inf):
+        sol = glp.min_total_duration(T, W, c, r)
+    assert sol.lp_solves == 2 and sol.info["own_time_rows"] == 1
+    # by hand: the long job alone on the fast GPU (100 s), the others on slow ones
+    assert sol.objective == pytest.approx(100.0, rel=1e-12)
+    assert sol.objective == pytest.approx(ref.objective, rel=1e-12)
+    check_feasible(sol.X, T, W, c)
+
+
+def test_makespan_with_a_job_no_type_can_run_is_not_ok():
+    # the only type job 1 can use has no GPUs: no allocation finishes it
+    T = np.array([[1.0, 1.0], [0.0, 2.0]])
+    for aggregate in (True, False):
+        sol = glp.min_total_duration(T, [1, 1], [1, 0], [10.0, 10.0], aggregate=aggregate)
+        assert not sol.ok and sol.objective is None
+
+
 def _lp_policies():
     for a in (False, True):
         for pareto in (False, "greedy", "lp"):
@@ -326,6 +431,23 @@ def test_every_returned_allocation_is_exactly_feasible(policy, p):
     sol = policy(T, W, c, r)
     assert sol.ok
     check_feasible(sol.X, T, W, c)
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 3))
+def test_job_classes_are_np_unique_rows(seed, n, K):
+    # classes (and their order, which fixes the LP's column order) as np.unique of the
+    # rows returns them: representatives, each job's class, class sizes
+    from optsched.gavel.model import job_classes
+
+    rng = np.random.default_rng(seed)
+    T = rng.choice([0.0, -0.0, 0.5, 1.0, 2.5, 1e-300], (n, K))
+    W, w = rng.choice([1.0, 2.0, 8.0], n), rng.choice([1.0, 3.0], n)
+    key = np.column_stack([T, W, w])
+    _, first, inverse, counts = np.unique(key, axis=0, return_index=True,
+                                          return_inverse=True, return_counts=True)
+    got = job_classes(T, W, w)
+    for a, b in zip(got, (first, inverse.reshape(-1), counts)):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_repair_scales_an_over_full_type_and_row_down_by_the_excess():
