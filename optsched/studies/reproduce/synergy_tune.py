@@ -10,9 +10,10 @@ CPU-sensitive jobs faster, may not be.
 Here the stream is a finite prefix of :func:`~optsched.synergy.synergy_workload`
 (single-GPU, the paper's splits) simulated up to its last arrival: until then the prefix
 *is* the stream, so every window job that finishes by then has exactly its
-endless-stream JCT. A window job unfinished at the last arrival is an error (the prefix
-was too short), never a dropped job. ``--quick`` scales the same measurement down (2
-servers at 9/8 jobs/h, a 100-job window) and says so.
+endless-stream JCT; the run stops once the window's jobs are done. A window job
+unfinished at the last arrival is an error (the prefix was too short), never a dropped
+job (:mod:`optsched.sim.window`, shared with the Gavel rate sweep). ``--quick`` scales
+the same measurement down (2 servers at 9/8 jobs/h, a 100-job window) and says so.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.plotting import can_plot as _can_plot
 from optsched.plotting import jct_cdf
+from optsched.sim.window import Window
 from optsched.studies.reproduce.claim import SEED, Claim
 
 __all__ = ["CLAIM", "run", "window_jcts"]
@@ -39,22 +41,15 @@ FULL = [((20, 70, 10), "fifo", 8000), ((50, 0, 50), "fifo", 8000),
 def window_jcts(instance: Instance, allocator: str, order: str,
                 window: tuple[int, int]) -> dict[str, float]:
     """JCT (s) of the jobs whose index lies in ``window`` = [lo, hi), simulated up to the
-    instance's last arrival (module docstring); raises if one of them is unfinished."""
+    instance's last arrival at most and stopped once they are done
+    (:class:`optsched.sim.window.Window`); raises
+    :class:`~optsched.sim.window.WindowUnfinished` if one of them is unfinished."""
     from optsched.synergy import simulate_synergy
 
-    horizon = float(instance.arrivals.max())
-    res = simulate_synergy(instance, allocator, order, max_time=horizon)
-    if res.schedule is None:
-        raise RuntimeError(f"{allocator}+{order} on {instance.name}: no schedule ({res.status})")
-    ids = [j.id for j in instance.jobs[window[0]:window[1]]]
-    done = res.schedule.completion
-    late = [k for k in ids if k not in done]
-    if late:
-        raise RuntimeError(f"{allocator}+{order} on {instance.name}: {len(late)} window jobs "
-                           f"(first {late[0]}) unfinished at the last arrival "
-                           f"{horizon / 3600:.0f} h; the stream prefix is too short")
-    arrival = {j.id: j.arrival for j in instance.jobs}
-    return {k: done[k] - arrival[k] for k in ids}
+    return Window.of(list(window)).jcts(
+        instance, lambda horizon, ids: simulate_synergy(instance, allocator, order,
+                                                         max_time=horizon, until=ids),
+        where=f"{allocator}+{order} on {instance.name}")
 
 
 def run(quick: bool, img: Path) -> dict[str, Any]:
