@@ -14,7 +14,8 @@ policies (each a :class:`PolicySpec`). :func:`solve` runs a method by name,
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+import inspect
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -31,7 +32,7 @@ __all__ = ["Method", "PolicySpec", "PaperSpec", "ModelSpec", "register", "get_mo
 
 METHOD_KINDS = ("exact", "bound", "heuristic")
 #: Arguments of a simulation, not options of its policy.
-SIM_ARGS = frozenset({"seed", "max_time", "progress"})
+SIM_ARGS = frozenset({"seed", "max_time", "progress", "until"})
 
 
 # =========================================================================== methods
@@ -135,17 +136,25 @@ class PolicySpec:
         return self.factory(**self.check(options))
 
     def run(self, instance: Instance, *, seed: int = 0, max_time: float | None = None,
-            progress: bool | None = None, **options: Any) -> Result:
-        """Simulate this policy over ``instance``."""
+            progress: bool | None = None, until: Collection[str] | None = None,
+            **options: Any) -> Result:
+        """Simulate this policy over ``instance``.
+
+        ``until`` (job ids) stops the run once those jobs have completed
+        (:func:`optsched.sim.simulate`); a runner that does not take it runs to
+        ``max_time`` instead, which gives those jobs the same completions.
+        """
         kw = self.check(options)
         if self.runner is not None:
+            if until is not None and "until" in inspect.signature(self.runner).parameters:
+                kw["until"] = until
             return self.runner(instance, seed=seed, max_time=max_time, progress=progress,
                                **kw)
         from optsched.sim.simulator import simulate as run_simulation
 
         assert self.factory is not None
         return run_simulation(instance, self.factory(**kw), seed=seed, progress=progress,
-                              max_time=max_time)
+                              max_time=max_time, until=until)
 
 
 # =========================================================================== papers
@@ -312,13 +321,14 @@ def solve(instance: Instance, model: str, method: str = "exact", backend: str | 
 
 def simulate(instance: Instance, policy: str, *, seed: int = 0,
              max_time: float | None = None, progress: bool | None = None,
-             **options: Any) -> Result:
+             until: Collection[str] | None = None, **options: Any) -> Result:
     """Simulate the policy registered as ``policy`` over ``instance``.
 
     ``policy`` is a qualified name (``"gavel.max_min_fairness"``) or an alias
     (``"max_min_fairness"``); ``options`` are the policy's declared options. The run is
     :func:`optsched.sim.simulate` (rounds or events, every decision checked, the
-    schedule validated); ``seed`` seeds the only randomness a policy may use.
+    schedule validated); ``seed`` seeds the only randomness a policy may use; ``until``
+    (job ids) stops the run once those jobs have completed.
     """
     return policy_spec(policy).run(instance, seed=seed, max_time=max_time,
-                                   progress=progress, **options)
+                                   progress=progress, until=until, **options)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import time as _time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,7 +197,7 @@ class _Segments:
 
 
 def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: bool | None = None,
-             max_time: float | None = None,
+             max_time: float | None = None, until: Collection[str] | None = None,
              on_epoch: Callable[[float, list[Placement]], None] | None = None) -> Result:
     """Run ``policy`` online over ``instance``; return a validated :class:`Result`.
 
@@ -215,6 +215,11 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
         ``None`` only when stderr is a terminal, ``True`` always).
     max_time : float or None
         Stop at this simulated time; unfinished jobs are left out of ``completion``.
+    until : collection of str, optional
+        Job ids: stop at the end of the epoch in which the last of them completes (the
+        measurement window of a job stream; the other jobs' records stop there too, as
+        with ``max_time``). The jobs' own completions are those of the full run, since an
+        epoch depends only on what happened before it.
     on_epoch : callable, optional
         ``on_epoch(t, placements)`` after each checked decision (for tests/tracing).
 
@@ -230,6 +235,17 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             raise InvalidOption("policy", policy, f"not a Policy: missing {attr!r}")
     if max_time is not None and not (max_time > 0):
         raise InvalidOption("max_time", max_time, "must be > 0")
+    waiting: set[int] | None = None
+    if until is not None:
+        if isinstance(until, str):
+            raise InvalidOption("until", until, "must be a collection of job ids, not one id")
+        known = instance.job_index
+        missing = [k for k in until if k not in known]
+        if missing:
+            raise InvalidOption("until", missing[0], f"not a job of {instance.name!r}")
+        waiting = {known[k] for k in until}
+        if not waiting:
+            raise InvalidOption("until", list(until), "must name at least one job")
     wall0 = _time.perf_counter()
     check = getattr(policy, "check", None)
     if callable(check):  # the policy's own model may exclude the instance
@@ -402,6 +418,10 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             for i in finished:
                 is_done[i] = True
             stats.epochs += 1
+            if waiting is not None and finished:
+                waiting.difference_update(finished)
+                if not waiting:
+                    break
             last = ep
             if finished:
                 done = set(finished)
@@ -448,7 +468,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
         "migrations": {jobs[i].id: int(migrate[i]) for i in range(n)},
         "total_preemptions": int(preempt.sum()), "total_migrations": int(migrate.sum()),
         "unfinished": [j.id for i, j in enumerate(jobs) if not is_done[i]],
-        "max_time": max_time,
+        "max_time": max_time, "until_met": None if waiting is None else not waiting,
     }
     extra.update(getattr(policy, "stats", lambda: {})())
     res = finalize(instance, schedule, status=Status.FEASIBLE, model="simulate", method=pname,

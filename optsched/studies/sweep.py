@@ -29,6 +29,7 @@ left out)::
     options = {backend = "highs"}        # policy options (optional)
     trace_options = {}                   # keywords of the trace reader (optional)
     max_time = 1e8                       # stop each simulation there (optional)
+    window = [4000, 5000]                # measure jobs 4000-4999 only (optional; needs jobs)
 
 A trace is read by :func:`optsched.catalog.read_trace` (its first ``jobs`` jobs,
 arrivals divided by the load); ``"generate"`` draws ``jobs`` Philly-derived jobs with
@@ -42,6 +43,12 @@ asked for, ``trace``, ``load`` or ``rate``, the JCT figures (``objective`` is th
 JCT), ``preemptions``, ``epochs``, ``policy_seconds`` and, as ``solve_seconds``, the
 simulation's seconds; ``status`` is ``feasible``, or ``time_limit`` when ``max_time``
 stopped it with jobs unfinished (the JCT figures are then over the finished jobs only).
+With ``window = [a, b]`` a cell measures a steady-state window of its stream
+(:class:`optsched.sim.window.Window`): it simulates up to the stream's last arrival (and
+``max_time``) at most, stops once jobs ``a..b-1`` are done, and reports the JCT figures
+and preemptions of those jobs only (``n_jobs`` the window's size, no ``makespan``); a
+window job unfinished at the last arrival gives status ``window_unfinished`` (no JCT
+figures; not retried, as the same cell would fail again).
 Options reach the policies that declare them; an option none of them takes is an error.
 
 Instances of solve cells: ``"demo"`` calls the model's ``ModelSpec.demo_instance(n_jobs=size,
@@ -97,6 +104,7 @@ from typing import Any
 from optsched.core.jsonio import parse_json, parse_toml, read_text
 from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
 from optsched.progressbar import ProgressBar
+from optsched.sim.window import Window, WindowUnfinished
 
 __all__ = ["SweepConfig", "Cell", "SimCell", "load_config", "cells_of", "cell_key",
            "run_cell", "run_sweep", "load_table", "write_table", "plot_sweep", "default_x",
@@ -112,7 +120,7 @@ COLUMNS = ["key", "kind", "model", "method", "trace", "size", "load", "rate", "s
            "solve_seconds", "policy_seconds", "wall_seconds", "message"]
 TIMING = ("build_seconds", "solve_seconds", "policy_seconds", "wall_seconds")
 SIM_KEYS = ("policies", "traces", "jobs", "loads", "rates", "cluster", "options",
-            "trace_options", "max_time")
+            "trace_options", "max_time", "window")
 
 
 # --------------------------------------------------------------------------- config
@@ -250,10 +258,23 @@ def _simulate_section(raw: Any) -> dict[str, Any]:
                                  or not isinstance(max_time, (int, float))
                                  or not (max_time > 0 and math.isfinite(max_time))):
         raise InvalidOption("simulate.max_time", max_time, "must be a finite number > 0")
+    window = None
+    if "window" in raw:
+        w = Window.of(raw["window"], "simulate.window")
+        if None in jobs:
+            raise InvalidOption("simulate.window", raw["window"], "a window needs the stream "
+                                "length (simulate.jobs)")
+        short = [j for j in jobs if j is not None and j <= w.end]
+        if short:
+            raise InvalidOption("simulate.jobs", short[0], f"must exceed the window's end "
+                                f"{w.end}: the stream goes on while the window's jobs run")
+        window = [w.start, w.end]
     out: dict[str, Any] = {"policies": list(policies), "traces": list(traces),
                            "jobs": [j for j in jobs], "cluster": cluster,
                            "options": dict(options), "trace_options": dict(trace_options),
                            "max_time": max_time}
+    if window is not None:
+        out["window"] = window
     if rates is not None:
         out["rates"] = list(rates)
     else:
@@ -340,12 +361,18 @@ class SimCell:
     options: Mapping[str, Any]
     trace_options: Mapping[str, Any]
     max_time: float | None
+    window: tuple[int, int] | None = None
 
     def params(self) -> dict[str, Any]:
-        return {"kind": "simulate", "policy": self.policy, "trace": self.trace,
-                "jobs": self.jobs, "load": self.load, "rate": self.rate, "seed": self.seed,
-                "cluster": self.cluster, "options": dict(self.options),
-                "trace_options": dict(self.trace_options), "max_time": self.max_time}
+        p: dict[str, Any] = {"kind": "simulate", "policy": self.policy, "trace": self.trace,
+                             "jobs": self.jobs, "load": self.load, "rate": self.rate,
+                             "seed": self.seed, "cluster": self.cluster,
+                             "options": dict(self.options),
+                             "trace_options": dict(self.trace_options),
+                             "max_time": self.max_time}
+        if self.window is not None:  # absent otherwise: earlier cells keep their keys
+            p["window"] = list(self.window)
+        return p
 
     @property
     def key(self) -> str:
@@ -374,8 +401,9 @@ def cells_of(config: SweepConfig) -> list[Cell | SimCell]:
         for pol in sim["policies"]:
             takes = policy_spec(pol).options
             opts = {k: v for k, v in sim["options"].items() if k in takes}
+            window = tuple(sim["window"]) if sim.get("window") else None
             out += [SimCell(pol, trace, jobs, load, rate, seed, sim["cluster"], opts,
-                            sim["trace_options"], sim["max_time"])
+                            sim["trace_options"], sim["max_time"], window)
                     for trace in sim["traces"] for jobs in sim["jobs"]
                     for load, rate in points for seed in config.seeds]
     return out
@@ -491,6 +519,8 @@ def _run_sim_cell(params: Mapping[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     row: dict[str, Any] = {c: None for c in COLUMNS}
     row.update(key=cell_key(params), **_identity(params), message="")
+    if params.get("window") is not None:
+        return _run_window_cell(params, row, t0)
     try:
         inst = build_sim_instance(params)
         row["n_jobs"] = inst.n_jobs
@@ -509,6 +539,56 @@ def _run_sim_cell(params: Mapping[str, Any]) -> dict[str, Any]:
                    preemptions=x.get("total_preemptions"), epochs=x.get("epochs"),
                    solve_seconds=res.solve_seconds, policy_seconds=x.get("policy_seconds"),
                    message=res.message)
+    row["wall_seconds"] = time.perf_counter() - t0
+    return {k: _plain(v) for k, v in row.items()}
+
+
+def _run_window_cell(params: Mapping[str, Any], row: dict[str, Any],
+                     t0: float) -> dict[str, Any]:
+    """A cell measured on a window of its stream (module docstring): JCT figures and
+    preemptions over the window's jobs; ``n_jobs`` is the window's size."""
+    from optsched.registry import simulate
+
+    w = Window.of(params["window"], "simulate.window")
+    res = None
+    try:
+        inst = build_sim_instance(params)
+        ids = w.ids(inst, "simulate.window")
+        horizon = w.horizon(inst)
+        if params["max_time"] is not None:
+            horizon = min(horizon, float(params["max_time"]))
+        row["n_jobs"] = len(ids)
+        res = simulate(inst, params["policy"], seed=params["seed"], progress=False,
+                       max_time=horizon, until=ids, **dict(params["options"]))
+        assert res.schedule is not None  # a simulation's schedule is always validated
+        jct = w.completions(inst, res.schedule.completion, horizon,
+                            f"{params['policy']} on {inst.name}")
+    except ModelNotApplicable as exc:
+        row.update(status="not_applicable", message=str(exc))
+    except WindowUnfinished as exc:  # the same cell would fail again: not retried
+        assert res is not None and res.schedule is not None
+        done = sum(1 for k in ids if k in res.schedule.completion)
+        row.update(status="window_unfinished", n_completed=done, message=str(exc),
+                   solve_seconds=res.solve_seconds, epochs=res.extra.get("epochs"),
+                   policy_seconds=res.extra.get("policy_seconds"))
+    except Exception as exc:  # recorded, and retried by the next run
+        row.update(status="error", message=f"{type(exc).__name__}: {exc}")
+    else:
+        import numpy as np
+
+        v = np.array([jct[k] for k in ids])
+        pre = res.extra.get("preemptions", {})
+        m = res.metrics
+        row.update(status="feasible", objective=float(v.mean()), n_completed=len(ids),
+                   mean_jct=float(v.mean()), p50_jct=float(np.median(v)),
+                   p99_jct=float(np.percentile(v, 99)),
+                   cru=None if m is None else m.cru,
+                   preemptions=sum(int(pre.get(k, 0)) for k in ids),
+                   epochs=res.extra.get("epochs"), solve_seconds=res.solve_seconds,
+                   policy_seconds=res.extra.get("policy_seconds"),
+                   message=f"jobs {w.start}-{w.end - 1} of a {inst.n_jobs}-job stream, "
+                           f"stopped at {max(res.schedule.completion[k] for k in ids) / 3600:.1f}"
+                           f" h (last arrival {w.horizon(inst) / 3600:.1f} h)")
     row["wall_seconds"] = time.perf_counter() - t0
     return {k: _plain(v) for k, v in row.items()}
 

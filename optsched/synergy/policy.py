@@ -56,6 +56,7 @@ against the job's real work. ``Result.objective`` is the mean JCT (s) of complet
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 import numpy as np
 
@@ -239,20 +240,22 @@ class SynergyPolicy:
 
 def simulate_synergy(instance: Instance, allocator: str = "tune", order: str = "fifo", *,
                      max_time: float | None = None, starvation: float | None = STARVATION,
-                     remaining_at: str = "allocator") -> Result:
+                     remaining_at: str = "allocator",
+                     until: Collection[str] | None = None) -> Result:
     """Simulate ``allocator`` with ``order`` over ``instance`` in the shared simulator.
 
     A thin wrapper: ``optsched.sim.simulate(instance, SynergyPolicy(allocator, order,
     starvation=..., remaining_at=...))`` after checking that the cluster fits Synergy's
     model; ``model`` is reported as ``"synergy-sim"`` and ``method`` as
     ``"<allocator>+<order>"``. ``extra`` holds the simulator's counters and
-    :meth:`SynergyPolicy.stats`.
+    :meth:`SynergyPolicy.stats`. ``until`` (job ids) stops the run once those jobs have
+    completed (a measurement window).
     """
     policy = SynergyPolicy(allocator, order, starvation=starvation, remaining_at=remaining_at)
     if max_time is not None and not (isinstance(max_time, (int, float)) and max_time > 0):
         raise InvalidOption("max_time", max_time, "must be > 0")
     prepare(instance.replace(jobs=()))  # cluster applicability, before any work
-    res = simulate(instance, policy, max_time=max_time, progress=False)
+    res = simulate(instance, policy, max_time=max_time, until=until, progress=False)
     mean = res.objective
     return res.replace(model="synergy-sim", method=f"{allocator}+{order}",
                        objective=mean if mean is not None and math.isfinite(mean) else None)
@@ -263,9 +266,10 @@ def runner(allocator: str):
     ``proportional``)."""
     def run(instance: Instance, *, seed: int = 0, max_time: float | None = None,
             progress: bool | None = None, order: str = "fifo",
-            starvation: float | None = STARVATION, remaining_at: str = "allocator") -> Result:
+            starvation: float | None = STARVATION, remaining_at: str = "allocator",
+            until: Collection[str] | None = None) -> Result:
         return simulate_synergy(instance, allocator, order, max_time=max_time,
-                                starvation=starvation, remaining_at=remaining_at)
+                                starvation=starvation, remaining_at=remaining_at, until=until)
 
     run.__doc__ = (f"``optsched simulate --policy synergy.{allocator} [--option order=...]"
                    f" [--option starvation=...] [--option remaining_at=...]``:"

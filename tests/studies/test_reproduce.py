@@ -104,12 +104,36 @@ def test_quick_verdict_is_capped_by_the_full_run():
         "quick: same direction, smaller factor"
 
 
-def test_gavel_rate_cell_measures_its_window_only():
-    from optsched.studies.reproduce.gavel_hetero import rate_cell
+def test_gavel_curve_config_is_the_shipped_one():
+    """benchmarks/gavel_las_rate.toml, docs/sweeps.md and the claim run the same sweep."""
+    from optsched.studies.reproduce.gavel_hetero import CURVE, PAPER_RATE
+    from optsched.studies.sweep import SweepConfig, load_config
 
-    with pytest.raises(InvalidOption, match="window"):
-        rate_cell("gavel.max_min_fairness", 2.0, 50, (40, 60))
-    cell = rate_cell("gavel.max_min_fairness", 2.0, 60, (20, 40))
-    assert cell["finished"] == "20/20" and cell["window"] == "20-39"
-    assert 0 <= cell["before_last_arrival"] <= 20
-    assert cell["p50_jct_h"] <= cell["p99_jct_h"] and cell["mean_jct_h"] > 0
+    shipped = load_config(BENCHMARKS / "gavel_las_rate.toml")
+    assert shipped == SweepConfig.from_dict(CURVE)
+    assert PAPER_RATE in shipped.simulate["rates"]
+    assert shipped.simulate["window"] == [4000, 5000]
+    doc = (BENCHMARKS.parent / "docs/sweeps.md").read_text()
+    assert 'rates = [0.5, 1.5, 3.0, 4.0, 5.0, 5.6, 6.5, 7.5]' in doc
+
+
+def test_gavel_curve_table_never_divides_a_survivor_mean():
+    from optsched.studies.reproduce.gavel_hetero import curve_table
+
+    def row(method, rate, status, jct):
+        return {"method": method, "rate": rate, "status": status, "mean_jct": jct}
+
+    table = curve_table([
+        row("gavel.max_min_fairness", 5.6, "feasible", 36000.0),
+        row("gavel.max_min_fairness_agnostic", 5.6, "feasible", 126000.0),
+        row("gavel.max_min_fairness", 7.5, "feasible", 72000.0),
+        row("gavel.max_min_fairness_agnostic", 7.5, "window_unfinished", None),
+        row("gavel.fifo", 7.5, "time_limit", 1.0),     # a JCT over survivors: not used
+        row("tiresias.las", 7.5, "feasible", 1.0),      # not a policy of the curve
+    ])
+    assert [t["rate"] for t in table] == [5.6, 7.5]
+    assert table[0]["LAS ratio"] == pytest.approx(3.5)
+    assert (table[0]["LAS aware"], table[0]["LAS agnostic"]) == (10.0, 35.0)
+    assert table[1]["LAS agnostic"] is None and table[1]["LAS ratio"] is None
+    assert table[1]["LAS agnostic status"] == "window_unfinished"
+    assert table[1]["FIFO aware"] is None and table[1]["FIFO ratio"] is None

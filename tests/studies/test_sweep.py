@@ -364,3 +364,89 @@ def test_shipped_simulation_grid_is_the_documented_one(tmp_path):
     shipped = load_config(DOCS / "sim_grid.toml")
     assert shipped == load_config(copy)
     assert len(cells_of(shipped)) == 12
+
+
+# --------------------------------------------------------------------------- measurement window
+WIN = {"name": "win", "seeds": [0], "simulate": {
+    "policies": ["gavel.max_min_fairness", "gavel.max_min_fairness_agnostic"],
+    "traces": ["generate"], "jobs": [70], "rates": [0.4], "window": [23, 33],
+    "cluster": "gavel-physical", "trace_options": {"max_workers": 1}}}
+
+
+@pytest.fixture(scope="module")
+def windowed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("win")
+    rows, computed = run_sweep(SweepConfig.from_dict(WIN), out, progress=False)
+    return out, rows, computed
+
+
+def test_window_rows_are_the_window_jobs_of_the_full_run(windowed):
+    """A window row: JCT figures over jobs 23-32 only, equal to those jobs' JCTs in the
+    simulation of the whole stream (stopping early changes nothing before the stop)."""
+    from optsched.registry import simulate
+    from optsched.studies.sweep import build_sim_instance
+
+    _, rows, computed = windowed
+    assert computed == 2
+    for cell, row in zip(cells_of(SweepConfig.from_dict(WIN)), rows):
+        assert row["status"] == "feasible", row["message"]
+        assert (row["n_jobs"], row["n_completed"]) == (10, 10)
+        inst = build_sim_instance(cell.params())
+        full = simulate(inst, cell.policy, seed=0, progress=False)
+        ids = [j.id for j in inst.jobs[23:33]]
+        jct = np.array([full.metrics.jct[k] for k in ids])
+        assert len(full.metrics.jct) == 70            # the full run finished every job
+        assert row["mean_jct"] == pytest.approx(jct.mean(), rel=1e-12)
+        assert row["objective"] == row["mean_jct"]
+        assert (row["p50_jct"], row["p99_jct"]) == pytest.approx(
+            (np.median(jct), np.percentile(jct, 99)), rel=1e-12)
+        assert row["preemptions"] == sum(full.extra["preemptions"][k] for k in ids)
+        assert row["makespan"] is None
+        assert row["epochs"] < full.extra["epochs"]    # stopped once the window was done
+        assert "jobs 23-32 of a 70-job stream" in row["message"]
+
+
+def test_window_changes_the_key_only_when_set():
+    plain = {**WIN, "simulate": {k: v for k, v in WIN["simulate"].items() if k != "window"}}
+    with_w, without = cells_of(SweepConfig.from_dict(WIN)), cells_of(SweepConfig.from_dict(plain))
+    assert "window" not in without[0].params()           # earlier sweeps keep their keys
+    assert with_w[0].params() == {**without[0].params(), "window": [23, 33]}
+    assert with_w[0].key != without[0].key
+
+
+def test_window_unfinished_is_recorded_not_averaged(tmp_path):
+    """A stream that ends before the window's jobs are done cannot measure them: the row
+    says so (no JCT over the survivors) and is not retried."""
+    short = {**WIN, "simulate": {**WIN["simulate"], "policies": ["gavel.fifo"],
+                                 "jobs": [31], "window": [25, 30], "rates": [20.0]}}
+    rows, computed = run_sweep(SweepConfig.from_dict(short), tmp_path, progress=False)
+    (row,) = rows
+    assert computed == 1 and row["status"] == "window_unfinished"
+    assert row["mean_jct"] is None and row["n_jobs"] == 5 and row["n_completed"] < 5
+    assert "unfinished at the stream's last arrival" in row["message"]
+    _, again = run_sweep(SweepConfig.from_dict(short), tmp_path, progress=False)
+    assert again == 0
+
+
+@pytest.mark.parametrize("window, jobs, field", [
+    ([5], [70], "simulate.window"),
+    ([5, 5], [70], "simulate.window"),
+    ([-1, 5], [70], "simulate.window"),
+    ([2.0, 5], [70], "simulate.window"),
+    ([True, 5], [70], "simulate.window"),
+    ("20-30", [70], "simulate.window"),
+    ([20, 30], [30], "simulate.jobs"),
+    ([20, 30], [70, 25], "simulate.jobs"),
+])
+def test_bad_window(window, jobs, field):
+    bad = {**WIN["simulate"], "window": window, "jobs": jobs}
+    with pytest.raises(InvalidOption) as info:
+        SweepConfig.from_dict({"name": "b", "simulate": bad})
+    assert info.value.path == field
+
+
+def test_window_needs_the_stream_length():
+    bad = {"policies": ["tiresias.las"], "traces": ["philly"], "window": [0, 10]}
+    with pytest.raises(InvalidOption) as info:
+        SweepConfig.from_dict({"name": "b", "simulate": bad})
+    assert info.value.path == "simulate.window"
