@@ -61,6 +61,73 @@ def test_gittins_fixed_delta_and_code_quirk():
     assert g(a) == pytest.approx(P / E)
 
 
+def _attained_values(samples, rng, k=300):
+    """Random attained services, the samples themselves, values just below them
+    (where the index spikes) and values past the largest sample (index 0)."""
+    s = np.asarray(samples, float)
+    top = float(s.max())
+    return np.concatenate([rng.uniform(0, 1.1 * top, k), rng.choice(s, k),
+                           np.nextafter(s, -np.inf), s - rng.uniform(0, 1e-3, s.size) * top,
+                           [0.0, top, 1.5 * top, 2.0 * top]]).clip(0.0)
+
+
+def _same_order(keys, direct):
+    """Same ranking (stable, ties by position) and the same ties."""
+    keys, direct = np.asarray(keys), np.asarray(direct)
+    assert np.array_equal(np.argsort(-keys, kind="stable"), np.argsort(-direct, kind="stable"))
+    assert np.array_equal(keys[:, None] == keys[None, :], direct[:, None] == direct[None, :])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gittins_fast_path_matches_direct_formula(seed):
+    """The envelope form gives the direct formula's values to rounding, and the ranking
+    keys order and tie as the direct values do, on the catalog's samples and on random
+    sample sets with repeated values."""
+    rng = np.random.default_rng(seed)
+    sets = [None] + [np.sort(rng.integers(1, 30, rng.integers(1, 50)).astype(float)
+                             * rng.choice([1e-3, 1.0, 1e5]) * rng.uniform(0.5, 2.0))
+                     for _ in range(20)]
+    for samples in sets:
+        g = GittinsIndex(samples)
+        a = _attained_values(g.samples, rng)
+        direct = np.array([gittins_index(g.samples, x) for x in a])
+        fast = np.array([g.fast(x) for x in a])
+        assert np.all((fast == 0) == (direct == 0))
+        assert np.abs(fast - direct).max() <= 1e-13 * direct.max()
+        assert np.all(np.abs(fast - direct) <= 1e-13 * direct)
+        _same_order(g.ranking_keys(a), direct)
+        # the direct fallback of near ties: with a wide margin most keys take it
+        wide = GittinsIndex(samples)
+        wide.tie_margin = 0.05
+        keys = wide.ranking_keys(a)
+        _same_order(keys, direct)
+        assert len(wide._memo) > 0 and len(g._memo) < len(wide._memo)  # direct values
+
+
+def test_gittins_fast_path_takes_the_same_decisions(monkeypatch):
+    """2D-Gittins with the fast keys and with the direct formula on each job: the same
+    schedule, on a contended run (preemptions, several jobs ranked at once)."""
+    from optsched import catalog
+
+    inst = catalog.read_trace("gavel-philly-2000", jobs=60, load=20.0,
+                              cluster="gavel-physical")
+    ranked = []
+    keys = GittinsIndex.ranking_keys
+
+    def counted(self, a):
+        ranked.append(len(set(np.asarray(a).tolist())))
+        return keys(self, a)
+
+    monkeypatch.setattr(GittinsIndex, "ranking_keys", counted)
+    fast = simulate(inst, get_policy("tiresias.gittins"), progress=False)
+    assert max(ranked) >= 5 and fast.extra["total_preemptions"] > 0
+    monkeypatch.setattr(GittinsIndex, "ranking_keys", lambda self, a: np.array(
+        [gittins_index(self.samples, x) for x in np.asarray(a, float).tolist()]))
+    direct = simulate(inst, get_policy("tiresias.gittins"), progress=False)
+    assert fast.schedule.to_dict() == direct.schedule.to_dict()
+    assert fast.extra["preemptions"] == direct.extra["preemptions"]
+
+
 def test_catalog_samples_give_decreasing_then_varying_index():
     g = GittinsIndex()
     vals = [g(a) for a in (0.0, 100.0, 1000.0, 1e4, 1e5)]
