@@ -79,6 +79,14 @@ Adaptation to an open-ended simulation (documented assumptions, ours where marke
   trimmed by the same rule and the simulator and the validator credit it; the price
   estimates and the window (from :math:`n^{\min}_j`, the whole gang on the fastest
   type, which no rule beats) are the same under every rule.
+* **Commit or re-plan** (``planning``). The public texts do not say whether Hadar keeps
+  a plan once a job is admitted or decides again as the state changes. ``"commit"``
+  (default) keeps admitted plans, as OASiS Alg. 1 does. ``"replan"`` decides again at
+  every event: in each round in which a job arrived or completed, every admitted,
+  unfinished job releases its reservations from that round on and is offered again,
+  in arrival order and together with the round's new and due jobs, with the prices of
+  the reservations left at that moment; a job whose new payoff is :math:`\le 0` runs
+  in the fill until its next offer. Plans are kept between events.
 * **Clairvoyance.** The policy reads each job's work (``needs_work = True``), as the
   subroutine needs :math:`E_j`.
 
@@ -105,9 +113,10 @@ from optsched.hadar.model import HadarModel
 from optsched.sim.policy import ClusterView
 
 __all__ = ["HadarPolicy", "density_price_params", "rolling_price_params", "simulate_hadar",
-           "PRICE_MODES"]
+           "PRICE_MODES", "PLANNING_MODES"]
 
 PRICE_MODES = ("density", "oasis")
+PLANNING_MODES = ("commit", "replan")
 _EPS = 1e-6
 _TOL = 1e-12
 
@@ -221,6 +230,9 @@ class HadarPolicy:
     progress_rule : {"gang", "partial", "additive"}
         How a gang progresses (:mod:`optsched.core.progress`): the subroutine plans with
         it, the plans are trimmed by it, and the simulator and the validator credit it.
+    planning : {"commit", "replan"}
+        Keep admitted plans (OASiS Alg. 1), or offer every unfinished job again at each
+        arrival or completion (module docstring).
     """
 
     needs_work = True
@@ -235,8 +247,12 @@ class HadarPolicy:
                  resolution: int = 16, plan_slots: int = 128, window_factor: float = 2.0,
                  window_slack: int = 24, retry_every: int = 1, backoff: float = 2.0,
                  max_retry_gap: int = 64, progress_rule: str = "gang",
-                 name: str = "hadar"):
+                 planning: str = "commit", name: str = "hadar"):
         self.progress_rule = check_progress_rule(progress_rule)
+        if planning not in PLANNING_MODES:
+            raise InvalidOption("planning", planning,
+                                f"must be one of {', '.join(PLANNING_MODES)}")
+        self.planning = planning
         self.quanta = _check_int("quanta", quanta, 1)
         self.resolution = _check_int("resolution", resolution, 1)
         self.plan_slots = _check_int("plan_slots", plan_slots, 1)
@@ -282,7 +298,8 @@ class HadarPolicy:
         self._order: dict[str, np.ndarray] = {}  # fill order of buckets per job
         self._stats = {"admitted": 0, "rejections": 0, "subroutine_calls": 0, "skipped": 0,
                        "no_fit": 0, "price_rejections": 0, "planned_job_rounds": 0,
-                       "fill_job_rounds": 0, "planned_gpu_rounds": 0, "fill_gpu_rounds": 0}
+                       "fill_job_rounds": 0, "planned_gpu_rounds": 0, "fill_gpu_rounds": 0,
+                       "replan_events": 0}
 
     def _setup(self, view: ClusterView) -> None:
         cl = view.cluster
@@ -368,11 +385,19 @@ class HadarPolicy:
             self._known.clear()
         pos = view.position
         # finished jobs release their reservations from this round on (prices fall back)
-        for jid in [j for j in self._plans if j not in pos]:
+        done = [j for j in self._plans if j not in pos]
+        for jid in done:
             self._release(jid, cur)
         # offers: new jobs, rejected jobs due again, plans that ended with work left
         offers = [j for j in view.ids if j not in self._known]
         self._known.update(offers)
+        if self.planning == "replan" and (offers or done or len(self._known) > len(pos)):
+            # an event: every admitted job gives its reservations back and is offered again
+            self._stats["replan_events"] += 1
+            again = list(self._plans)
+            for jid in again:
+                self._release(jid, cur)
+            offers += again
         while self._due and self._due[0][0] <= cur:
             r, jid = heapq.heappop(self._due)
             if self._next_offer.get(jid) == r and jid in pos:

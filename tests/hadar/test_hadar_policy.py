@@ -197,7 +197,8 @@ def test_fill_is_counted_apart_from_plans():
                                  {"retry_every": -1}, {"backoff": 0.5},
                                  {"max_retry_gap": 0}, {"prices": "flat"},
                                  {"density_quantiles": (0.9, 0.1)},
-                                 {"density_quantiles": 0.5}])
+                                 {"density_quantiles": 0.5}, {"planning": "never"},
+                                 {"planning": None}])
 def test_options_are_checked(bad):
     with pytest.raises(InvalidOption):
         HadarPolicy(one_job(3.0), **bad)
@@ -267,3 +268,29 @@ def test_progress_rule_unknown_is_a_typed_error():
         HadarPolicy(inst, progress_rule="oasis")
     with pytest.raises(InvalidOption, match="progress_rule"):
         HadarPolicy(inst, progress_rule=None)
+
+
+# ------------------------------------------------------------------ planning
+def test_replan_alone_keeps_the_committed_plan():
+    """One job on an empty cluster: offered again at its arrival event only, the
+    re-planned run is the committed one."""
+    inst = one_job(37.2, W=3)
+    c_pol, commit = run(inst, quanta=8)
+    r_pol, replan = run(inst, quanta=8, planning="replan")
+    assert dict(replan.schedule.completion) == dict(commit.schedule.completion)
+    assert c_pol.stats()["replan_events"] == 0 and r_pol.stats()["replan_events"] >= 1
+
+
+def test_replan_offers_every_admitted_job_again_at_each_event():
+    """On 100 Gavel jobs every event re-offers the admitted jobs: many more offers than
+    under commit, every job completes and the schedule validates (simulate checks it);
+    between events the plans are kept, so the policy is not called more often."""
+    inst = _gavel(100)
+    c_pol, commit = run(inst, retry_every=5)
+    r_pol, replan = run(inst, retry_every=5, planning="replan")
+    c, r = c_pol.stats(), r_pol.stats()
+    assert replan.metrics.n_completed == commit.metrics.n_completed == inst.n_jobs
+    assert r["replan_events"] > 0 and c["replan_events"] == 0
+    assert r["admitted"] > 2 * c["admitted"]
+    assert r["subroutine_calls"] + r["skipped"] > 2 * (c["subroutine_calls"] + c["skipped"])
+    assert r["replan_events"] <= replan.extra["policy_calls"]
