@@ -563,8 +563,8 @@ def min_total_duration(T, workers, capacity, remaining, *, aggregate: bool = Tru
     One LP: :math:`nK + 1` columns and :math:`2n + K` rows. Aggregated: at most
     :math:`n + 1` LPs, each with :math:`(C + |J|)K + 1` columns and
     :math:`C + 2|J| + K` rows (C throughput classes, J the jobs with their own time
-    row); on Gavel's 2,000-job trace C = 80, |J| = 40 and one LP is solved. Without
-    shared throughput rows (C = n) it is no smaller than the single LP.
+    row); on Gavel's 2,000-job trace :math:`C = 80`, :math:`|J| = 40` and one LP is
+    solved. Without shared throughput rows (C = n) it is no smaller than the single LP.
 
     References
     ----------
