@@ -113,6 +113,35 @@ def check_complementarity(data: ProgramData, r: Result, tol: float = 1e-6) -> No
                                    f"(slack {slack[slack > limit][:5].tolist()})")
 
 
+def _highspy_milp(data: ProgramData) -> float:
+    """The MILP's optimum from a plain highspy model (tight tolerances, no presolve)."""
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    for k, v in (("mip_rel_gap", 0.0), ("mip_feasibility_tolerance", 1e-9),
+                 ("presolve", "off")):
+        h.setOptionValue(k, v)
+    inf = highspy.kHighsInf
+    lo = np.where(np.isinf(data.col_lb), -inf, data.col_lb)
+    hi = np.where(np.isinf(data.col_ub), inf, data.col_ub)
+    for j in range(data.n_cols):
+        h.addVar(float(lo[j]), float(hi[j]))
+        h.changeColCost(j, float(data.c[j]))
+        if data.integer[j]:
+            h.changeColIntegrality(j, highspy.HighsVarType.kInteger)
+    A = data.A.tocsr()
+    for i in range(data.n_rows):
+        cols, vals = A.indices[A.indptr[i]:A.indptr[i + 1]], A.data[A.indptr[i]:A.indptr[i + 1]]
+        h.addRow(float(max(data.row_lb[i], -inf)), float(min(data.row_ub[i], inf)),
+                 len(cols), cols.astype(np.int32), vals.astype(float))
+    if data.sense == "max":
+        h.changeObjectiveSense(highspy.ObjSense.kMaximize)
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal, h.getModelStatus()
+    return float(h.getInfo().objective_function_value) + data.offset
+
+
 def oracle(data: ProgramData) -> float:
     """scipy's optimum (``milp`` for MILPs, ``linprog`` for LPs), in the program's sense."""
     sign = -1.0 if data.sense == "max" else 1.0
@@ -125,8 +154,10 @@ def oracle(data: ProgramData) -> float:
         res = milp(sign * data.c, options={"mip_rel_gap": 0}, **kw)
         if res.status == 4:
             # scipy's bundled HiGHS reports "Solve error" from its presolve on some tiny
-            # feasible MILPs (seen with 5 columns, 2 rows); without presolve it solves them
+            # feasible MILPs (seen with 5-6 columns); without presolve it solves most
             res = milp(sign * data.c, options={"mip_rel_gap": 0, "presolve": False}, **kw)
+        if res.status == 4:  # and for the rest, highspy itself, outside optsched's code
+            return _highspy_milp(data)
         assert res.status == 0, res.message
         return sign * res.fun + data.offset
     A = data.A.tocsr()
