@@ -385,13 +385,13 @@ class HadarPolicy:
             self._known.clear()
         pos = view.position
         # finished jobs release their reservations from this round on (prices fall back)
-        done = [j for j in self._plans if j not in pos]
-        for jid in done:
+        for jid in [j for j in self._plans if j not in pos]:
             self._release(jid, cur)
         # offers: new jobs, rejected jobs due again, plans that ended with work left
         offers = [j for j in view.ids if j not in self._known]
         self._known.update(offers)
-        if self.planning == "replan" and (offers or done or len(self._known) > len(pos)):
+        # known jobs no longer visible completed since the last round (forgotten below)
+        if self.planning == "replan" and (offers or len(self._known) > len(pos)):
             # an event: every admitted job gives its reservations back and is offered again
             self._stats["replan_events"] += 1
             again = list(self._plans)

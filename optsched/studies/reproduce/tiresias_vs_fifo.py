@@ -40,20 +40,18 @@ def run(quick: bool, img: Path) -> dict[str, Any]:
 
     production = (f"Philly trace, first {PRODUCTION_JOBS:,} jobs at {PRODUCTION_LOAD:g}x "
                   "arrivals on tiresias-n256g8 (2,048 P100)")
-    if quick:
-        small = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(2)))
-        traces = [("tiresias-60 on 2x4 P100", read_tiresias_trace(cluster=small))]
-    else:
-        small = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(2)))
+    small = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(2)))
+    traces = [("tiresias-60 on 2x4 P100", read_tiresias_trace(cluster=small))]
+    if not quick:
         c16 = Cluster(tuple(Node(f"n{i}", {"p100": 4}) for i in range(4)))
-        traces = [("tiresias-60 on 2x4 P100", read_tiresias_trace(cluster=small)),
+        traces = [(production, read_philly_trace(cluster="tiresias-n256g8",
+                                                 jobs=PRODUCTION_JOBS, load=PRODUCTION_LOAD)),
+                  *traces,
                   ("tiresias-60 on n32g4 (128 P100)",
                    read_tiresias_trace(cluster=cluster_preset("tiresias-n32g4")))]
         traces += [(f"philly-240 on 4x4 P100 at {jph:g} jobs/h",
                     generate_philly(240, cluster=c16, seed=SEED, jobs_per_hour=jph))
                    for jph in (1.0, 2.0)]
-        traces.insert(0, (production, read_philly_trace(
-            cluster="tiresias-n256g8", jobs=PRODUCTION_JOBS, load=PRODUCTION_LOAD)))
     best = None
     lines = []
     for label, inst in traces:
