@@ -80,6 +80,7 @@ from optsched.gavel.model import (
     objective_value,
     repair_allocation,
     round_state,
+    row_sums,
 )
 from optsched.options import declares
 from optsched.solvers import solve_program
@@ -192,13 +193,15 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
     if agnostic:
         return _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, solve_options)
     Te = T
-    thr_eq = (Te * equal_share(Te, c)).sum(axis=1)
-    A = Te * (W / (w * np.maximum(thr_eq, 1e-300)))[:, None]
     if aggregate:
         first, inv, counts = job_classes(Te, W, w)
     else:
         first, inv, counts = np.arange(n), np.arange(n), np.ones(n)
-    Tc, Wc, Ac = Te[first], W[first], A[first]
+    # a_mk depends on a job's own row only: computed per class, then spread to its jobs
+    Tc, Wc = Te[first], W[first]
+    thr_eq = row_sums(Tc * equal_share(Tc, c, n=n))
+    Ac = Tc * (Wc / (w[first] * np.maximum(thr_eq, 1e-300)))[:, None]
+    A = Ac[inv]
     # class rows: capacity uses counts x W (the class's GPUs)
     lp, X = allocation_program(Tc, Wc * counts, c, sense="max", name="gavel_max_min")
     z = lp.add_variables("z", 1, lb=-np.inf, ub=np.inf, cost=1.0)

@@ -91,6 +91,22 @@ def allocation_program(T, workers, capacity, *, sense: str = "max",
     return lp, X
 
 
+def row_sums(X: np.ndarray) -> np.ndarray:
+    """``X.sum(axis=1)`` of a 2-D array, added column by column from the left.
+
+    The same numbers as numpy's row reduction (which adds a short row from the left too),
+    in a fraction of its time on the tall, narrow matrices of the Gavel LPs (n jobs by
+    K types), where numpy's per-row loop costs more than the additions.
+    """
+    X = np.asarray(X, dtype=float)
+    if X.shape[1] == 0:
+        return np.zeros(X.shape[0])
+    total = X[:, 0].copy()
+    for k in range(1, X.shape[1]):
+        total += X[:, k]
+    return total
+
+
 def repair_allocation(X, T, workers, capacity) -> np.ndarray:
     r"""``X`` made to satisfy Gavel's constraints (1)-(3) exactly, up to float rounding.
 
@@ -118,22 +134,28 @@ def repair_allocation(X, T, workers, capacity) -> np.ndarray:
     W = np.asarray(workers, dtype=float).reshape(-1)
     c = np.asarray(capacity, dtype=float).reshape(-1)
     X = np.where(T > 0, np.clip(np.asarray(X, dtype=float), 0.0, 1.0), 0.0)
-    rows = X.sum(axis=1)
+    rows = row_sums(X)
     over = rows > 1.0
-    X[over] /= rows[over, None]
+    if over.any():
+        X[over] /= rows[over, None]
     load = W @ X
     over = load > c
-    X[:, over] *= c[over] / load[over]
+    if over.any():
+        X[:, over] *= c[over] / load[over]
     return X
 
 
-def equal_share(T, capacity) -> np.ndarray:
+def equal_share(T, capacity, n: int | None = None) -> np.ndarray:
     r"""Gavel's ``ProportionalPolicy``: :math:`X^{eq}_{mk} = c_k / n` on usable types, rows
-    scaled down to sum to at most 1."""
+    scaled down to sum to at most 1.
+
+    ``n`` is the number of jobs sharing the cluster, by default the rows of ``T``; give
+    it to compute the share of a subset of them (e.g. one row per class of identical
+    jobs)."""
     T = np.asarray(T, dtype=float)
-    n = max(T.shape[0], 1)
+    n = max(T.shape[0] if n is None else int(n), 1)
     x = np.broadcast_to(np.asarray(capacity, float) / n, T.shape) * (T > 0)
-    s = x.sum(axis=1, keepdims=True)
+    s = row_sums(x)[:, None]
     return np.where(s > 1, x / np.maximum(s, 1e-300), x)
 
 
@@ -150,16 +172,19 @@ def isolated_share(T, workers, capacity) -> np.ndarray:
 def job_classes(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Group jobs with identical rows of ``columns`` (e.g. T, W, w).
 
-    Returns ``(first, inverse, counts)``: a representative row per class, each job's
-    class, and the class sizes.
+    Returns ``(first, inverse, counts)``: a representative row per class (its first job),
+    each job's class, and the class sizes; classes are numbered in lexicographic order of
+    their rows (what ``np.unique(key, axis=0, return_index/inverse/counts)`` returns).
     """
     key = np.column_stack([np.asarray(c, dtype=float).reshape(len(columns[0]), -1)
                            for c in columns])
+    grouped = _classes_by_hash(key)
+    if grouped is not None:
+        return grouped
     n = key.shape[0]
-    # What np.unique(key, axis=0, return_index/inverse/counts) returns (classes in
-    # lexicographic order of their rows, each represented by its first job), without its
-    # sort of rows as structured records, which takes most of the time of a class LP at
-    # 2,000 jobs. lexsort is stable, so the first of a run is the class's first job.
+    # lexsort instead of np.unique(axis=0), which sorts rows as structured records (the
+    # larger part of a class LP's time at 2,000 jobs). lexsort is stable, so the first
+    # of a run is the class's first job.
     order = np.lexsort(key.T[::-1])
     ks = key[order]
     new = np.ones(n, bool)
@@ -169,6 +194,47 @@ def job_classes(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     inverse[order] = np.cumsum(new) - 1
     counts = np.diff(np.append(starts, n))
     return order[starts], inverse, counts
+
+
+#: Weights of the row hash in :func:`_classes_by_hash` (any distinct values work; the
+#: grouping is verified).
+_HASH = (0.6180339887498949, 0.7548776662466927, 0.5698402909980532, 0.4655712318767680,
+         0.8191725133961645, 0.3819660112501051, 0.2451223337533073, 0.9275572200530910)
+
+
+def _classes_by_hash(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`job_classes` by sorting one hash of each row instead of all its columns.
+
+    Equal rows get equal hashes (the hash is computed element by element, so it does not
+    depend on a row's position); every group is then checked to hold equal rows only and
+    distinct groups to differ, so a collision cannot merge classes: it returns ``None``
+    and the caller sorts the rows themselves, as it does for rows with NaN or infinities.
+    """
+    n, d = key.shape
+    if n == 0 or d == 0 or not np.isfinite(key).all():
+        return None
+    h = key[:, 0] * _HASH[0]
+    for j in range(1, d):
+        h = h + key[:, j] * _HASH[j % len(_HASH)] * (1 + j // len(_HASH))
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    new = np.empty(n, bool)
+    new[0] = True
+    new[1:] = hs[1:] != hs[:-1]
+    group = np.empty(n, np.int64)
+    group[order] = np.cumsum(new) - 1
+    rep = order[new]  # stable sort: the first job of each group
+    if not (key == key[rep[group]]).all():
+        return None
+    reps = key[rep]
+    rank = np.lexsort(reps.T[::-1])
+    ordered = reps[rank]
+    if not (ordered[1:] != ordered[:-1]).any(axis=1).all():
+        return None
+    position = np.empty(rep.size, np.int64)
+    position[rank] = np.arange(rep.size)
+    inverse = position[group]
+    return rep[rank], inverse, np.bincount(inverse, minlength=rep.size)
 
 
 def fill_idle(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
@@ -182,7 +248,9 @@ def fill_idle(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
     """
     X = X.copy()
     idle = c - (W[:, None] * X).sum(axis=0)
-    spare = 1.0 - X.sum(axis=1)
+    if not (idle > 1e-9).any():
+        return X
+    spare = 1.0 - row_sums(X)
     ms, ks = np.nonzero((T > 0) & (spare[:, None] > 1e-9) & (idle[None, :] > 1e-9))
     for e in np.argsort(-A[ms, ks], kind="stable"):
         m, k = ms[e], ks[e]

@@ -8,6 +8,7 @@ program's own sense (checked for min and max), so they are returned unchanged.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,31 @@ def to_highs_lp(data: ProgramData, *, names: bool = False):
     return lp
 
 
+def _pass_model(h, data: ProgramData):
+    """Hand ``data`` to ``h`` through highspy's array form of ``passModel``.
+
+    The same model as ``h.passModel(to_highs_lp(data))`` (the solves agree bit for bit),
+    without copying every array element by element into a ``HighsLp`` first, which
+    takes longer than a small LP's whole set-up. The integrality array is always passed
+    in full: highspy reads past an empty one.
+    """
+    import highspy
+
+    A = data.A.tocsr()
+    return h.passModel(
+        int(data.n_cols), int(data.n_rows), int(A.nnz), int(highspy.MatrixFormat.kRowwise),
+        int(highspy.ObjSense.kMaximize if data.sense == "max" else highspy.ObjSense.kMinimize),
+        float(data.offset), np.ascontiguousarray(data.c, dtype=float),
+        np.ascontiguousarray(data.col_lb, dtype=float),
+        np.ascontiguousarray(data.col_ub, dtype=float),
+        np.ascontiguousarray(data.row_lb, dtype=float),
+        np.ascontiguousarray(data.row_ub, dtype=float),
+        np.ascontiguousarray(A.indptr[:-1], dtype=np.int32),
+        np.ascontiguousarray(A.indices, dtype=np.int32),
+        np.ascontiguousarray(A.data, dtype=float),
+        np.ascontiguousarray(data.integer, dtype=np.int32))
+
+
 def _file_names(names: list[str]) -> list[str] | None:
     """``x[0,1]`` -> ``x(0,1)``, other unsafe characters -> ``_``; None if not unique."""
     out = [re.sub(r"[^A-Za-z0-9_().,]", "_", n.replace("[", "(").replace("]", ")"))
@@ -81,10 +107,28 @@ def _file_names(names: list[str]) -> list[str] | None:
     return out if len(set(out)) == len(out) else None
 
 
-def _new_highs(verbose: bool, time_limit, mip_gap, threads, seed, options: dict):
+#: One ``Highs`` object per thread for :func:`solve`, cleared before each use.
+_LOCAL = threading.local()
+
+
+def _new_highs(verbose: bool, time_limit, mip_gap, threads, seed, options: dict, *,
+               reuse: bool = False):
+    """A ``Highs`` object with the call's options and no model.
+
+    ``reuse``: this thread's object, ``clear()``-ed (model, solution, basis and every
+    option back to HiGHS's defaults), instead of a new one; constructing one costs more
+    than the model set-up of a small LP. Solves agree bit for bit either way.
+    """
     import highspy
 
-    h = highspy.Highs()
+    if reuse:
+        h = getattr(_LOCAL, "highs", None)
+        if h is None:
+            h = _LOCAL.highs = highspy.Highs()
+        else:
+            h.clear()
+    else:
+        h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("random_seed", int(seed))
     if time_limit is not None:
@@ -112,11 +156,11 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
         return missing(BACKEND, name, f"highspy is not installed: {exc}")
     t0 = time.perf_counter()
     try:
-        h = _new_highs(verbose, time_limit, mip_gap, threads, seed, options or {})
+        h = _new_highs(verbose, time_limit, mip_gap, threads, seed, options or {},
+                       reuse=True)
     except ValueError as exc:
         return make_result(data, Status.ERROR, backend=BACKEND, solver=name, message=str(exc))
-    lp = to_highs_lp(data)
-    if h.passModel(lp) == highspy.HighsStatus.kError:
+    if _pass_model(h, data) == highspy.HighsStatus.kError:
         return make_result(data, Status.ERROR, backend=BACKEND, solver=name,
                            message="HiGHS rejected the model (passModel returned kError)")
     build = time.perf_counter() - t0
@@ -127,7 +171,8 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     status = h.getModelStatus().name
     message = ""
     if status == "kUnboundedOrInfeasible":
-        status, message = _feasibility_check(lp, verbose, time_limit, threads, seed, options)
+        status, message = _feasibility_check(to_highs_lp(data), verbose, time_limit, threads,
+                                             seed, options)
     solve_seconds = time.perf_counter() - t0
 
     info, sol = h.getInfo(), h.getSolution()

@@ -16,6 +16,7 @@ global column, value); duplicates are summed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -36,7 +37,7 @@ class VarBlock:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        return math.prod(self.shape)
 
     @property
     def index(self) -> np.ndarray:
@@ -145,11 +146,11 @@ class LinearProgram:
 
     @property
     def n_cols(self) -> int:
-        return sum(b.size for b in self._vars)
+        return self._vars[-1].start + self._vars[-1].size if self._vars else 0
 
     @property
     def n_rows(self) -> int:
-        return sum(b.size for b in self._rows)
+        return self._rows[-1].start + self._rows[-1].size if self._rows else 0
 
     def add_variables(self, name: str, shape: int | tuple[int, ...], *, lb=0.0, ub=np.inf,
                       cost=0.0, integer: bool = False) -> VarBlock:
@@ -213,9 +214,7 @@ class LinearProgram:
         else:
             r = c = np.zeros(0, dtype=np.int64)
             v = np.zeros(0)
-        A = sp.csr_matrix((v, (r, c)), shape=(m, n))
-        A.sum_duplicates()
-        A.eliminate_zeros()
+        A = _csr(r, c, v, (m, n))
 
         def cat(xs, dt=float):
             return np.concatenate(xs).astype(dt) if xs else np.zeros(0, dtype=dt)
@@ -227,6 +226,34 @@ class LinearProgram:
             row_blocks=tuple(self._rows), name=self.name)
         _check_data(data)
         return data
+
+
+def _csr(r: np.ndarray, c: np.ndarray, v: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+    """The canonical CSR matrix of coordinates ``(r, c, v)``: duplicates summed, explicit
+    zeros dropped, columns sorted within each row.
+
+    Without duplicate coordinates (every model here) the arrays are assembled with one
+    stable sort, the same arrays scipy's ``csr_matrix((v, (r, c))).sum_duplicates()``
+    gives, so every backend sees the same matrix either way; scipy sums duplicates
+    (its summation order is its own), so they go through it.
+    """
+    m, n = shape
+    order = np.argsort(r * max(n, 1) + c, kind="stable")
+    rs, cs = r[order], c[order]
+    if rs.size > 1 and np.any((rs[1:] == rs[:-1]) & (cs[1:] == cs[:-1])):
+        A = sp.csr_matrix((v, (r, c)), shape=shape)
+        A.sum_duplicates()
+        A.eliminate_zeros()
+        return A
+    vs = v[order]
+    keep = vs != 0
+    rs, cs, vs = rs[keep], cs[keep], vs[keep]
+    idx = np.int32 if max(m, n, rs.size) < np.iinfo(np.int32).max else np.int64
+    indptr = np.zeros(m + 1, dtype=idx)
+    np.cumsum(np.bincount(rs, minlength=m), out=indptr[1:])
+    A = sp.csr_matrix((vs.astype(float, copy=False), cs.astype(idx), indptr), shape=shape)
+    A.has_sorted_indices = True
+    return A
 
 
 def _check_data(d: ProgramData) -> None:

@@ -758,3 +758,38 @@ def test_mean_jct_within_5_percent_of_gavels_simulator(gavel_policy, ours):
     res = simulate(inst, ours, seed=0, progress=False)
     assert res.metrics.n_completed == 100
     assert res.metrics.mean_jct / 3600 == pytest.approx(peer["gavel_mean_h"], rel=0.05)
+
+
+def test_job_classes_survive_a_hash_collision(monkeypatch):
+    # the class grouping sorts a hash of each row; rows that collide must still be told
+    # apart (here every weight is 1, so rows with equal sums collide)
+    import optsched.gavel.model as gm
+
+    T = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.5, 0.5]])
+    W, w = np.ones(4), np.ones(4)
+    want = gm.job_classes(T, W, w)
+    monkeypatch.setattr(gm, "_HASH", (1.0,) * 8)
+    assert gm._classes_by_hash(np.column_stack([T, W, w])) is None
+    got = gm.job_classes(T, W, w)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(got[1], [2, 0, 2, 1])
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 50), st.integers(1, 6))
+def test_row_sums_are_numpys_row_sums(seed, n, K):
+    from optsched.gavel.model import row_sums
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, K)) * rng.choice([1e-9, 1.0, 1e6], (n, K))
+    np.testing.assert_array_equal(row_sums(X), X.sum(axis=1))
+
+
+def test_equal_share_of_class_rows_is_the_share_of_their_jobs():
+    from optsched.gavel.model import equal_share, job_classes
+
+    rng = np.random.default_rng(3)
+    T = rng.choice([0.0, 1.0, 2.0], (300, 3))
+    c = np.array([4.0, 8.0, 1.0])
+    first, inverse, _ = job_classes(T, np.ones(300), np.ones(300))
+    np.testing.assert_array_equal(equal_share(T[first], c, n=300)[inverse], equal_share(T, c))

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given
+from hypothesis import strategies as st
 from lp_problems import (
     DUAL_CASES,
     INF,
@@ -359,3 +360,68 @@ def test_record_programs_sees_every_backend(monkeypatch):
             solve_program(transportation(), b)
     assert [s.result.backend for s in seen] == list(BACKENDS)
     assert check_recorded_lps(seen) == len(BACKENDS)
+
+
+# ---------------------------------------------------------------------------------------
+# (9) The fast paths of the highs backend and of freeze() change nothing but time.
+
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_freeze_builds_scipys_canonical_matrix(seed, duplicates):
+    from optsched.solvers.program import _csr
+
+    rng = np.random.default_rng(seed)
+    m, n = (int(v) for v in rng.integers(0, 12, 2))
+    k = int(rng.integers(0, 40)) if m and n else 0
+    r, c = rng.integers(0, max(m, 1), k), rng.integers(0, max(n, 1), k)
+    v = rng.choice([0.0, 1.0, -2.5, 1e-3], k) * rng.random(k)
+    if not duplicates:
+        _, first = np.unique(r * n + c, return_index=True)
+        r, c, v = r[first], c[first], v[first]
+    want = sp.csr_matrix((v, (r, c)), shape=(m, n))
+    want.sum_duplicates()
+    want.eliminate_zeros()
+    got = _csr(r, c, v, (m, n))
+    for name in ("indptr", "indices", "data"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+        assert getattr(got, name).dtype == getattr(want, name).dtype
+    assert got.shape == want.shape and got.has_canonical_format
+
+
+def _solve_through_highslp(data):
+    from optsched.solvers.highs import to_highs_lp
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("random_seed", 0)
+    h.passModel(to_highs_lp(data))
+    h.run()
+    return np.asarray(h.getSolution().col_value)
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_highs_array_model_is_the_highslp_model(name):
+    # the backend hands HiGHS numpy arrays (and reuses one cleared Highs object); the
+    # model, and so the point HiGHS returns, is the one a HighsLp carries
+    data = PROBLEMS[name].build()
+    got = solve_program(data, "highs", time_limit=None)
+    assert got.status is Status.OPTIMAL
+    np.testing.assert_array_equal(np.concatenate([np.ravel(v) for v in got.values.values()]),
+                                  _solve_through_highslp(data))
+
+
+@given(programs(mip=False))
+def test_highs_array_model_is_the_highslp_model_on_random_lps(data):
+    got = solve_program(data, "highs", time_limit=None)
+    np.testing.assert_array_equal(np.concatenate([np.ravel(v) for v in got.values.values()]),
+                                  _solve_through_highslp(data))
+
+
+def test_reused_highs_object_forgets_the_last_calls_options():
+    data = transportation()
+    fresh = solve_program(data, "highs")
+    stopped = solve_program(data, "highs", options={"simplex_iteration_limit": 0})
+    assert stopped.status is Status.TIME_LIMIT
+    again = solve_program(data, "highs")
+    assert again.status is Status.OPTIMAL
+    for key in fresh.values:
+        np.testing.assert_array_equal(again.values[key], fresh.values[key])
