@@ -17,13 +17,16 @@ optsched's side: :func:`optsched.gavel.exact.max_min_fairness` (per-job LP and t
 default class-aggregated one, with the simulator's greedy Pareto fill) and
 :func:`~optsched.gavel.exact.min_total_duration` (the one LP over every job, and the
 default: classes of one throughput row with generated per-job time rows), HiGHS, the
-whole call timed. At the largest size the makespan is also profiled: the one LP's build
+whole call timed. The two sides alternate call by call (one of Gavel's, then one of each
+of ours, per repetition; medians over the repetitions), so a change of the machine's load
+during the run reaches both. At the largest size the makespan is also profiled: the one LP's build
 and HiGHS time under simplex (the default), interior point with and without crossover,
 and the default path's LP count, classes and generated rows.
 Optima are compared on each side's own X: max-min value min_m sum_k a_mk X_mk, makespan
 max_m r_m / thr_m(X).
 
     GAVEL_HOME=... GAVEL_PYTHON=... python benchmarks/gavel_lp_peer.py [--sizes 100 400 2000]
+        [--reps 7]
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ glp = importlib.import_module("optsched.gavel.exact")  # the module, not exact()
 
 PEER_COMMIT = "c4fa40097339e9608ab71fd64c8bdea96a5e4a4c"
 
-#: Runs under Gavel's interpreter with cwd = GAVEL_HOME/scheduler; reads the state JSON,
-#: times Gavel's get_allocation, prints JSON.
+#: Runs under Gavel's interpreter with cwd = GAVEL_HOME/scheduler: reads the state JSON,
+#: prints its versions, then answers one request per line ({"policy", "n", "x"}) with
+#: one timed get_allocation (a fresh policy object, as Gavel's scheduler makes one).
 DRIVER = r"""
 import json, sys, time
 import numpy as np
@@ -57,37 +61,68 @@ import cvxpy, ecos
 import utils
 from job_id_pair import JobIdPair
 state = json.load(open(sys.argv[1]))
-reps = int(sys.argv[2])
 types = state["types"]
 cluster = {t: int(c) for t, c in zip(types, state["capacity"])}
-out = {"versions": {"cvxpy": cvxpy.__version__, "ecos": ecos.__version__,
-                    "numpy": np.__version__, "python": sys.version.split()[0]},
-       "runs": []}
-for n in state["sizes"]:
+print(json.dumps({"cvxpy": cvxpy.__version__, "ecos": ecos.__version__,
+                  "numpy": np.__version__, "python": sys.version.split()[0]}), flush=True)
+for line in sys.stdin:
+    req = json.loads(line)
+    n, name = req["n"], req["policy"]
     ids = [JobIdPair(i, None) for i in range(n)]
     thr = {j: dict(zip(types, state["gang_T"][i])) for i, j in enumerate(ids)}
     sf = {j: int(state["workers"][i]) for i, j in enumerate(ids)}
     w = {j: 1.0 for j in ids}
     rem = {j: float(state["remaining"][i]) for i, j in enumerate(ids)}
-    for name in state["policies"]:
-        times, X, err = [], None, None
-        for _ in range(reps):
-            pol = utils.get_policy(name, solver="ECOS", seed=0)
-            t0 = time.perf_counter()
-            try:
-                if name.startswith("max_min_fairness"):
-                    a = pol.get_allocation(thr, sf, w, dict(cluster))
-                else:
-                    a = pol.get_allocation(thr, sf, rem, dict(cluster))
-            except Exception as e:
-                err = repr(e)
-                break
-            times.append(time.perf_counter() - t0)
-            X = [[float(a[j][t]) for t in types] for j in ids]
-        out["runs"].append({"policy": name, "n": n, "seconds": times, "X": X,
-                            "error": err})
-print(json.dumps(out))
+    pol = utils.get_policy(name, solver="ECOS", seed=0)
+    out = {"seconds": None, "X": None, "error": None}
+    t0 = time.perf_counter()
+    try:
+        if name.startswith("max_min_fairness"):
+            a = pol.get_allocation(thr, sf, w, dict(cluster))
+        else:
+            a = pol.get_allocation(thr, sf, rem, dict(cluster))
+        out["seconds"] = time.perf_counter() - t0
+        if req["x"]:
+            out["X"] = [[float(a[j][t]) for t in types] for j in ids]
+    except Exception as e:
+        out["error"] = repr(e)
+    print(json.dumps(out), flush=True)
 """
+
+
+class Gavel:
+    """Gavel's side as a child process under its own interpreter, one call per request,
+    so that its calls and ours alternate."""
+
+    def __init__(self, st: dict):
+        home, python = os.environ["GAVEL_HOME"], os.environ["GAVEL_PYTHON"]
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(st, f)
+        self.state_file = f.name
+        self.proc = subprocess.Popen([python, "-c", DRIVER, f.name], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True,
+                                     cwd=Path(home) / "scheduler")
+        self.versions = json.loads(self._line())
+
+    def _line(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"Gavel's driver exited (code {self.proc.wait()})")
+        return line
+
+    def call(self, policy: str, n: int, x: bool) -> dict:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"policy": policy, "n": n, "x": x}) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self._line())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+        os.unlink(self.state_file)
+
 
 GAVEL = {"max_min_fairness": "max_min_fairness_perf",
          "max_min_fairness_agnostic": "max_min_fairness",
@@ -104,18 +139,6 @@ def state(sizes: list[int]) -> dict:
             "T": T.tolist(), "gang_T": (W[:, None] * T).tolist(), "workers": W.tolist(),
             "remaining": inst.work[:n].astype(float).tolist(),
             "policies": [GAVEL[p] for p in GAVEL]}
-
-
-def run_gavel(st: dict, reps: int) -> dict:
-    home, python = os.environ.get("GAVEL_HOME"), os.environ.get("GAVEL_PYTHON")
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(st, f)
-    try:
-        out = subprocess.run([python, "-c", DRIVER, f.name, str(reps)], capture_output=True,
-                             text=True, cwd=Path(home) / "scheduler", check=True)
-    finally:
-        os.unlink(f.name)
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def value(policy: str, X, T, W, c, r, gavel_formula: bool = False) -> float:
@@ -187,7 +210,7 @@ def max_min_profile(T, W, c, reps: int) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 400, 2000])
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=7)
     args = ap.parse_args()
     if not (os.environ.get("GAVEL_HOME") and os.environ.get("GAVEL_PYTHON")):
         print("GAVEL_HOME / GAVEL_PYTHON not set (Gavel's checkout and its interpreter): "
@@ -195,37 +218,49 @@ def main() -> None:
         return
     st = state(args.sizes)
     load0 = os.getloadavg()
-    peer = run_gavel(st, args.reps)
+    peer = Gavel(st)
     Tall, Wall = np.array(st["T"]), np.array(st["workers"])
     c, rall = np.array(st["capacity"], float), np.array(st["remaining"])
     rows = []
-    for run in peer["runs"]:
-        n = run["n"]
-        policy = next(p for p, g in GAVEL.items() if g == run["policy"])
-        T, W, r = Tall[:n], Wall[:n], rall[:n]
-        row = {"policy": policy, "gavel_policy": run["policy"], "jobs": n,
-               "gavel_ecos_s": float(np.median(run["seconds"])) if run["seconds"] else None,
-               "gavel_error": run["error"]}
-        variants = [("per_job", False), ("aggregated", True)]
-        for label, agg in variants:
-            times, sol = [], None
-            for _ in range(args.reps):
-                t0 = time.perf_counter()
-                sol = ours(policy, T, W, c, r, agg)
-                times.append(time.perf_counter() - t0)
-            t = float(np.median(times))
-            row[f"ours_{label}_s"] = t
-            if row["gavel_ecos_s"]:
-                row[f"speedup_{label}"] = row["gavel_ecos_s"] / t
-            row["ours_value"] = value(policy, sol.X, T, W, c, r)
-            row["ours_value_gavel_formula"] = value(policy, sol.X, T, W, c, r, True)
-        if run["X"] is not None:
-            row["gavel_value"] = value(policy, run["X"], T, W, c, r)
-            row["gavel_value_gavel_formula"] = value(policy, run["X"], T, W, c, r, True)
-            row["rel_diff"] = abs(row["ours_value"] - row["gavel_value"]) / row["gavel_value"]
-        rows.append(row)
-        print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()},
-              flush=True)
+    variants = [("per_job", False), ("aggregated", True)]
+    try:
+        for n in args.sizes:
+            for policy, gavel_policy in GAVEL.items():
+                T, W, r = Tall[:n], Wall[:n], rall[:n]
+                times: dict[str, list[float]] = {"gavel": [], "per_job": [], "aggregated": []}
+                gavel_X, error, sols = None, None, {}
+                # one repetition = one call of each, in turn, so both see the same load
+                for rep in range(args.reps):
+                    got = peer.call(gavel_policy, n, x=rep == 0)
+                    error = error or got["error"]
+                    if got["seconds"] is not None:
+                        times["gavel"].append(got["seconds"])
+                    if rep == 0:
+                        gavel_X = got["X"]
+                    for label, agg in variants:
+                        t0 = time.perf_counter()
+                        sols[label] = ours(policy, T, W, c, r, agg)
+                        times[label].append(time.perf_counter() - t0)
+                row = {"policy": policy, "gavel_policy": gavel_policy, "jobs": n,
+                       "gavel_ecos_s": float(np.median(times["gavel"])) if times["gavel"]
+                       else None, "gavel_error": error}
+                for label, _ in variants:
+                    row[f"ours_{label}_s"] = t = float(np.median(times[label]))
+                    if row["gavel_ecos_s"]:
+                        row[f"speedup_{label}"] = row["gavel_ecos_s"] / t
+                sol = sols["aggregated"]
+                row["ours_value"] = value(policy, sol.X, T, W, c, r)
+                row["ours_value_gavel_formula"] = value(policy, sol.X, T, W, c, r, True)
+                if gavel_X is not None:
+                    row["gavel_value"] = value(policy, gavel_X, T, W, c, r)
+                    row["gavel_value_gavel_formula"] = value(policy, gavel_X, T, W, c, r, True)
+                    row["rel_diff"] = (abs(row["ours_value"] - row["gavel_value"])
+                                       / row["gavel_value"])
+                rows.append(row)
+                print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()},
+                      flush=True)
+    finally:
+        peer.close()
     n = max(args.sizes)
     profile = makespan_profile(Tall[:n], Wall[:n], c, rall[:n], args.reps)
     mm_profile = max_min_profile(Tall[:n], Wall[:n], c, args.reps)
@@ -234,7 +269,7 @@ def main() -> None:
              if r["jobs"] == n and r.get("speedup_aggregated") is not None
              and r["speedup_aggregated"] < 10]
     load1 = os.getloadavg()
-    v = peer["versions"]
+    v = peer.versions
     write_results(
         "gavel_lp_vs_peer", rows,
         ["policy", "jobs", "gavel_ecos_s", "ours_per_job_s", "speedup_per_job",
@@ -275,8 +310,9 @@ def main() -> None:
               "within 5 % of the optimum, not at it. Target: the default (aggregated) path "
               "at least 10x faster than Gavel's code at the largest size; below_10x lists "
               "the policies under it in this run, and the profiles say where the time goes "
-              "(medians over the repetitions). Gavel's side runs first for every size, then "
-              "ours: both sides see the machine's load, but not at the same instant.")
+              "(medians over the repetitions). The sides alternate: each repetition makes one "
+              "call of Gavel's (in its own process) and then one of each of ours, so "
+              "both see the machine's load of the same moments.")
 
 
 if __name__ == "__main__":
