@@ -14,16 +14,22 @@ the bracket is within 5 %). Gang throughputs are passed as Gavel's simulator see
 and stops.
 
 optsched's side: :func:`optsched.gavel.exact.max_min_fairness` (per-job LP and the
-default class-aggregated one, with the simulator's greedy Pareto fill) and
+default class-aggregated one, with the simulator's greedy Pareto fill),
 :func:`~optsched.gavel.exact.min_total_duration` (the one LP over every job, and the
-default: classes of one throughput row with generated per-job time rows), HiGHS, the
-whole call timed. The two sides alternate call by call (one of Gavel's, then one of each
-of ours, per repetition; medians over the repetitions), so a change of the machine's load
-during the run reaches both. At the largest size the makespan is also profiled: the one LP's build
-and HiGHS time under simplex (the default), interior point with and without crossover,
-and the default path's LP count, classes and generated rows.
+default: classes of one throughput row with generated per-job time rows),
+:func:`~optsched.gavel.exact.finish_time_fairness` (bisection on rho, each check one LP
+or, by default, the makespan's class LPs; every job just arrived, t = 0, as Gavel's
+``times_since_start``) and :func:`~optsched.gavel.exact.max_sum_throughput` (per job and
+over classes), HiGHS, the whole call timed. The two sides alternate call by call (one of
+Gavel's, then one of each of ours, per repetition; medians over the repetitions), so a
+change of the machine's load during the run reaches both. At the largest size the
+makespan is also profiled: the one LP's build and HiGHS time under simplex (the
+default), interior point with and without crossover, and the default path's LP count,
+classes and generated rows.
 Optima are compared on each side's own X: max-min value min_m sum_k a_mk X_mk, makespan
-max_m r_m / thr_m(X).
+max_m r_m / thr_m(X), finish-time fairness max_m iso_m / thr_m(X), total throughput
+sum_m thr_m(X). Gavel's cost policies are left out: its code maximises sum T/p X, not the
+paper's throughput per dollar that optsched's ``min_cost`` solves, so no optimum is shared.
 
     GAVEL_HOME=... GAVEL_PYTHON=... python benchmarks/gavel_lp_peer.py [--sizes 100 400 2000]
         [--reps 7]
@@ -79,6 +85,10 @@ for line in sys.stdin:
     try:
         if name.startswith("max_min_fairness"):
             a = pol.get_allocation(thr, sf, w, dict(cluster))
+        elif name.startswith("finish_time_fairness"):
+            a = pol.get_allocation(thr, sf, w, {j: 0.0 for j in ids}, rem, dict(cluster))
+        elif name.startswith("max_sum_throughput"):
+            a = pol.get_allocation(thr, sf, dict(cluster))
         else:
             a = pol.get_allocation(thr, sf, rem, dict(cluster))
         out["seconds"] = time.perf_counter() - t0
@@ -126,7 +136,9 @@ class Gavel:
 
 GAVEL = {"max_min_fairness": "max_min_fairness_perf",
          "max_min_fairness_agnostic": "max_min_fairness",
-         "min_total_duration": "min_total_duration_perf"}
+         "min_total_duration": "min_total_duration_perf",
+         "finish_time_fairness": "finish_time_fairness_perf",
+         "max_sum_throughput": "max_sum_throughput_perf"}
 
 
 def state(sizes: list[int]) -> dict:
@@ -146,8 +158,19 @@ def value(policy: str, X, T, W, c, r, gavel_formula: bool = False) -> float:
     code does (equal share c_k / sum c on *every* type, usable or not; agnostic: T = 1 on
     every type), which differs from ours only for jobs that cannot use some type."""
     X = np.asarray(X, float)
+    thr = W * (T * X).sum(axis=1)
     if policy == "min_total_duration":
-        return float(np.max(r / (W * (T * X).sum(axis=1))))
+        return float(np.max(r / thr))
+    if policy == "max_sum_throughput":
+        return float(thr.sum())
+    if policy == "finish_time_fairness":
+        # every job just arrived (t = 0): rho_m = (r_m / thr_m) / (r_m / iso_m)
+        if gavel_formula:   # Gavel's isolated share: c_k / n / W_m on every type
+            Xi = c[None, :] / len(W) / W[:, None]
+            Xi /= np.maximum(Xi.sum(axis=1), 1.0)[:, None]
+        else:
+            Xi = glp.isolated_share(T, W, c)
+        return float(np.max(W * (T * Xi).sum(axis=1) / thr))
     if gavel_formula:
         Te = np.ones_like(T) if policy.endswith("_agnostic") else T
         P = (Te * c).sum(axis=1) / c.sum()
@@ -159,6 +182,10 @@ def value(policy: str, X, T, W, c, r, gavel_formula: bool = False) -> float:
 def ours(policy: str, T, W, c, r, aggregate: bool):
     if policy == "min_total_duration":
         return glp.min_total_duration(T, W, c, r, aggregate=aggregate)
+    if policy == "finish_time_fairness":
+        return glp.finish_time_fairness(T, W, c, r, np.zeros(len(r)), aggregate=aggregate)
+    if policy == "max_sum_throughput":
+        return glp.max_sum_throughput(T, W, c, aggregate=aggregate)
     return glp.max_min_fairness(T, W, c, agnostic=policy.endswith("_agnostic"),
                                 pareto="greedy", aggregate=aggregate)
 
@@ -288,7 +315,12 @@ def main() -> None:
                 f"below_10x_at_{n}_jobs": ", ".join(short) or "none"},
         notes="gavel_ecos_s: Gavel's get_allocation (fresh policy object; CVXPY build + "
               "ECOS; makespan: its bisection from [100, 1e6] s until the bracket is within "
-              "5 %). ours_per_job_s: one row per job as Gavel writes it; ours_aggregated_s: "
+              "5 %; finish-time fairness: one convex program with inv_pos, every job at "
+              "t = 0). finish_time_fairness ours: bisection on rho to 1e-4, per-job LPs or "
+              "(aggregated) the makespan's class LPs per check; its value max_m iso_m / "
+              "thr_m(X) (lower is better) with our isolated share or Gavel's (c_k / n / W_m "
+              "on every type). max_sum_throughput: sum_m thr_m(X) (higher is better). "
+              "ours_per_job_s: one row per job as Gavel writes it; ours_aggregated_s: "
               "identical jobs as one class (exact, the default of optsched.gavel.exact and, "
               "for max-min, of the simulator); max-min both "
               "with the simulator's greedy Pareto fill, the agnostic one with its "

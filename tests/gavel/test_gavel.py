@@ -215,11 +215,13 @@ def test_makespan_equals_bisection(aggregate, p):
     assert np.max(r / thr) == pytest.approx(sol.objective, rel=1e-6)
 
 
+@pytest.mark.parametrize("aggregate", [True, False])
 @given(problems())
-def test_finish_time_fairness_bisection_is_tight(p):
+def test_finish_time_fairness_bisection_is_tight(aggregate, p):
+    # each feasibility check as the makespan's class LPs (default) or as one LP
     T, W, c, r = p
     elapsed = np.linspace(0, 500, T.shape[0])
-    sol = glp.finish_time_fairness(T, W, c, r, elapsed, rel_tol=1e-6)
+    sol = glp.finish_time_fairness(T, W, c, r, elapsed, rel_tol=1e-6, aggregate=aggregate)
     check_feasible(sol.X, T, W, c)
     thr_iso = W * (T * glp.isolated_share(T, W, c)).sum(1)
     d = r / thr_iso
@@ -232,10 +234,11 @@ def test_finish_time_fairness_bisection_is_tight(p):
         assert not feasible_rates(T, W, c, r / (lower * d - elapsed))
 
 
+@pytest.mark.parametrize("aggregate", [True, False])
 @given(problems())
-def test_max_sum_throughput_matches_linprog(p):
+def test_max_sum_throughput_matches_linprog(aggregate, p):
     T, W, c, _ = p
-    sol = glp.max_sum_throughput(T, W, c)
+    sol = glp.max_sum_throughput(T, W, c, aggregate=aggregate)
     A, b, bounds = base_constraints(T, W, c)
     res = linprog(-(W[:, None] * T).ravel(), A_ub=A, b_ub=b, bounds=bounds, method="highs")
     assert sol.objective == pytest.approx(-res.fun, rel=1e-7, abs=1e-9)
@@ -420,8 +423,12 @@ def _lp_policies():
                     id=f"max_min-agnostic={a}-pareto={pareto}-aggregate={agg}")
     yield pytest.param(lambda T, W, c, r: glp.min_total_duration(T, W, c, r),
                        id="min_total_duration")
-    yield pytest.param(lambda T, W, c, r: glp.max_sum_throughput(T, W, c),
-                       id="max_sum_throughput")
+    for agg in (True, False):
+        yield pytest.param(lambda T, W, c, r, agg=agg: glp.max_sum_throughput(
+            T, W, c, aggregate=agg), id=f"max_sum_throughput-aggregate={agg}")
+        yield pytest.param(lambda T, W, c, r, agg=agg: glp.finish_time_fairness(
+            T, W, c, r, np.zeros(len(r)), aggregate=agg),
+            id=f"finish_time_fairness-aggregate={agg}")
 
 
 @pytest.mark.parametrize("policy", list(_lp_policies()))
@@ -793,3 +800,25 @@ def test_equal_share_of_class_rows_is_the_share_of_their_jobs():
     c = np.array([4.0, 8.0, 1.0])
     first, inverse, _ = job_classes(T, np.ones(300), np.ones(300))
     np.testing.assert_array_equal(equal_share(T[first], c, n=300)[inverse], equal_share(T, c))
+
+
+@settings(max_examples=examples(40))
+@given(gavel_sized())
+def test_aggregated_sum_throughput_and_finish_time_fairness_reach_the_per_job_optimum(p):
+    T, W, c, r = p
+    one = glp.max_sum_throughput(T, W, c, aggregate=False)
+    agg = glp.max_sum_throughput(T, W, c)
+    assert agg.objective == pytest.approx(one.objective, rel=1e-7)
+    elapsed = np.linspace(0.0, 3600.0, len(r))
+    one = glp.finish_time_fairness(T, W, c, r, elapsed, rel_tol=1e-6, aggregate=False)
+    agg = glp.finish_time_fairness(T, W, c, r, elapsed, rel_tol=1e-6)
+    # both within the bisection's tolerance of rho*, from above
+    assert agg.objective == pytest.approx(one.objective, rel=3e-6)
+    assert agg.objective >= one.info["lower"] * (1 - 1e-9)
+
+
+def test_finish_time_fairness_rejects_work_that_is_done():
+    from optsched.errors import InvalidOption
+
+    with pytest.raises(InvalidOption, match="remaining"):
+        glp.finish_time_fairness([[1.0]], [1], [1], [0.0], [0.0])
