@@ -36,12 +36,13 @@ each one LP (or a short sequence) built with
   :math:`\mathrm{thr}_m(X) \ge r_m / (\rho d_m - t_m)` (needs :math:`\rho d_m > t_m`), so we
   bisect on :math:`\rho` over LP feasibility checks. Each check is the makespan-type LP
   :math:`\max\lambda` s.t. :math:`\mathrm{thr}_m \ge \lambda b_m(\rho)`; feasible iff
-  :math:`\lambda^* \ge 1`. The bracket is :math:`[\max_m t_m/d_m, \rho(X^{iso})]` (the
-  isolated allocation is feasible). No single LP is known to us: :math:`\rho_m` is a
+  :math:`\lambda^* \ge 1`; by default it is solved as the makespan's class LPs
+  (:func:`min_total_duration`). The bracket is :math:`[\max_m t_m/d_m, \rho(X^{iso})]`
+  (the isolated allocation is feasible). No single LP is known to us: :math:`\rho_m` is a
   ratio whose numerator is a reciprocal of a linear function, so the problem is
   quasi-convex, not linear.
 * :func:`max_sum_throughput`: :math:`\max \sum_m \mathrm{thr}_m(X)` (Gavel
-  ``ThroughputSumWithPerf``).
+  ``ThroughputSumWithPerf``), over classes of identical jobs by default.
 * :func:`min_cost_slo`: the paper's linear-fractional program
   :math:`\max \sum_m \mathrm{thr}_m(X) / \sum_{mk} p_k W_m X_{mk}` (throughput per dollar,
   :math:`p_k` $ per GPU-hour) subject to SLO rates :math:`\mathrm{thr}_m(X) \ge b_m`,
