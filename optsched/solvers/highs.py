@@ -8,7 +8,6 @@ program's own sense (checked for min and max), so they are returned unchanged.
 from __future__ import annotations
 
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -107,28 +106,16 @@ def _file_names(names: list[str]) -> list[str] | None:
     return out if len(set(out)) == len(out) else None
 
 
-#: One ``Highs`` object per thread for :func:`solve`, cleared before each use.
-_LOCAL = threading.local()
+def _new_highs(verbose: bool, time_limit, mip_gap, threads, seed, options: dict):
+    """A new ``Highs`` object with the call's options.
 
-
-def _new_highs(verbose: bool, time_limit, mip_gap, threads, seed, options: dict, *,
-               reuse: bool = False):
-    """A ``Highs`` object with the call's options and no model.
-
-    ``reuse``: this thread's object, ``clear()``-ed (model, solution, basis and every
-    option back to HiGHS's defaults), instead of a new one; constructing one costs more
-    than the model set-up of a small LP. Solves agree bit for bit either way.
+    Never a reused one: HiGHS measures ``time_limit`` against the object's run clock,
+    which adds up over every run of the object and which ``clear()`` does not reset, so a
+    reused object would stop later solves at once.
     """
     import highspy
 
-    if reuse:
-        h = getattr(_LOCAL, "highs", None)
-        if h is None:
-            h = _LOCAL.highs = highspy.Highs()
-        else:
-            h.clear()
-    else:
-        h = highspy.Highs()
+    h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("random_seed", int(seed))
     if time_limit is not None:
@@ -156,8 +143,7 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
         return missing(BACKEND, name, f"highspy is not installed: {exc}")
     t0 = time.perf_counter()
     try:
-        h = _new_highs(verbose, time_limit, mip_gap, threads, seed, options or {},
-                       reuse=True)
+        h = _new_highs(verbose, time_limit, mip_gap, threads, seed, options or {})
     except ValueError as exc:
         return make_result(data, Status.ERROR, backend=BACKEND, solver=name, message=str(exc))
     if _pass_model(h, data) == highspy.HighsStatus.kError:

@@ -400,7 +400,7 @@ def _solve_through_highslp(data):
 
 @pytest.mark.parametrize("name", sorted(PROBLEMS))
 def test_highs_array_model_is_the_highslp_model(name):
-    # the backend hands HiGHS numpy arrays (and reuses one cleared Highs object); the
+    # the backend hands HiGHS numpy arrays, not a HighsLp filled element by element; the
     # model, and so the point HiGHS returns, is the one a HighsLp carries
     data = PROBLEMS[name].build()
     got = solve_program(data, "highs", time_limit=None)
@@ -416,7 +416,27 @@ def test_highs_array_model_is_the_highslp_model_on_random_lps(data):
                                   _solve_through_highslp(data))
 
 
-def test_reused_highs_object_forgets_the_last_calls_options():
+def test_a_time_limit_counts_one_solve_only():
+    # HiGHS measures time_limit against a Highs object's run clock, which adds up over the
+    # object's runs (clear() does not reset it): solves must not share an object, or a
+    # limit the whole sequence outgrows stops the later ones at once
+    rng = np.random.default_rng(0)
+    n = 400
+    A = sp.random(n, n, density=8 / n, random_state=2, format="csr")
+    lp = LinearProgram(sense="max")
+    lp.add_variables("x", n, lb=0, ub=1, cost=rng.random(n))
+    lp.add_dense_rows("r", A, ub=A @ rng.random(n))
+    data = lp.freeze()
+    one = solve_program(data, "highs")
+    limit = max(20 * one.solve_seconds, 0.05)
+    spent = 0.0
+    while spent < 3 * limit:
+        r = solve_program(data, "highs", time_limit=limit)
+        assert r.status is Status.OPTIMAL, (spent, limit)
+        spent += r.solve_seconds
+
+
+def test_options_of_one_call_do_not_reach_the_next():
     data = transportation()
     fresh = solve_program(data, "highs")
     stopped = solve_program(data, "highs", options={"simplex_iteration_limit": 0})
