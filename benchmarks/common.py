@@ -19,6 +19,20 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def pyplot():
+    """matplotlib's pyplot on the Agg backend, or ``None`` (said on stdout) without it, and
+    the figures' folder ``results/img`` made; a benchmark's figures are optional."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no figures")
+        return None
+    (RESULTS / "img").mkdir(parents=True, exist_ok=True)
+    return plt
+
+
 def machine_info() -> dict:
     cpu = platform.processor() or ""
     try:

@@ -33,7 +33,7 @@ import argparse
 from typing import Any
 
 import numpy as np
-from common import RESULTS, write_results
+from common import RESULTS, pyplot, write_results
 
 POLICIES = ["gavel.max_min_fairness", "gavel.max_min_fairness_agnostic", "gavel.fifo",
             "gavel.fifo_agnostic"]
@@ -139,15 +139,10 @@ def main() -> None:
 
 
 def figure(rows: list[dict], name: str) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib missing: no figure")
+    plt = pyplot()
+    if plt is None:
         return
     img = RESULTS / "img"
-    img.mkdir(exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for policy in dict.fromkeys(r["policy"] for r in rows):
         pts = sorted((r["rate"], r["mean_jct_h"]) for r in rows if r["policy"] == policy)

@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import RESULTS, write_results
+from common import RESULTS, pyplot, write_results
 
 POLICIES = ["tiresias.yarn_fifo", "tiresias.las", "tiresias.gittins",
             "gavel.max_min_fairness_agnostic"]
@@ -234,17 +234,12 @@ def main() -> None:
 
 
 def figures(rows: list[dict], runs: dict, name: str, x_key: str = "jobs") -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib missing: no figures")
+    plt = pyplot()
+    if plt is None:
         return
     import numpy as np
 
     img = RESULTS / "img"
-    img.mkdir(exist_ok=True)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for policy in dict.fromkeys(r["policy"] for r in rows):
         pts = [r for r in rows if r["policy"] == policy and r["status"] == "done"]

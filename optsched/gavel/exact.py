@@ -200,8 +200,7 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
         first, inv, counts = np.arange(n), np.arange(n), np.ones(n)
     # a_mk depends on a job's own row only: computed per class, then spread to its jobs
     Tc, Wc = Te[first], W[first]
-    thr_eq = row_sums(Tc * equal_share(Tc, c, n=n))
-    Ac = Tc * (Wc / (w[first] * np.maximum(thr_eq, 1e-300)))[:, None]
+    Ac = normalised_rates(Tc, Wc, c, w[first], n=n)
     A = Ac[inv]
     # class rows: capacity uses counts x W (the class's GPUs)
     lp, X = allocation_program(Tc, Wc * counts, c, sense="max", name="gavel_max_min")

@@ -340,17 +340,19 @@ def check_allocation(state: RoundState, X: np.ndarray, tol: float = 1e-9) -> Non
                               f"uses more than the {state.c[k]:g} GPUs of {state.types[k]!r}")
 
 
-def normalised_rates(T, workers, capacity, weights=None, *, agnostic: bool = False
-                     ) -> np.ndarray:
+def normalised_rates(T, workers, capacity, weights=None, *, agnostic: bool = False,
+                     n: int | None = None) -> np.ndarray:
     r""":math:`a_{mk} = \frac{W_m}{w_m} \frac{T_{mk}}{\sum_k T_{mk} X^{eq}_{mk}}`: job m's
     throughput per unit of :math:`X_{mk}`, normalised by its equal-share throughput
     (Gavel's max-min objective is :math:`\min_m \sum_k a_{mk} X_{mk}`); ``agnostic``
-    sets :math:`T = 1` on every usable type."""
+    sets :math:`T = 1` on every usable type. ``n``: the jobs sharing the cluster, as in
+    :func:`equal_share` (default the rows given; a row depends on its own job only, so
+    the rates of class representatives are their jobs' rates)."""
     T, W, c = _arrays(T, workers, capacity)
-    n = T.shape[0]
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float).reshape(n)
+    rows = T.shape[0]
+    w = np.ones(rows) if weights is None else np.asarray(weights, dtype=float).reshape(rows)
     Te = (T > 0).astype(float) if agnostic else T
-    thr_eq = (Te * equal_share(Te, c)).sum(axis=1)
+    thr_eq = row_sums(Te * equal_share(Te, c, n=n))
     return Te * (W / (w * np.maximum(thr_eq, 1e-300)))[:, None]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -157,8 +158,8 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     status = h.getModelStatus().name
     message = ""
     if status == "kUnboundedOrInfeasible":
-        status, message = _feasibility_check(to_highs_lp(data), verbose, time_limit, threads,
-                                             seed, options)
+        status, message = _feasibility_check(data, verbose, time_limit, threads, seed,
+                                             options)
     solve_seconds = time.perf_counter() - t0
 
     info, sol = h.getInfo(), h.getSolution()
@@ -185,11 +186,11 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
                        **common)
 
 
-def _feasibility_check(lp, verbose, time_limit, threads, seed, options) -> tuple[str, str]:
+def _feasibility_check(data: ProgramData, verbose, time_limit, threads, seed,
+                       options) -> tuple[str, str]:
     """Tell infeasible from unbounded: solve with a zero objective (never unbounded)."""
-    lp.col_cost_ = np.zeros(lp.num_col_)
     h = _new_highs(verbose, time_limit, None, threads, seed, options or {})
-    h.passModel(lp)
+    _pass_model(h, replace(data, c=np.zeros_like(data.c), offset=0.0))
     h.run()
     status = h.getModelStatus().name
     note = "HiGHS reported infeasible-or-unbounded; a zero-objective re-solve "

@@ -207,11 +207,16 @@ SIM = {
 }
 
 
+def _swept(tmp_path_factory, config: dict):
+    """(output folder, rows, cells computed) of one sweep of ``config``."""
+    out = tmp_path_factory.mktemp(config["name"])
+    rows, computed = run_sweep(SweepConfig.from_dict(config), out, progress=False)
+    return out, rows, computed
+
+
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sim")
-    rows, computed = run_sweep(SweepConfig.from_dict(SIM), out, progress=False)
-    return out, rows, computed
+    return _swept(tmp_path_factory, SIM)
 
 
 def test_simulation_cells_are_the_registry_simulation(simulated):
@@ -375,9 +380,7 @@ WIN = {"name": "win", "seeds": [0], "simulate": {
 
 @pytest.fixture(scope="module")
 def windowed(tmp_path_factory):
-    out = tmp_path_factory.mktemp("win")
-    rows, computed = run_sweep(SweepConfig.from_dict(WIN), out, progress=False)
-    return out, rows, computed
+    return _swept(tmp_path_factory, WIN)
 
 
 def test_window_rows_are_the_window_jobs_of_the_full_run(windowed):
