@@ -179,13 +179,15 @@ def density_price_params(instance: Instance, quantiles: tuple[float, float] = (0
     for i, j in enumerate(instance.jobs):
         ok = np.isfinite(need[i])
         dens[i, ok] = np.asarray(j.value(need[i, ok] * d), dtype=float) / (W[i] * need[i, ok])
-    k = dens.argmax(axis=1)
+    usable = np.isfinite(need)
+    # the best type among the usable ones: a job of value 0 has density 0 everywhere, and
+    # an unusable type (need = inf) must not be its best, or its weight is inf
+    k = np.where(usable, dens, -np.inf).argmax(axis=1)
     best = dens[np.arange(k.size), k]
     weight = W * need[np.arange(k.size), k]
     order = np.argsort(best, kind="stable")
     cum = np.cumsum(weight[order]) / weight.sum()
     L = 0.5 * float(best[order][min(k.size - 1, int(np.searchsorted(cum, lo)))])
-    usable = np.isfinite(need)
     U = {t: max(L, float(np.quantile(dens[usable[:, k], k], hi))) if usable[:, k].any()
          else L for k, t in enumerate(instance.cluster.gpu_types)}
     return U, L

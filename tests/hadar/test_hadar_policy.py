@@ -294,3 +294,22 @@ def test_replan_offers_every_admitted_job_again_at_each_event():
     assert r["admitted"] > 2 * c["admitted"]
     assert r["subroutine_calls"] + r["skipped"] > 2 * (c["subroutine_calls"] + c["skipped"])
     assert r["replan_events"] <= replan.extra["policy_calls"]
+
+
+def test_density_weights_come_from_a_usable_type_when_a_job_is_worth_nothing():
+    """A job of value 0 has density 0 on every type; its GPU-round weight must come from a
+    type it can use (V100 here), not from the first type (K80, need = inf), which made
+    every cumulative weight inf / inf = NaN and L an arbitrary job's density."""
+    import warnings
+
+    cl = Cluster((Node("n0", {"k80": 4, "v100": 4}),))
+    jobs = (Job("a", 0.0, 1, 200.0, {"v100": 2.0}, utility=Ut("constant", 0.0)),
+            Job("b", 0.0, 1, 200.0, {"v100": 2.0, "k80": 1.0}))
+    inst = Instance(cl, jobs, slot=10.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        U, L = density_price_params(inst, (0.6, 0.95))
+    # 10 V100 rounds each: a (density 0) holds half the weight, so the 0.6 quantile is
+    # b's density 1 / (1 GPU x 10 rounds), and L is half of it
+    assert L == pytest.approx(0.05)
+    assert U["v100"] >= L and U["k80"] == pytest.approx(0.05)
