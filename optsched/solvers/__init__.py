@@ -50,7 +50,7 @@ import numpy as np
 
 from optsched.core.result import Result, Status
 from optsched.errors import InvalidOption, UnknownName
-from optsched.solvers.common import Backend, Capabilities
+from optsched.solvers.common import Backend, Capabilities, quiet_highs_banner
 from optsched.solvers.program import LinearProgram, ProgramData, RowBlock, VarBlock
 
 __all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "Backend", "Capabilities", "backend_module",
@@ -114,6 +114,7 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
                           message=f"building the model took {spent:.3g} s of the {limit:g} s "
                                   "time limit; no solve was started")
         opts["time_limit"] = left
+    quiet_highs_banner()
     res = module.solve(data, solver=solver, **opts)
     return res.replace(extra={**res.extra, "time_limit": limit})
 

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
+import sys
+import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,8 +30,8 @@ import numpy as np
 from optsched.core.result import Result, Status, relative_gap
 from optsched.solvers.program import ProgramData
 
-__all__ = ["Backend", "Capabilities", "installed", "make_result", "missing", "reduced_costs",
-           "reset_highs_threads"]
+__all__ = ["Backend", "Capabilities", "installed", "make_result", "missing", "quiet_highs_banner",
+           "reduced_costs", "reset_highs_threads"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,53 @@ def missing(backend: str, solver: str | None, message: str) -> Result:
 def reduced_costs(data: ProgramData, row_duals: np.ndarray) -> np.ndarray:
     """``c - A.T @ y``: column duals in the package convention, given row duals in it."""
     return data.c - data.A.T @ row_duals
+
+
+_banner_lock = threading.Lock()
+_banner_done = False
+
+
+def quiet_highs_banner() -> None:
+    """Let HiGHS write its once-per-process start-up banner to the null device.
+
+    From highspy 1.16 the first ``Highs()`` of a process prints "Running HiGHS ..." to the
+    C-level standard output while being constructed, before ``output_flag`` can be set
+    to false, so ``optsched solve --json > out.json`` wrote a file that is not JSON.
+    The banner is written once per process, so constructing one ``Highs`` with file
+    descriptor 1 pointed at the null device keeps it out of every later solve, in every
+    backend that drives HiGHS. A no-op once done, and when highspy is not installed.
+    """
+    global _banner_done
+    if _banner_done:
+        return
+    with _banner_lock:
+        if _banner_done:
+            return
+        _banner_done = True
+        if not installed("highspy"):
+            return
+        import ctypes
+
+        import highspy
+
+        sys.stdout.flush()
+        try:
+            saved = os.dup(1)
+        except OSError:  # no standard output to protect
+            highspy.Highs()
+            return
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            highspy.Highs()
+            if os.name == "posix":
+                # the banner may sit in the C library's stdout buffer: flush it to the
+                # null device before the descriptor is restored
+                ctypes.CDLL(None).fflush(None)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+            os.close(null)
 
 
 def reset_highs_threads(threads: int | None) -> None:

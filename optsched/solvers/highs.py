@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 
 from optsched.core.result import Result, Status
-from optsched.solvers.common import Capabilities, make_result, missing, reset_highs_threads
+from optsched.solvers.common import (
+    Capabilities,
+    make_result,
+    missing,
+    quiet_highs_banner,
+    reset_highs_threads,
+)
 from optsched.solvers.common import installed as _installed
 from optsched.solvers.program import ProgramData
 
@@ -116,6 +122,7 @@ def _new_highs(verbose: bool, time_limit, mip_gap, threads, seed, options: dict)
     """
     import highspy
 
+    quiet_highs_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("random_seed", int(seed))
@@ -205,6 +212,7 @@ def write(data: ProgramData, path: Path) -> None:
     """Write ``data`` to ``path`` (format by suffix: .mps or .lp) with ``Highs.writeModel``."""
     import highspy
 
+    quiet_highs_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.passModel(to_highs_lp(data, names=True))

@@ -68,6 +68,22 @@ def test_solve_json_returns_validated_schedule(instance_file, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["valid"] is True
 
 
+@pytest.mark.parametrize("backend", ["highs", "pyomo", "cvxpy"])
+def test_solve_json_on_stdout_is_json_alone(backend, tmp_path):
+    """Nothing but the result reaches standard output, at the file-descriptor level: a
+    solver library printing from C (HiGHS >= 1.16 prints a banner on its first
+    construction) would break ``optsched solve --json > out.json``."""
+    from optsched.gavel import demo_instance
+
+    path = tmp_path / "gavel.json"
+    demo_instance().to_json(path)
+    proc = subprocess.run([sys.executable, "-m", "optsched.cli", "solve", "gavel", str(path),
+                           "--json", "--backend", backend],
+                          cwd=REPO, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "optimal"
+
+
 def test_solve_with_backend_method_and_option(instance_file, capsys):
     assert main(["solve", "allox", str(instance_file), "--backend", "cvxpy",
                  "--method", "exact-ilp", "--json"]) == 0

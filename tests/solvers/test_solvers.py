@@ -2,6 +2,8 @@
 follow one dual sign convention, export files HiGHS can read back, and validate options."""
 
 import dataclasses
+import subprocess
+import sys
 
 import highspy
 import numpy as np
@@ -28,6 +30,7 @@ from lp_problems import (
     small,
     transportation,
 )
+from paths import REPO
 
 from optsched.core.result import Status
 from optsched.errors import InvalidOption, UnknownName
@@ -445,3 +448,19 @@ def test_options_of_one_call_do_not_reach_the_next():
     assert again.status is Status.OPTIMAL
     for key in fresh.values:
         np.testing.assert_array_equal(again.values[key], fresh.values[key])
+
+
+def test_highs_writes_nothing_to_standard_output_after_the_banner_is_quieted():
+    """The banner is once per process, so the check runs in a fresh one; the bytes that
+    reach descriptor 1 are what a shell redirection would capture."""
+    code = ("from optsched.solvers.common import quiet_highs_banner\n"
+            "quiet_highs_banner()\n"
+            "import highspy\n"
+            "h = highspy.Highs()\n"
+            "h.setOptionValue('output_flag', False)\n"
+            "h.run()\n"
+            "print('end')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "end\n"
