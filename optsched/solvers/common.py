@@ -131,34 +131,39 @@ def quiet_highs_banner() -> None:
     global _banner_done
     if _banner_done:
         return
+    # other threads wait here until the banner is out of the way: a Highs() of theirs
+    # constructed first would print it to the real standard output
     with _banner_lock:
         if _banner_done:
             return
+        if installed("highspy"):
+            _construct_one_highs_silently()
         _banner_done = True
-        if not installed("highspy"):
-            return
-        import ctypes
 
-        import highspy
 
-        sys.stdout.flush()
-        try:
-            saved = os.dup(1)
-        except OSError:  # no standard output to protect
-            highspy.Highs()
-            return
-        null = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(null, 1)
-            highspy.Highs()
-            if os.name == "posix":
-                # the banner may sit in the C library's stdout buffer: flush it to the
-                # null device before the descriptor is restored
-                ctypes.CDLL(None).fflush(None)
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-            os.close(null)
+def _construct_one_highs_silently() -> None:
+    import ctypes
+
+    import highspy
+
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no standard output to protect
+        highspy.Highs()
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        highspy.Highs()
+        if os.name == "posix":
+            # the banner may sit in the C library's stdout buffer: flush it to the null
+            # device before the descriptor is restored
+            ctypes.CDLL(None).fflush(None)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
 
 
 def reset_highs_threads(threads: int | None) -> None:
