@@ -122,7 +122,6 @@ def _new_highs(verbose: bool, time_limit, mip_gap, threads, seed, options: dict)
     """
     import highspy
 
-    quiet_highs_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("random_seed", int(seed))

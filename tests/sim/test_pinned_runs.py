@@ -94,10 +94,6 @@ def _file() -> dict[str, Any]:
     return json.loads(PINS.read_text())
 
 
-def _pins() -> dict[str, Any]:
-    return _file()["cells"]
-
-
 def pin_for(cell_name: str) -> tuple[dict[str, Any], str]:
     """The pin of a cell for the installed HiGHS, and what it was recorded under."""
     f = _file()
