@@ -37,6 +37,11 @@ class InvalidSchedule(InvalidInput):
     """A schedule violates the instance (capacity, gang size, arrival, work, ...)."""
 
 
+class InvalidOutput(InvalidInput):
+    """An output path cannot be written: it is an input of the same command, its folder
+    is missing, it is a folder, the place is not writable or the disk is full."""
+
+
 class InvalidOption(InvalidInput):
     """A keyword option (method, backend, time limit, ...) has a bad value."""
 
