@@ -3,17 +3,22 @@
 Exit codes: 0 success; 1 no answer (a solver returned no solution and no bound: time
 limit without incumbent, solver missing, error) or a method failed (e.g. a policy made
 an invalid decision, or its LP failed, in a simulation); 2 bad input (malformed instance
-or schedule, unknown name, unknown or bad option), with the message on stderr.
+or schedule, unknown name, unknown or bad option) or a bad output path (an input of the
+same command, a missing folder, a folder, an unwritable place, a full disk), with the
+message on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from optsched.cli import models, simulate, studies
 from optsched.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK
+from optsched.core.files import output_error
 from optsched.errors import InvalidInput, OptschedError
 from optsched.version import __version__
 
@@ -45,6 +50,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # only a failed write to the command's own output is the user's to fix; any
+        # other OSError is a defect and keeps its traceback
+        path = _output_file(args, exc)
+        if path is None:
+            raise
+        print(f"optsched: error: {output_error('--out', path, exc)}", file=sys.stderr)
+        return EXIT_INPUT
+
+
+def _output_file(args: argparse.Namespace, exc: OSError) -> str | None:
+    """The file of ``exc`` when it is the command's ``--out`` or inside that folder."""
+    out = getattr(args, "out", None)
+    if out is None:
+        return None
+    root = Path(os.path.abspath(out))
+    for name in (exc.filename, exc.filename2):
+        if isinstance(name, (str, os.PathLike)):
+            f = Path(os.path.abspath(name))
+            if f == root or root in f.parents:
+                return str(name)
+    return None
 
 
 if __name__ == "__main__":  # pragma: no cover
