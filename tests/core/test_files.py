@@ -257,3 +257,28 @@ def test_instance_and_schedule_writers_are_atomic(tmp_path, monkeypatch):
         assert f.read_text() == old
     assert load_instance(tmp_path / "inst.json") == inst
     _no_temp(tmp_path)
+
+
+def test_benchmark_results_are_written_atomically(tmp_path, monkeypatch):
+    """benchmarks/common.write_results (every benchmark's JSON and Markdown) keeps the
+    committed results whole when the write fails."""
+    import importlib.util
+
+    from paths import BENCHMARKS
+
+    spec = importlib.util.spec_from_file_location("bench_common", BENCHMARKS / "common.py")
+    assert spec is not None and spec.loader is not None
+    common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(common)
+    monkeypatch.setattr(common, "RESULTS", tmp_path)
+    monkeypatch.setattr(common, "machine_info", lambda: {
+        "cpu": "cpu", "cpu_count": 2, "memory_gib": 1, "platform": "p", "python": "3",
+        "packages": {}, "commit": None, "date": "d"})
+    rows = [{"n": 1, "seconds": 0.5}]
+    jpath, mpath = common.write_results("b", rows, ["n", "seconds"], title="B")
+    old = jpath.read_text(), mpath.read_text()
+    monkeypatch.setattr(os, "fsync", _enospc)
+    with pytest.raises(InvalidOutput, match="no space left on the device"):
+        common.write_results("b", [{"n": 2, "seconds": 9.0}], ["n", "seconds"], title="B")
+    assert (jpath.read_text(), mpath.read_text()) == old
+    _no_temp(tmp_path)
