@@ -19,7 +19,7 @@ from pathlib import Path
 from optsched.cli import models, simulate, studies
 from optsched.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from optsched.core.files import output_error
-from optsched.errors import InvalidInput, OptschedError
+from optsched.errors import InvalidInput, InvalidOutput, OptschedError
 from optsched.version import __version__
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT"]
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except InvalidInput as exc:
-        print(f"optsched: error: {exc}", file=sys.stderr)
+        print(f"optsched: error: {_as_option(exc, args)}", file=sys.stderr)
         return EXIT_INPUT
     except OptschedError as exc:  # a policy's invalid decision, a failed solve, ...
         print(f"optsched: failed: {exc}", file=sys.stderr)
@@ -60,18 +60,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
 
 
+def _under_out(args: argparse.Namespace, name: object) -> bool:
+    """Whether the file ``name`` is the command's ``--out`` or inside that folder."""
+    out = getattr(args, "out", None)
+    if out is None or not isinstance(name, (str, os.PathLike)):
+        return False
+    root, f = Path(os.path.abspath(out)), Path(os.path.abspath(name))
+    return f == root or root in f.parents
+
+
 def _output_file(args: argparse.Namespace, exc: OSError) -> str | None:
     """The file of ``exc`` when it is the command's ``--out`` or inside that folder."""
-    out = getattr(args, "out", None)
-    if out is None:
-        return None
-    root = Path(os.path.abspath(out))
     for name in (exc.filename, exc.filename2):
-        if isinstance(name, (str, os.PathLike)):
-            f = Path(os.path.abspath(name))
-            if f == root or root in f.parents:
-                return str(name)
+        if _under_out(args, name):
+            return str(name)
     return None
+
+
+def _as_option(exc: InvalidInput, args: argparse.Namespace) -> InvalidInput:
+    """A library writer names its own parameter (``path``, ``out``); on the command line
+    a file written under ``--out`` is reported as ``--out``, with the file and reason."""
+    if isinstance(exc, InvalidOutput) and not exc.path.startswith("--") and \
+            _under_out(args, exc.value):
+        return InvalidOutput("--out", exc.value, exc.reason)
+    return exc
 
 
 if __name__ == "__main__":  # pragma: no cover

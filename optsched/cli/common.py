@@ -3,19 +3,17 @@ formats and the progress line on stderr."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import sys
-from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 from optsched.core.jsonio import check_document
-from optsched.errors import InvalidOption, InvalidOutput
+from optsched.errors import InvalidOption
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "parse_options", "num", "pct", "secs",
-           "hours", "table", "progress", "as_option"]
+           "hours", "table", "progress"]
 
 EXIT_OK = 0
 #: a solver produced no answer, a method or a policy failed
@@ -95,18 +93,6 @@ def table(rows: list[list[str]], header: list[str],
                          for i, (c, w) in enumerate(zip(cells, width))).rstrip()
 
     return "\n".join([line(header), line(["-" * w for w in width]), *map(line, rows)])
-
-
-@contextlib.contextmanager
-def as_option(option: str = "--out") -> Iterator[None]:
-    """Report a failed write inside (a library function's ``path`` or ``out``) as the
-    command-line ``option`` the user gave, with the file and the reason."""
-    try:
-        yield
-    except InvalidOutput as exc:
-        if exc.path == option:
-            raise
-        raise InvalidOutput(option, exc.value, exc.reason) from None
 
 
 def progress(text: str, *, end: str = "\n") -> None:

@@ -17,7 +17,7 @@ import dataclasses
 import math
 from pathlib import Path
 
-from optsched.cli.common import EXIT_OK, as_option, hours, parse_options, progress
+from optsched.cli.common import EXIT_OK, hours, parse_options, progress
 from optsched.core.files import check_output, write_text
 from optsched.core.instance import Cluster, Instance, load_instance
 from optsched.core.jsonio import load_json
@@ -181,7 +181,6 @@ def cmd_plot(args) -> int:
 
     check_output(args.out, [args.results], folder=True, names=RESULT_FIGURES)
     data = load_json(args.results, InvalidInput, "results")
-    with as_option("--out"):
-        for f in plot_result(data, args.out, gantt_jobs=args.gantt_jobs):
-            print(f)
+    for f in plot_result(data, args.out, gantt_jobs=args.gantt_jobs):
+        print(f)
     return EXIT_OK

@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from optsched.cli.common import EXIT_FAILED, EXIT_OK, as_option
+from optsched.cli.common import EXIT_FAILED, EXIT_OK
 from optsched.core.files import check_output
 
 __all__ = ["add_parsers"]
@@ -59,8 +59,7 @@ def cmd_reproduce(args) -> int:
     from optsched.studies.reproduce import run_reproduction
 
     check_output(args.out, folder=True)  # before the claims run, not after
-    with as_option("--out"):
-        rows = run_reproduction(args.out, quick=args.quick, only=args.only)
+    rows = run_reproduction(args.out, quick=args.quick, only=args.only)
     print(args.out / "REPRODUCTION.md")
     return EXIT_FAILED if any(r.verdict == "error" for r in rows) else EXIT_OK
 
@@ -80,12 +79,10 @@ def cmd_sweep(args) -> int:
                  names=["config.json", "cells.jsonl", f"results.{args.fmt}",
                         *(f"{col}.png" for col in args.plot)])
     t = time.perf_counter()
-    with as_option("--out"):
-        rows, computed = run_sweep(config, out, workers=args.workers, engine=args.engine,
-                                   fmt=args.fmt, scheduler=args.scheduler,
-                                   progress=args.progress)
-        for col in args.plot:
-            print(plot_sweep(rows, col, out / f"{col}.png", x=x, title=config.name))
+    rows, computed = run_sweep(config, out, workers=args.workers, engine=args.engine,
+                               fmt=args.fmt, scheduler=args.scheduler, progress=args.progress)
+    for col in args.plot:
+        print(plot_sweep(rows, col, out / f"{col}.png", x=x, title=config.name))
     errors = sum(r["status"] == "error" for r in rows)
     print(f"sweep {config.name}: {len(rows)} cells, {computed} computed, "
           f"{len(rows) - computed} reused, {errors} errors, "
