@@ -1,7 +1,9 @@
 """Shared by every benchmark script: machine facts and result files.
 
 Each benchmark writes ``benchmarks/results/<name>.json`` (rows + machine + parameters)
-and ``benchmarks/results/<name>.md`` (the same rows as a Markdown table).
+and ``benchmarks/results/<name>.md`` (the same rows as a Markdown table), atomically
+(:func:`write_result_file`): an interrupted benchmark leaves the previous committed
+results whole, never a truncated file.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
+
+from optsched.core.files import write_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -78,6 +82,19 @@ def markdown_table(rows: list[dict], columns: list[str]) -> str:
     return "\n".join([head, sep, *body])
 
 
+def write_result_file(path: Path, text: str) -> Path:
+    """Write one result file (JSON, Markdown) through optsched's atomic writer: a
+    temporary file beside ``path`` renamed over it once complete."""
+    return write_text(path, text, field="path")
+
+
+def save_figure(fig, path: Path) -> Path:
+    """Save a benchmark figure (laid out, 120 dpi) atomically and close it."""
+    from optsched.plotting import save_figure as save
+
+    return save(fig, path)
+
+
 def write_results(name: str, rows: list[dict], columns: list[str], *, title: str,
                   params: dict | None = None, notes: str = "") -> tuple[Path, Path]:
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -85,7 +102,7 @@ def write_results(name: str, rows: list[dict], columns: list[str], *, title: str
     payload = {"benchmark": name, "title": title, "machine": info, "params": params or {},
                "rows": rows, "notes": notes}
     jpath = RESULTS / f"{name}.json"
-    jpath.write_text(json.dumps(payload, indent=1, default=str) + "\n")
+    write_result_file(jpath, json.dumps(payload, indent=1, default=str) + "\n")
     md = [f"# {title}", "",
           f"Machine: {info['cpu']} ({info['cpu_count']} cores, {info['memory_gib']} GiB), "
           f"{info['platform']}, Python {info['python']}; "
@@ -97,5 +114,5 @@ def write_results(name: str, rows: list[dict], columns: list[str], *, title: str
     if notes:
         md += [notes, ""]
     mpath = RESULTS / f"{name}.md"
-    mpath.write_text("\n".join(md))
+    write_result_file(mpath, "\n".join(md))
     return jpath, mpath

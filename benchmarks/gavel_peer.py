@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import RESULTS, machine_info, markdown_table
+from common import RESULTS, machine_info, markdown_table, write_result_file
 
 from optsched.catalog import read_gavel_trace
 from optsched.registry import get_policy
@@ -222,7 +222,7 @@ def _f(v, d=2) -> str:
 def write(rows: list[dict], partial: list[dict], params: dict, notes: list[str]) -> None:
     info = machine_info()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "gavel_peer.json").write_text(json.dumps(
+    write_result_file(RESULTS / "gavel_peer.json", json.dumps(
         {"benchmark": "gavel_peer", "peer": PEER, "peer_commit": PEER_COMMIT,
          "machine": info, "params": params, "rows": rows, "aborted_peer_runs": partial,
          "notes": notes},
@@ -298,7 +298,7 @@ def write(rows: list[dict], partial: list[dict], params: dict, notes: list[str])
                + "): the jobs each side had finished by the instant Gavel stopped.", "",
                markdown_table(tab, list(tab[0])), ""]
     md += ["## Remaining differences, explained", ""] + [f"* {t}" for t in notes] + [""]
-    (RESULTS / "gavel_peer.md").write_text("\n".join(md))
+    write_result_file(RESULTS / "gavel_peer.md", "\n".join(md))
 
 
 NOTES = [
@@ -384,7 +384,7 @@ def main() -> None:
                   f"{after['makespan_h']:.1f} h, wall {after['wall_s']:.0f} s", flush=True)
             if args.save_runs:
                 args.save_runs.mkdir(parents=True, exist_ok=True)
-                (args.save_runs / name).write_text(json.dumps(after) + "\n")
+                write_result_file(args.save_runs / name, json.dumps(after) + "\n")
             before = None
             if args.before and (args.before / name).exists():
                 before = json.loads((args.before / name).read_text())

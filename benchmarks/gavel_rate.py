@@ -33,7 +33,7 @@ import argparse
 from typing import Any
 
 import numpy as np
-from common import RESULTS, pyplot, write_results
+from common import RESULTS, pyplot, save_figure, write_results
 
 POLICIES = ["gavel.max_min_fairness", "gavel.max_min_fairness_agnostic", "gavel.fifo",
             "gavel.fifo_agnostic"]
@@ -159,9 +159,7 @@ def figure(rows: list[dict], name: str) -> None:
         ax.set_xlabel("input job rate (jobs/h)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(img / f"{name}.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, img / f"{name}.png")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import RESULTS, pyplot, write_results
+from common import RESULTS, pyplot, save_figure, write_result_file, write_results
 
 POLICIES = ["tiresias.yarn_fifo", "tiresias.las", "tiresias.gittins",
             "gavel.max_min_fairness_agnostic"]
@@ -229,7 +229,7 @@ def main() -> None:
     payload = json.loads((RESULTS / f"{args.name}.json").read_text())
     payload["largest_runs"] = runs
     payload["profiles"] = profiles
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(payload, indent=1) + "\n")
+    write_result_file(RESULTS / f"{args.name}.json", json.dumps(payload, indent=1) + "\n")
     figures(rows, runs, args.name, "gpus" if args.servers and len(args.servers) > 1 else "jobs")
 
 
@@ -260,9 +260,7 @@ def figures(rows: list[dict], runs: dict, name: str, x_key: str = "jobs") -> Non
                       else "GPUs (servers of 8 P100)")
         ax.grid(alpha=0.3, which="both")
     axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(img / f"{name}_loglog.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, img / f"{name}_loglog.png")
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for policy, r in runs.items():
         q = np.array(r["jct_quantiles_h"])
@@ -277,9 +275,7 @@ def figures(rows: list[dict], runs: dict, name: str, x_key: str = "jobs") -> Non
     for ax in axes:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(img / f"{name}_jct_util.png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, img / f"{name}_jct_util.png")
     print(img / f"{name}_loglog.png", img / f"{name}_jct_util.png")
 
 

@@ -44,7 +44,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import RESULTS, write_results
+from common import RESULTS, write_result_file, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = ("highs_s", "policy_s", "choose_nodes_s", "check_s", "validate_s", "metrics_s")
@@ -281,7 +281,8 @@ def main() -> None:
     payload["decisions_identical"] = same_decisions
     payload["replays"] = replays
     payload["cprofile"] = profiles
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(payload, indent=1, default=str) + "\n")
+    write_result_file(RESULTS / f"{args.name}.json",
+                      json.dumps(payload, indent=1, default=str) + "\n")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,14 @@ class InvalidSchedule(InvalidInput):
 
 class InvalidOutput(InvalidInput):
     """An output path cannot be written: it is an input of the same command, its folder
-    is missing, it is a folder, the place is not writable or the disk is full."""
+    is missing, it is a folder, the place is not writable or the disk is full.
+
+    Unlike other input errors the path (``value``) is never shortened in the message.
+    """
+
+    def __init__(self, path: str, value: Any, reason: str):
+        super().__init__(path, value, reason)
+        Exception.__init__(self, f"{path}: {reason} (got {str(value)!r})")
 
 
 class InvalidOption(InvalidInput):

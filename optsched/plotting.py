@@ -3,9 +3,10 @@ Gantt charts (per device, or per job coloured by GPU type), sweep lines, and the
 figures of a simulation result (``optsched plot``).
 
 The functions take plain data (JCTs, schedules or the JSON form of allocations) and write
-a 120-dpi PNG through :func:`save_figure`. matplotlib is imported lazily (the ``plot``
-extra: ``pip install optsched[plot]``); without it :class:`MatplotlibMissing` names the
-extra to install.
+a 120-dpi PNG through :func:`save_figure`, atomically (:mod:`optsched.core.files`): a
+failed or interrupted save leaves the previous figure, never a truncated one. matplotlib
+is imported lazily (the ``plot`` extra: ``pip install optsched[plot]``); without it
+:class:`MatplotlibMissing` names the extra to install.
 """
 
 from __future__ import annotations
@@ -17,13 +18,17 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.files import ensure_folder, open_atomic
 from optsched.core.instance import Instance
 from optsched.core.schedule import Allocation, Schedule
 from optsched.errors import InvalidInput, InvalidOption
 
 __all__ = ["MatplotlibMissing", "save_figure", "can_plot", "utilization_curve", "jct_cdf",
            "utilization", "gantt_by_device", "gantt_by_job", "bars", "lines",
-           "sweep_lines", "plot_result"]
+           "sweep_lines", "plot_result", "RESULT_FIGURES"]
+
+#: the files :func:`plot_result` writes in its folder
+RESULT_FIGURES = ("jct_cdf.png", "utilization.png", "gantt.png")
 
 
 class MatplotlibMissing(InvalidInput):
@@ -51,17 +56,26 @@ def _mpl() -> Any:
 
 
 def save_figure(fig: Any, path: str | Path, *, title: str | None = None) -> Path:
-    """Lay out ``fig`` (with an optional suptitle), write it to ``path`` as a 120-dpi PNG,
-    creating the folder, and close it; every optsched figure is saved this way."""
+    """Lay out ``fig`` (with an optional suptitle), write it to ``path`` at 120 dpi in the
+    format its suffix names (PNG without one), creating the folder, and close it; every
+    optsched figure is saved this way.
+
+    The image is drawn into a temporary file beside ``path`` and renamed over it
+    (:func:`optsched.core.files.open_atomic`); a folder or file that cannot be written
+    is :class:`~optsched.errors.InvalidOutput` naming it.
+    """
     import matplotlib.pyplot as plt
 
-    if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        if title:
+            fig.suptitle(title, fontsize=10)
+        fig.tight_layout()
+        ensure_folder(path.parent, field="path")
+        with open_atomic(path, "wb", field="path") as fh:
+            fig.savefig(fh, dpi=120, format=path.suffix.lstrip(".").lower() or "png")
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -317,11 +331,11 @@ def plot_result(data: Mapping, out_dir: str | Path, *, gantt_jobs: int = 60,
     label = title or f"{data.get('method', '')} ({extra.get('instance', '')})"
     total = int(extra.get("total_gpus") or 0) or max(
         (sum(a["gpus"] for a in allocs) if allocs else 1), 1)
+    cdf, util, gantt = (out / name for name in RESULT_FIGURES)
     return [
-        jct_cdf({label: list((metrics.get("jct") or {}).values())}, out / "jct_cdf.png",
+        jct_cdf({label: list((metrics.get("jct") or {}).values())}, cdf,
                 title=f"JCT CDF - {label}"),
-        utilization({label: allocs}, total, out / "utilization.png",
-                    title=f"Utilisation - {label}"),
-        gantt_by_job(allocs, out / "gantt.png", jobs=gantt_jobs,
+        utilization({label: allocs}, total, util, title=f"Utilisation - {label}"),
+        gantt_by_job(allocs, gantt, jobs=gantt_jobs,
                      title=f"Gantt (first {gantt_jobs} jobs) - {label}"),
     ]

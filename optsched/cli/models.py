@@ -9,6 +9,7 @@ from pathlib import Path
 
 from optsched.cli.common import EXIT_FAILED, EXIT_OK, num, parse_options, pct, progress, secs, table
 from optsched.compare import Row, compare, result_row
+from optsched.core.files import check_output, write_text
 from optsched.core.instance import Instance, instance_json_schema, load_instance
 from optsched.errors import InvalidOption
 from optsched.options import SOLVER_OPTIONS
@@ -125,6 +126,8 @@ def cmd_demo(args) -> int:
 
 
 def cmd_solve(args) -> int:
+    if args.out:  # before the solve: never over the instance, never after an hour lost
+        check_output(args.out, [args.instance])
     inst = load_instance(args.instance)
     spec = get_model(args.model)
     method = spec.method(args.method)
@@ -139,7 +142,7 @@ def cmd_solve(args) -> int:
     progress(f"{res.status.value}, {secs(res.seconds)} s")
     text = json.dumps(res.to_dict(values=args.values), indent=1)
     if args.out:
-        Path(args.out).write_text(text + "\n")
+        write_text(args.out, text + "\n")
     if args.json:
         print(text)
     else:
@@ -230,6 +233,9 @@ def cmd_instance(args) -> int:
     from optsched import catalog
 
     name = args.name
+    if args.out is not None:
+        cluster = args.cluster and Path(args.cluster)
+        check_output(args.out, [cluster] if cluster and cluster.is_file() else [])
     known = catalog_instances()
     if name not in known:
         from optsched.errors import UnknownName
@@ -247,7 +253,7 @@ def cmd_instance(args) -> int:
     if args.out is None:
         print(inst.to_json())
     else:
-        inst.to_json(args.out)
+        write_text(args.out, inst.to_json() + "\n")
         print(f"{args.out}: {inst.name}, {_cluster_text(inst)}")
     return EXIT_OK
 

@@ -18,6 +18,7 @@ import math
 from pathlib import Path
 
 from optsched.cli.common import EXIT_OK, hours, parse_options, progress
+from optsched.core.files import check_output, write_text
 from optsched.core.instance import Cluster, Instance, load_instance
 from optsched.core.jsonio import load_json
 from optsched.errors import InvalidInput, InvalidOption
@@ -140,6 +141,9 @@ def cmd_simulate(args) -> int:
         options["backend"] = args.backend
     spec = policy_spec(args.policy)
     spec.check(options)  # a bad name or option fails before any work
+    if args.out is not None:
+        check_output(args.out, [args.trace if args.trace and args.trace.is_file() else None,
+                                args.instance, _cluster_file(args.cluster)])
     inst = build_instance(args)
     res = simulate(inst, args.policy, seed=args.seed, progress=args.progress,
                    max_time=args.max_time, **options)
@@ -163,14 +167,19 @@ def cmd_simulate(args) -> int:
     if args.out is not None:
         import json
 
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(res.to_dict(), indent=1) + "\n")
+        write_text(args.out, json.dumps(res.to_dict(), indent=1) + "\n")
     return EXIT_OK
 
 
-def cmd_plot(args) -> int:
-    from optsched.plotting import plot_result
+def _cluster_file(spec: str | None) -> Path | None:
+    """``--cluster`` when it names a file (an input), not a preset."""
+    return Path(spec) if spec is not None and Path(spec).is_file() else None
 
+
+def cmd_plot(args) -> int:
+    from optsched.plotting import RESULT_FIGURES, plot_result
+
+    check_output(args.out, [args.results], folder=True, names=RESULT_FIGURES)
     data = load_json(args.results, InvalidInput, "results")
     for f in plot_result(data, args.out, gantt_jobs=args.gantt_jobs):
         print(f)

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from optsched.cli.common import EXIT_FAILED, EXIT_OK
+from optsched.core.files import check_output
 
 __all__ = ["add_parsers"]
 
@@ -57,6 +58,7 @@ def add_parsers(subparsers) -> None:
 def cmd_reproduce(args) -> int:
     from optsched.studies.reproduce import run_reproduction
 
+    check_output(args.out, folder=True)  # before the claims run, not after
     rows = run_reproduction(args.out, quick=args.quick, only=args.only)
     print(args.out / "REPRODUCTION.md")
     return EXIT_FAILED if any(r.verdict == "error" for r in rows) else EXIT_OK
@@ -72,7 +74,10 @@ def cmd_sweep(args) -> int:
         if col not in COLUMNS:
             raise InvalidOption("--x" if col == x else "--plot", col,
                                 f"not a column of the sweep table ({', '.join(COLUMNS)})")
-    out = args.out or Path(f"sweep-{config.name}")
+    out = args.out = args.out or Path(f"sweep-{config.name}")
+    check_output(out, [args.config], folder=True,  # before any cell runs
+                 names=["config.json", "cells.jsonl", f"results.{args.fmt}",
+                        *(f"{col}.png" for col in args.plot)])
     t = time.perf_counter()
     rows, computed = run_sweep(config, out, workers=args.workers, engine=args.engine,
                                fmt=args.fmt, scheduler=args.scheduler, progress=args.progress)

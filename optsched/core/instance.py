@@ -37,6 +37,7 @@ from optsched.core.fields import (
     _require,
     _str,
 )
+from optsched.core.files import write_text
 from optsched.core.job_profiles import GpuMemory, Sensitivity, Utility
 from optsched.core.jsonio import load_json, parse_json
 from optsched.core.schema import instance_json_schema
@@ -414,8 +415,8 @@ class Instance:
 
     def to_json(self, path: str | Path | None = None, indent: int | None = 1) -> str:
         text = json.dumps(self.to_dict(), indent=indent)
-        if path is not None:
-            Path(path).write_text(text + "\n")
+        if path is not None:  # atomically: a failed write leaves the old file whole
+            write_text(path, text + "\n", field="path")
         return text
 
     @classmethod

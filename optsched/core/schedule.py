@@ -38,6 +38,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from optsched.core.fields import MAX_INTEGER
+from optsched.core.files import write_text
 from optsched.core.jsonio import load_json
 from optsched.core.progress import PROGRESS_RULES, check_progress_rule
 from optsched.errors import InvalidOption, InvalidSchedule
@@ -174,8 +175,8 @@ class Schedule:
 
     def to_json(self, path: str | Path | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=1)
-        if path is not None:
-            Path(path).write_text(text + "\n")
+        if path is not None:  # atomically: a failed write leaves the old file whole
+            write_text(path, text + "\n", field="path")
         return text
 
     @classmethod

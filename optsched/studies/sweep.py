@@ -101,6 +101,7 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
+from optsched.core.files import ensure_folder, open_atomic, write_text
 from optsched.core.jsonio import parse_json, parse_toml, read_text
 from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
 from optsched.progressbar import ProgressBar
@@ -678,9 +679,8 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
         _require_pyarrow()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidOption("workers", workers, "must be an integer >= 1")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n")
+    out = ensure_folder(out, field="out")
+    write_text(out / "config.json", json.dumps(config.to_dict(), indent=1) + "\n", field="out")
     store = out / "cells.jsonl"
     done = _read_store(store)
     grid = [c.params() for c in cells_of(config)]
@@ -721,23 +721,25 @@ def _require_pyarrow():
 
 def write_table(rows: Sequence[Mapping[str, Any]], path: str | Path, fmt: str | None = None
                 ) -> Path:
-    """Write ``rows`` (columns :data:`COLUMNS`) as CSV, JSON lines or Parquet."""
+    """Write ``rows`` (columns :data:`COLUMNS`) as CSV, JSON lines or Parquet, atomically
+    (a temporary file renamed into place: a failed write leaves the old table whole)."""
     path = Path(path)
     fmt = fmt or path.suffix.lstrip(".")
     if fmt == "csv":
-        with path.open("w", newline="") as fh:
+        with open_atomic(path, "w", field="path", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
             w.writeheader()
             for r in rows:
                 w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in COLUMNS})
     elif fmt == "jsonl":
-        path.write_text("".join(json.dumps({k: r.get(k) for k in COLUMNS}) + "\n"
-                                for r in rows))
+        write_text(path, "".join(json.dumps({k: r.get(k) for k in COLUMNS}) + "\n"
+                                 for r in rows), field="path")
     elif fmt == "parquet":
         pq = _require_pyarrow()
         import pyarrow as pa
-        pq.write_table(pa.Table.from_pylist([{k: r.get(k) for k in COLUMNS} for r in rows]),
-                       path)
+        table = pa.Table.from_pylist([{k: r.get(k) for k in COLUMNS} for r in rows])
+        with open_atomic(path, "wb", field="path") as fh:
+            pq.write_table(table, fh)
     else:
         raise UnknownName("format", fmt, f"known formats: {', '.join(FORMATS)}")
     return path
