@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from optsched.cli import models, simulate, studies
+from optsched.cli import bound, models, simulate, studies
 from optsched.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from optsched.errors import InvalidInput, OptschedError
 from optsched.version import __version__
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_parsers(sub)
     simulate.add_parsers(sub)
     studies.add_parsers(sub)
+    bound.add_parsers(sub)
     return p
 
 
