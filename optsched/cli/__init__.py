@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from optsched.cli import models, simulate, studies
+from optsched.cli import bound, models, simulate, studies
 from optsched.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from optsched.core.files import output_error
 from optsched.errors import InvalidInput, InvalidOutput, OptschedError
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_parsers(sub)
     simulate.add_parsers(sub)
     studies.add_parsers(sub)
+    bound.add_parsers(sub)
     return p
 
 

@@ -1,0 +1,118 @@
+"""Certified lower bounds at the papers' scale, and every committed policy's gap to them.
+
+Cases (each bound computed in a child process, timed by ``process_time`` for CPU and
+``perf_counter`` for wall, peak memory from ``getrusage``):
+
+* Gavel's 2,000-job trace on gavel-108 at its recorded arrivals (the policies' values
+  from ``results/simulate_gavel.json``);
+* the whole Philly trace (82,247 jobs, tiresias-n256g8, 2,048 GPUs) at load 1 (values
+  from ``results/philly_scale.json``) and at 6x arrivals;
+* its first 20,000 jobs at 6x arrivals (values from ``results/philly_load6.json``).
+
+Per case: each bound method's mean-JCT and makespan bound, the best, CPU seconds, peak
+memory; per committed policy run: its value and value / bound (the gap: how far from
+the optimum the policy can at most be).
+
+    python benchmarks/bounds_scale.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from common import RESULTS, write_results
+
+CASES = {
+    "gavel-2000": dict(trace="gavel-philly-2000", cluster="gavel-108", jobs=None, load=1.0,
+                       policies=("simulate_gavel", None)),
+    "philly-load1": dict(trace="philly", cluster=None, jobs=None, load=1.0,
+                         policies=("philly_scale", 82247)),
+    "philly-load6": dict(trace="philly", cluster=None, jobs=None, load=6.0,
+                         policies=None),
+    "philly-20000-load6": dict(trace="philly", cluster=None, jobs=20000, load=6.0,
+                               policies=("philly_load6", 20000)),
+}
+
+
+def _child(case: str) -> None:
+    from optsched.catalog import read_trace
+    from optsched.sim.bounds import lower_bounds
+
+    c = CASES[case]
+    inst = read_trace(c["trace"], c["cluster"], jobs=c["jobs"], load=c["load"])
+    t0, c0 = time.perf_counter(), time.process_time()
+    b = lower_bounds(inst)
+    out = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0,
+           "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+           "n_jobs": inst.n_jobs, "bounds": b.to_dict()}
+    print(json.dumps(out))
+
+
+def _policy_values(spec) -> list[dict]:
+    if spec is None:
+        return []
+    name, jobs = spec
+    rows = json.loads((RESULTS / f"{name}.json").read_text())["rows"]
+    out = []
+    for r in rows:
+        if jobs is not None and r.get("jobs") != jobs:
+            continue
+        if r.get("completed") not in (None, r.get("jobs")):
+            continue
+        out.append({"policy": r["policy"], "mean_jct_h": r["mean_jct_h"],
+                    "makespan_h": r["makespan_h"]})
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--cases", nargs="*", default=list(CASES))
+    args = ap.parse_args()
+    if args.child:
+        _child(args.child)
+        return
+    rows = []
+    for case in args.cases:
+        proc = subprocess.run([sys.executable, __file__, "--child", case], capture_output=True,
+                              text=True, check=True)
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        b = r["bounds"]
+        methods = {m: v for m, v in b["by_method"].items()}
+        row = {"case": case, "jobs": r["n_jobs"], "policy": "(bound)",
+               "mean_jct_h": b["mean_jct"] / 3600, "makespan_h": b["makespan"] / 3600,
+               "mean_jct_from": b["source"]["mean_jct"], "makespan_from": b["source"]["makespan"],
+               "cpu_s": round(r["cpu_s"], 2), "wall_s": round(r["wall_s"], 2),
+               "peak_rss_mib": round(r["peak_rss_mib"], 1),
+               "methods": "; ".join(
+                   f"{m} {v['total_completion'] is not None and 'jct' or 'cmax'}"
+                   for m, v in methods.items()),
+               "skipped": "; ".join(f"{m}: {w}" for m, w in b["skipped"].items()) or "-"}
+        rows.append(row)
+        for p in _policy_values(CASES[case]["policies"]):
+            rows.append({"case": case, "jobs": r["n_jobs"], "policy": p["policy"],
+                         "mean_jct_h": p["mean_jct_h"], "makespan_h": p["makespan_h"],
+                         "gap_mean_jct": p["mean_jct_h"] / row["mean_jct_h"],
+                         "gap_makespan": p["makespan_h"] / row["makespan_h"]})
+        print(case, row["mean_jct_h"], row["makespan_h"], row["cpu_s"], flush=True)
+    write_results(
+        "bounds_scale", rows,
+        ["case", "jobs", "policy", "mean_jct_h", "gap_mean_jct", "makespan_h", "gap_makespan",
+         "mean_jct_from", "makespan_from", "cpu_s", "wall_s", "peak_rss_mib", "skipped"],
+        title="Certified lower bounds at scale, and each committed policy's gap",
+        params={"bounds": "optsched.sim.bounds.lower_bounds defaults",
+                "policy_values": "committed results simulate_gavel, philly_scale, philly_load6"},
+        notes="gap = policy value / certified lower bound: the policy is at most that factor "
+              "from the optimum. CPU and memory: the bound's child process (peak RSS with the "
+              "interpreter, imports and the trace). Machine: 2 cores shared with other work.")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    main()

@@ -1,0 +1,632 @@
+r"""Certified lower bounds on the mean JCT and the makespan of *any* schedule of an
+instance, in the setting the simulator runs every policy in.
+
+The setting
+-----------
+Heterogeneous GPU types (:math:`M_k` GPUs of type :math:`k`); job :math:`j` arrives at
+:math:`r_j`, must do :math:`E_j` iterations, runs as a gang of :math:`W_j` workers at
+per-worker rate :math:`\tau_{jk}` on type :math:`k`; a gang over several types runs at
+its slowest type's rate (:mod:`optsched.core.progress`). Preemption, migration and
+re-sizing are allowed at any instant (round boundaries and the simulator's event
+epochs are special cases), so every schedule the simulator or an exact model produces
+is a schedule of this setting. What a policy may additionally do widens the setting
+(:class:`Setting`): ``progress_rule`` ``"partial"`` or ``"additive"``, ``forking``
+(copies on distinct nodes whose rates add up), ``sharing`` (a fraction :math:`s` of a
+GPU at rate factor :math:`\min(1, s/u_j)`), ``resource_sensitive`` (CPU/DRAM per GPU
+scale the rate by at most :math:`\bar\rho_j = \max` of the job's sensitivity table).
+
+Three quantities bound every such schedule, job by job:
+
+* the **fastest rate** :math:`R_j = G_j \max_k \tau_{jk} \bar\rho_j`, with
+  :math:`G_j` the most GPUs the job may hold at once (:math:`W_j`; with forking
+  :math:`\sum_h \min(W_j, \text{usable GPUs of node } h)`), so the job is busy at least
+  :math:`p_j = E_j / R_j` seconds;
+* the **area** :math:`a_{jk} = E_j u_j / (\tau_{jk} \bar\rho_j)` GPU-seconds of type
+  :math:`k` per unit of its work (:math:`u_j` the compute share under ``sharing``, else
+  1): a GPU of type :math:`k` does at most :math:`1/a_{jk}` of job :math:`j` per second;
+* the **mean busy time** :math:`\mu_j = \int t \, dF_j(t)`, :math:`F_j` the fraction of
+  the job done by :math:`t`. As :math:`F_j` grows at most at rate :math:`1/p_j` and ends
+  at :math:`C_j`, :math:`\mu_j \le C_j - p_j/2` (Goemans et al. 2002, Lemma 2.1 in the
+  single-machine form; the proof only uses the rate limit). Also
+  :math:`C_j \ge r_j + p_j`.
+
+The bounds (each a theorem, proved in ``docs/bounds.md``)
+----------------------------------------------------------
+``per_job``
+    :math:`\sum_j w_j C_j \ge \sum_j w_j (r_j + p_j)`, :math:`C_{\max} \ge \max_j (r_j + p_j)`.
+``pooled``
+    Pool all GPUs into one fluid machine. Measure job :math:`j` in its best-type area
+    :math:`a_j = \min_k a_{jk}`; a GPU of type :math:`k` then delivers at most
+    :math:`\sigma_k = \max_j a_j / a_{jk} \le 1` area-seconds per second to any job, so
+    the machine has speed :math:`S = \sum_k \sigma_k M_k`. Any schedule induces a
+    preemptive fluid schedule of this machine with the same :math:`F_j`. On it
+    :math:`\sum_j w_j \mu_j` is minimised by processing, at each instant, the released
+    job of largest :math:`w_j / a_j` (an exchange argument; Goemans 1997 for one
+    machine), so with :math:`\mu^{*}_j` that schedule's mean busy times,
+    :math:`\sum_j w_j C_j \ge \sum_j w_j (\mu^{*}_j + p_j / 2)`. The machine needs until
+    :math:`\max_s \big(s + \sum_{j: r_j \ge s} a_j / S\big)` to process everything,
+    a bound on :math:`C_{\max}`. :math:`O(n \log n)`; no LP.
+``interval_lp``
+    Time cut at :math:`b_0 < b_1 < \dots < b_L` plus an open last interval;
+    :math:`x_{jk\ell} \ge 0` the fraction of job :math:`j` done on type :math:`k` in
+    interval :math:`\ell`, from :math:`s_{j\ell} = \max(b_\ell, r_j)`:
+
+    .. math::
+
+        \min \sum_j w_j C_j \;\text{s.t.}\;
+        \sum_{k,\ell} x_{jk\ell} = 1,\quad
+        \sum_j a_{jk} x_{jk\ell} \le M_k (b_{\ell+1} - b_\ell),\quad
+        \sum_k \frac{E_j}{G_j \tau_{jk}\bar\rho_j} x_{jk\ell} \le b_{\ell+1} - s_{j\ell},
+
+        C_j \ge \sum_{k,\ell} s_{j\ell} x_{jk\ell} + p_j / 2,\qquad C_j \ge r_j + p_j.
+
+    Any schedule gives a feasible point with its own :math:`\sum w_j C_j` (credit each
+    GPU-second of a gang to its own type in proportion to the GPUs held; a gang over
+    several types progresses at its slowest type's rate, so each type's credit needs no
+    more than its own GPUs and the gang's time). The LP is solved through the solver
+    layer and its value is **certified** from its duals: for any row prices
+    :math:`y` of the right signs the Lagrangian :math:`\min_{l \le x \le u}
+    (c - A^\top y)^\top x + \sum_i y_i \beta_i` is a lower bound (weak duality), so the
+    reported value does not rely on the solver's tolerances.
+``release_lp`` (makespan)
+    :math:`\min T` subject to every job's work split over types, and for every release
+    time :math:`s` in a set :math:`\mathcal{S}`, the jobs released at or after :math:`s`
+    fitting each type's capacity in :math:`[s, T]`:
+    :math:`\sum_{j: r_j \ge s} a_{jk} x_{jk} \le M_k (T - s)`; plus
+    :math:`T \ge r_j + \sum_k x_{jk} E_j/(G_j\tau_{jk}\bar\rho_j)`. Certified like
+    ``interval_lp``.
+
+Every bound is reported with its source; the mean-JCT bound is
+:math:`(\max \text{ over methods of } \sum_j w_j C_j - \sum_j w_j r_j) / \sum_j w_j`.
+
+References
+----------
+* Goemans, Queyranne, Schulz, Skutella, Wang. Single machine scheduling with release
+  dates. SIAM J. Discrete Math. 15(2), 2002 (mean busy time; :math:`C_j \ge \mu_j + p_j/2`).
+* Goemans. Improved approximation algorithms for scheduling with release dates.
+  SODA 1997 (the preemptive ratio rule minimises :math:`\sum w_j \mu_j`).
+* Hall, Schulz, Shmoys, Wein. Scheduling to minimize average completion time: off-line
+  and on-line approximation algorithms. Math. Oper. Res. 22(3), 1997 (interval-indexed LPs).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from optsched.core.instance import Instance
+from optsched.core.progress import check_progress_rule
+from optsched.core.result import Status
+from optsched.errors import InvalidInput, InvalidOption, ModelNotApplicable
+from optsched.solvers import solve_program
+from optsched.solvers.program import LinearProgram, ProgramData
+
+__all__ = ["Setting", "Bounds", "lower_bounds", "METHODS", "certified_lp_bound",
+           "DEFAULT_MAX_COLUMNS"]
+
+#: The bound methods, in the order they are tried.
+METHODS = ("per_job", "pooled", "interval_lp", "release_lp")
+#: The objectives a bound is computed for.
+OBJECTIVES = ("mean_jct", "weighted_mean_jct", "makespan")
+#: The interval LP is skipped (and the skip reported) above this many columns.
+DEFAULT_MAX_COLUMNS = 60_000
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What the schedules being bounded may do (the simulator's policy capabilities).
+
+    A bound computed for a setting holds for every schedule of that setting and of any
+    narrower one (``gang`` is narrower than ``partial`` and ``additive`` for the bound,
+    which uses the same rate limit for all three).
+    """
+
+    progress_rule: str = "gang"
+    forking: bool = False
+    sharing: bool = False
+    resource_sensitive: bool = False
+
+    def __post_init__(self) -> None:
+        check_progress_rule(self.progress_rule)
+        for name in ("forking", "sharing", "resource_sensitive"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidOption(name, getattr(self, name), "must be true or false")
+
+    @classmethod
+    def of(cls, policy: Any) -> Setting:
+        """The setting a simulator policy declares (its optional capabilities)."""
+        return cls(progress_rule=getattr(policy, "progress_rule", "gang") or "gang",
+                   forking=bool(getattr(policy, "forking", False)),
+                   sharing=bool(getattr(policy, "sharing", False)),
+                   resource_sensitive=bool(getattr(policy, "resource_sensitive", False)))
+
+    def describe(self) -> str:
+        extra = [n for n in ("forking", "sharing", "resource_sensitive") if getattr(self, n)]
+        return f"{self.progress_rule} progress" + "".join(f", {e}" for e in extra)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Lower bounds on an instance's objectives, each with the method that gave it.
+
+    ``mean_jct`` and ``makespan`` are in seconds; ``by_method`` holds every method's
+    value (``None`` where it was skipped, with the reason in ``skipped``).
+    """
+
+    mean_jct: float
+    weighted_mean_jct: float
+    makespan: float
+    source: dict[str, str]
+    by_method: dict[str, dict[str, float | None]]
+    skipped: dict[str, str]
+    seconds: dict[str, float]
+    setting: Setting
+    n_jobs: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def gap(self, objective: str, value: float) -> float:
+        """``value / bound``: at least 1 for every schedule (``inf`` if the bound is 0)."""
+        b = self.value(objective)
+        return math.inf if b <= 0 else value / b
+
+    def value(self, objective: str) -> float:
+        if objective not in OBJECTIVES:
+            raise InvalidOption("objective", objective, "must be one of " + ", ".join(OBJECTIVES))
+        return float(getattr(self, objective))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mean_jct": self.mean_jct, "weighted_mean_jct": self.weighted_mean_jct,
+                "makespan": self.makespan, "source": dict(self.source),
+                "by_method": {m: dict(v) for m, v in self.by_method.items()},
+                "skipped": dict(self.skipped), "seconds": dict(self.seconds),
+                "setting": {"progress_rule": self.setting.progress_rule,
+                            "forking": self.setting.forking, "sharing": self.setting.sharing,
+                            "resource_sensitive": self.setting.resource_sensitive},
+                "n_jobs": self.n_jobs, **({"extra": self.extra} if self.extra else {})}
+
+
+# --------------------------------------------------------------------------- job data
+
+
+@dataclass(frozen=True)
+class _Data:
+    r: np.ndarray          # release (s)
+    E: np.ndarray          # work (iterations)
+    wt: np.ndarray         # objective weight
+    rate: np.ndarray       # [n, K] best per-worker rate on type k (0: unusable)
+    G: np.ndarray          # most GPUs the job may hold at once
+    u: np.ndarray          # area factor (compute share under sharing, else 1)
+    M: np.ndarray          # [K] GPUs per type
+
+    @property
+    def p(self) -> np.ndarray:
+        return self.E / (self.G * self.rate.max(axis=1))
+
+    @property
+    def area(self) -> np.ndarray:
+        """[n, K] GPU-seconds of type k for the whole job (inf where unusable)."""
+        with np.errstate(divide="ignore"):
+            return np.where(self.rate > 0, (self.E * self.u)[:, None] / self.rate, np.inf)
+
+    @property
+    def jobtime(self) -> np.ndarray:
+        """[n, K] seconds the job needs on type k at its widest (inf where unusable)."""
+        with np.errstate(divide="ignore"):
+            return np.where(self.rate > 0, self.E[:, None] / (self.G[:, None] * self.rate),
+                            np.inf)
+
+
+def _data(instance: Instance, setting: Setting) -> _Data:
+    cl = instance.cluster
+    types = cl.gpu_types
+    n = instance.n_jobs
+    if n == 0:
+        raise InvalidInput("instance.jobs", [], "a bound needs at least one job")
+    cap = cl.capacity  # [h, k]
+    rate = np.zeros((n, len(types)))
+    G = np.zeros(n)
+    u = np.ones(n)
+    for j, job in enumerate(instance.jobs):
+        rho = 1.0
+        if setting.resource_sensitive and job.sensitivity is not None:
+            rho = max(1.0, float(np.max(np.asarray(job.sensitivity.throughput, dtype=float))))
+        for k, t in enumerate(types):
+            rate[j, k] = job.rate(t) * rho
+        usable = rate[j] > 0
+        if not usable.any():
+            raise ModelNotApplicable(f"jobs[{j}].throughput", dict(job.throughput),
+                                     "the job can run on no GPU type of the cluster")
+        if setting.forking:
+            per_node = cap[:, usable].sum(axis=1)
+            G[j] = float(np.minimum(job.workers, per_node).sum())
+        else:
+            G[j] = float(job.workers)
+            if job.workers > cap[:, usable].sum():
+                raise ModelNotApplicable(f"jobs[{j}].workers", job.workers,
+                                         "more workers than GPUs of the types it can use")
+        if setting.sharing and job.compute_share is not None:
+            u[j] = float(job.compute_share)
+    r = np.array([j.arrival for j in instance.jobs], dtype=float)
+    E = np.array([j.work for j in instance.jobs], dtype=float)
+    wt = np.array([j.weight for j in instance.jobs], dtype=float)
+    M = np.array([cl.gpus_per_type[t] for t in types], dtype=float)
+    return _Data(r=r, E=E, wt=wt, rate=rate, G=G, u=u, M=M)
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+def _per_job(d: _Data) -> tuple[np.ndarray, float]:
+    """Per job :math:`r_j + p_j` and the makespan bound :math:`\\max_j (r_j + p_j)`."""
+    c = d.r + d.p
+    return c, float(c.max())
+
+
+def pooled_speeds(d: _Data) -> tuple[np.ndarray, np.ndarray]:
+    """Best-type areas :math:`a_j` and the per-type speeds :math:`\\sigma_k`."""
+    area = d.area
+    a = area.min(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(np.isfinite(area), a[:, None] / area, 0.0)
+    sigma = ratio.max(axis=0)
+    return a, sigma
+
+
+def _pooled(d: _Data, weights: np.ndarray) -> tuple[float, float, np.ndarray]:
+    r"""The fluid single machine of speed :math:`S`, ratio rule: returns
+    :math:`\sum_j w_j (\mu^*_j + p_j/2)`, the makespan bound and :math:`\mu^*`."""
+    a, sigma = pooled_speeds(d)
+    S = float((sigma * d.M).sum())
+    n = a.size
+    order = np.lexsort((np.arange(n), d.r))
+    mu = np.zeros(n)
+    left = a.copy()
+    heap: list[tuple[float, int]] = []
+    t = float(d.r[order[0]])
+    i = 0
+    # ratio rule: largest w_j / a_j first; ties by job index (any order is optimal)
+    key = -(weights / a)
+    while i < n or heap:
+        if not heap:
+            t = max(t, float(d.r[order[i]]))
+        while i < n and d.r[order[i]] <= t:
+            j = int(order[i])
+            heapq.heappush(heap, (float(key[j]), j))
+            i += 1
+        _, j = heap[0]
+        finish = t + left[j] / S
+        stop = min(finish, float(d.r[order[i]])) if i < n else finish
+        done = (stop - t) * S
+        # fraction done * its mean instant
+        mu[j] += (done / a[j]) * (t + stop) / 2.0
+        left[j] -= done
+        t = stop
+        if stop >= finish or left[j] <= a[j] * 1e-12:
+            heapq.heappop(heap)
+            left[j] = 0.0
+    total = float(np.dot(weights, mu + d.p / 2.0))
+    # makespan: the machine is busy from each release s with all later work
+    rs = d.r[order]
+    suffix = np.cumsum(a[order][::-1])[::-1]
+    cmax = float(np.max(rs + suffix / S))
+    return total, cmax, mu
+
+
+def _grid(d: _Data, step: float, window: float) -> np.ndarray:
+    """Boundaries :math:`b_0 < \\dots < b_L` of uniform ``step`` from the first release to
+    the last release plus ``window``."""
+    start = float(d.r.min())
+    span = float(d.r.max()) + window - start
+    L = max(1, math.ceil(span / step))
+    return start + step * np.arange(L + 1)
+
+
+def _interval_lp(d: _Data, weights: np.ndarray, b: np.ndarray, window: float) -> LinearProgram:
+    """The interval LP with a window per job: job :math:`j` has columns for the intervals
+    that start before :math:`r_j + H` and one *late* column per type for what it does
+    after them (start :math:`s` = their end, no capacity row: a relaxation)."""
+    n, K = d.rate.shape
+    L = b.size - 1
+    area, jt, p = d.area, d.jobtime, d.p
+    # intervals [b_l, b_{l+1}) that end after r_j and start before r_j + H
+    first = np.searchsorted(b, d.r, side="right") - 1
+    last = np.minimum(np.searchsorted(b, d.r + window, side="left"), L)  # exclusive
+    cnt = last - first
+    jj = np.repeat(np.arange(n), cnt)
+    ll = np.arange(jj.size) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(first, cnt)
+    s = np.maximum(b[ll], d.r[jj])
+    e = b[ll + 1]
+    # the late part: from the end of the job's last interval on
+    jj = np.concatenate([jj, np.arange(n)])
+    s = np.concatenate([s, b[last]])
+    e = np.concatenate([e, np.full(n, np.inf)])
+    ll = np.concatenate([ll, np.full(n, -1)])
+    lp = LinearProgram(sense="min", name="interval-bound")
+    usable = np.isfinite(area)
+    reps = usable[jj].sum(axis=1)
+    cj = np.repeat(jj, reps)
+    cl = np.repeat(ll, reps)
+    cs = np.repeat(s, reps)
+    ck = np.nonzero(usable[jj])[1]
+    avail = np.repeat(e - s, reps)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ub = np.minimum(1.0, avail / jt[cj, ck])
+    x = lp.add_variables("x", cj.size, lb=0.0, ub=ub)
+    C = lp.add_variables("C", n, lb=d.r + p, cost=weights)
+    lp.add_constraints("work", rows=cj, cols=x.index, vals=1.0, lb=1.0, ub=1.0, n_rows=n)
+    fin = np.flatnonzero(cl >= 0)
+    lp.add_constraints("capacity", rows=cl[fin] * K + ck[fin], cols=x.index[fin],
+                       vals=area[cj[fin], ck[fin]],
+                       ub=(np.diff(b)[:, None] * d.M[None, :]).ravel(), n_rows=L * K)
+    pair = np.repeat(np.arange(jj.size), reps)
+    fp = np.flatnonzero(np.isfinite(e))
+    lp.add_constraints("jobtime", rows=pair[fin], cols=x.index[fin], vals=jt[cj[fin], ck[fin]],
+                       ub=(e - s)[fp], n_rows=fp.size)
+    lp.add_constraints("mean_busy", rows=np.concatenate([np.arange(n), cj]),
+                       cols=np.concatenate([C.index, x.index]),
+                       vals=np.concatenate([np.ones(n), -cs]), lb=p / 2.0, n_rows=n)
+    return lp
+
+
+def _default_window(d: _Data) -> float:
+    """Eight times the mean of the jobs' shortest run times."""
+    return float(max(8.0 * d.p.mean(), 1.0))
+
+
+def _release_lp(d: _Data, buckets: int) -> LinearProgram:
+    n, K = d.rate.shape
+    area, jt = d.area, d.jobtime
+    rel = np.unique(d.r)
+    if rel.size > buckets:
+        rel = np.unique(np.quantile(rel, np.linspace(0, 1, buckets), method="lower"))
+    # bucket of each job: the largest chosen release time <= r_j
+    bj = np.searchsorted(rel, d.r, side="right") - 1
+    B = rel.size
+    usable = np.isfinite(area)
+    cj, ck = np.nonzero(usable)
+    lp = LinearProgram(sense="min", name="release-bound")
+    T = lp.add_variables("T", 1, lb=float((d.r + d.p).max()), cost=1.0)
+    x = lp.add_variables("x", cj.size, lb=0.0, ub=1.0)
+    # type-k area of the buckets >= i; the upper bound (all of every job's area) holds
+    # at every feasible point and keeps the dual certificate finite
+    zmax = np.where(usable, area, 0.0).sum(axis=0)
+    Z = lp.add_variables("Z", (B, K), lb=0.0, ub=np.broadcast_to(zmax, (B, K)))
+    lp.add_constraints("work", rows=cj, cols=x.index, vals=1.0, lb=1.0, ub=1.0, n_rows=n)
+    # Z[i,k] - Z[i+1,k] - sum_{j in bucket i} a_jk x_jk = 0
+    zi = Z.index.reshape(B, K)
+    rows = [np.arange(B * K), np.arange((B - 1) * K), bj[cj] * K + ck]
+    cols = [zi.ravel(), zi[1:].ravel(), x.index]
+    vals = [np.ones(B * K), -np.ones((B - 1) * K), -area[cj, ck]]
+    lp.add_constraints("suffix", rows=np.concatenate(rows), cols=np.concatenate(cols),
+                       vals=np.concatenate(vals), lb=0.0, ub=0.0, n_rows=B * K)
+    # M_k T - Z[i,k] >= M_k s_i
+    lp.add_constraints("capacity", rows=np.concatenate([np.arange(B * K)] * 2),
+                       cols=np.concatenate([np.full(B * K, T.index[0]), zi.ravel()]),
+                       vals=np.concatenate([np.tile(d.M, B), -np.ones(B * K)]),
+                       lb=(rel[:, None] * d.M[None, :]).ravel(), n_rows=B * K)
+    # T - sum_k jt_jk x_jk >= r_j
+    lp.add_constraints("jobtime", rows=np.concatenate([np.arange(n), cj]),
+                       cols=np.concatenate([np.full(n, T.index[0]), x.index]),
+                       vals=np.concatenate([np.ones(n), -jt[cj, ck]]), lb=d.r, n_rows=n)
+    return lp
+
+
+def certified_lp_bound(data: ProgramData, row_duals: np.ndarray) -> float:
+    r"""A lower bound on a minimisation LP's optimum from any row prices (weak duality).
+
+    For :math:`\min c^\top x` s.t. :math:`\beta^- \le A x \le \beta^+`,
+    :math:`l \le x \le u`, and any :math:`y`,
+
+    .. math::
+
+        c^\top x \;\ge\; \min_{l \le x \le u} (c - A^\top y)^\top x
+        + \sum_i \min_{\beta^-_i \le v \le \beta^+_i} y_i v .
+
+    Prices whose term would be :math:`-\infty` (an infinite row side, or a negative
+    reduced cost on a column without upper bound) are first set to 0, resp. reduced
+    until the reduced cost is 0 for that column's single-row case; what remains is a
+    finite bound that holds exactly, up to the rounding of the final sums, whatever
+    tolerances the solver used.
+    """
+    if data.sense != "min":
+        raise InvalidOption("sense", data.sense, "certified bounds are for minimisation")
+    y = np.asarray(row_duals, dtype=float).copy()
+    y[(y > 0) & ~np.isfinite(data.row_lb)] = 0.0
+    y[(y < 0) & ~np.isfinite(data.row_ub)] = 0.0
+    A = data.A.tocsc()
+    d = data.c - A.T @ y
+    # a column without upper bound and a negative reduced cost: lower the prices of its
+    # rows (only positive ones raise a cost) until the reduced cost is zero
+    bad = np.flatnonzero((d < 0) & ~np.isfinite(data.col_ub))
+    for col in bad:
+        lo, hi = A.indptr[col], A.indptr[col + 1]
+        rows, vals = A.indices[lo:hi], A.data[lo:hi]
+        need = -d[col]
+        for r_, v in zip(rows, vals, strict=True):
+            contrib = v * y[r_]
+            if contrib > 0 and need > 0:
+                cut = min(contrib, need)
+                y[r_] -= cut / v
+                need -= cut
+        if need > 1e-300:
+            return -math.inf
+    d = data.c - A.T @ y
+    terms = [data.offset]
+    lo_ok = np.isfinite(data.col_lb)
+    up_ok = np.isfinite(data.col_ub)
+    pos, neg = d > 0, d < 0
+    if np.any(pos & ~lo_ok) or np.any(neg & ~up_ok):
+        return -math.inf
+    terms.extend((d[pos] * data.col_lb[pos]).tolist())
+    terms.extend((d[neg] * data.col_ub[neg]).tolist())
+    terms.extend((y[y > 0] * data.row_lb[y > 0]).tolist())
+    terms.extend((y[y < 0] * data.row_ub[y < 0]).tolist())
+    value = math.fsum(terms)
+    # the products above are each rounded once: take off their worst-case error
+    slack = 4 * np.finfo(float).eps * math.fsum(abs(t) for t in terms)
+    return value - slack
+
+
+def _solve_certified(lp: LinearProgram, time_limit: float | None) -> tuple[float | None, str]:
+    data = lp.freeze()
+    # interior point (with crossover, so that HiGHS reports the status): faster than
+    # the simplex methods on these LPs
+    res = solve_program(data, backend="highs", time_limit=time_limit,
+                        options={"solver": "ipm"})
+    if res.status is not Status.OPTIMAL or res.duals is None:
+        return None, f"LP status {res.status.value}: {res.message or 'no optimum'}"
+    y = np.concatenate([np.asarray(res.duals[b.name], dtype=float).ravel()
+                        for b in data.row_blocks])
+    value = certified_lp_bound(data, y)
+    if not math.isfinite(value):
+        return None, "the LP's duals gave no finite certificate"
+    return value, f"LP {data.n_cols:,} columns x {data.n_rows:,} rows, optimum {res.objective:.6g}"
+
+
+def lower_bounds(instance: Instance, setting: Setting | None = None, *,
+                 methods: Sequence[str] = METHODS, intervals: int = 24,
+                 window: float | None = None, step: float | None = None,
+                 release_buckets: int = 200, max_columns: int = DEFAULT_MAX_COLUMNS,
+                 time_limit: float | None = 60.0) -> Bounds:
+    r"""Certified lower bounds on the mean JCT, weighted mean JCT and makespan of every
+    schedule of ``instance`` in ``setting`` (module docstring).
+
+    Parameters
+    ----------
+    instance : Instance
+        Cluster and jobs (arrival, gang, work, per-worker rates).
+    setting : Setting, optional
+        What schedules may do (default: gang progress, no forking, sharing or
+        resource sensitivity; a policy's own: :meth:`Setting.of`).
+    methods : sequence of str
+        A subset of :data:`METHODS`; an LP method too large for ``max_columns`` is
+        skipped and the skip reported in ``Bounds.skipped``, never silently.
+    intervals : int
+        Intervals per job window of ``interval_lp`` when ``step`` is not given (each at
+        least one round, ``instance.slot``; fewer when the LP would exceed
+        ``max_columns``, down to two per window, below which the LP is skipped).
+    window : float, optional
+        Seconds after its release in which a job has one column per interval (default:
+        :func:`_default_window`); what it does later is one column without capacity
+        row, so any window gives a valid bound, a longer one a tighter one.
+    step : float, optional
+        Interval length in seconds (default ``max(slot, window / intervals)``).
+    release_buckets : int
+        Release times kept in ``release_lp`` (fewer keep the bound valid, only weaker).
+    max_columns : int
+        Largest LP built.
+    time_limit : float, optional
+        Seconds per LP; an LP stopped by it gives no bound (reported in ``skipped``).
+
+    Returns
+    -------
+    Bounds
+        Each objective's best bound, its method, and every method's value.
+
+    Guarantee
+    ---------
+    For every schedule :math:`\sigma` of ``instance`` in ``setting``:
+    ``mean_jct`` :math:`\le \frac1n \sum_j (C_j(\sigma) - r_j)`, ``weighted_mean_jct``
+    :math:`\le \sum_j w_j (C_j - r_j) / \sum_j w_j`, ``makespan``
+    :math:`\le \max_j C_j(\sigma)` (the makespan of the simulator's metrics).
+
+    Complexity
+    ----------
+    ``per_job`` :math:`O(nK)`, ``pooled`` :math:`O(n \log n + nK)`, ``interval_lp``
+    and ``release_lp`` one LP each of :math:`O(nKL)` and :math:`O(nK + BK)` columns.
+    """
+    setting = setting or Setting()
+    if isinstance(methods, str):
+        methods = (methods,)
+    for m in methods:
+        if m not in METHODS:
+            raise InvalidOption("methods", m, "must be among " + ", ".join(METHODS))
+    for name, v in (("intervals", intervals), ("release_buckets", release_buckets),
+                    ("max_columns", max_columns)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InvalidOption(name, v, "must be an integer >= 1")
+    d = _data(instance, setting)
+    n = d.r.size
+    ones = np.ones(n)
+    total: dict[str, dict[str, float | None]] = {}
+    skipped: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+    extra: dict[str, Any] = {}
+
+    def record(m, sum_c, wsum_c, cmax):
+        total[m] = {"total_completion": sum_c, "weighted_total_completion": wsum_c,
+                    "makespan": cmax}
+
+    t0 = time.perf_counter()
+    c, cmax = _per_job(d)
+    record("per_job", float(c.sum()), float(np.dot(d.wt, c)), cmax)
+    seconds["per_job"] = time.perf_counter() - t0
+    if "pooled" in methods:
+        t0 = time.perf_counter()
+        s1, cm, _ = _pooled(d, ones)
+        s2 = s1 if np.all(d.wt == 1) else _pooled(d, d.wt)[0]
+        record("pooled", s1, s2, cm)
+        _, sigma = pooled_speeds(d)
+        extra["pooled_speed"] = float((sigma * d.M).sum())
+        seconds["pooled"] = time.perf_counter() - t0
+    if "interval_lp" in methods:
+        t0 = time.perf_counter()
+        H = float(window) if window is not None else _default_window(d)
+        dt = float(step) if step is not None else max(float(instance.slot), H / intervals)
+        per_interval = int(np.isfinite(d.area).sum())
+        if step is None and per_interval * (H / dt + 2) + n > max_columns:
+            # coarser steps to fit the column budget (any step gives a valid bound)
+            fit = (max_columns - n) / per_interval - 2
+            dt = H / fit if fit >= 2 else math.inf
+        cols = int(per_interval * (H / dt + 2)) + n if math.isfinite(dt) else None
+        if cols is None or cols > max_columns:
+            need = cols if cols is not None else 4 * per_interval + n
+            skipped["interval_lp"] = (f"needs {need:,} columns (at least two intervals per "
+                                      f"job window) > max_columns {max_columns:,}")
+        else:
+            b = _grid(d, dt, H)
+            v1, msg = _solve_certified(_interval_lp(d, ones, b, H), time_limit)
+            v2 = v1
+            if v1 is not None and not np.all(d.wt == 1):
+                v2, msg = _solve_certified(_interval_lp(d, d.wt, b, H), time_limit)
+            if v1 is None or v2 is None:
+                skipped["interval_lp"] = msg
+            else:
+                record("interval_lp", v1, v2, None)
+                extra["interval_lp"] = {"window": H, "step": dt, "lp": msg}
+        seconds["interval_lp"] = time.perf_counter() - t0
+    if "release_lp" in methods:
+        t0 = time.perf_counter()
+        rcols = int(np.isfinite(d.area).sum()) + 1 + release_buckets * d.M.size
+        if rcols > max_columns:
+            skipped["release_lp"] = f"{rcols:,} columns > max_columns {max_columns:,}"
+        else:
+            vr, msg = _solve_certified(_release_lp(d, release_buckets), time_limit)
+            if vr is None:
+                skipped["release_lp"] = msg
+            else:
+                record("release_lp", None, None, vr)
+                extra["release_lp"] = {"lp": msg}
+        seconds["release_lp"] = time.perf_counter() - t0
+
+    def best(key: str) -> tuple[float, str]:
+        vals = [(v[key], m) for m, v in total.items() if v.get(key) is not None]
+        return max(vals, key=lambda t: (t[0], -METHODS.index(t[1])))  # type: ignore[return-value]
+
+    sc, src_c = best("total_completion")
+    wc, src_w = best("weighted_total_completion")
+    cm, src_m = best("makespan")
+    mean = (sc - float(d.r.sum())) / n
+    wmean = (wc - float(np.dot(d.wt, d.r))) / float(d.wt.sum())
+    # the metrics' makespan runs from the first arrival
+    return Bounds(mean_jct=max(0.0, mean), weighted_mean_jct=max(0.0, wmean),
+                  makespan=max(0.0, float(cm) - float(d.r.min())),
+                  source={"mean_jct": src_c, "weighted_mean_jct": src_w, "makespan": src_m},
+                  by_method=total, skipped=skipped, seconds=seconds, setting=setting,
+                  n_jobs=n, extra=extra)

@@ -1,0 +1,51 @@
+"""``optsched bound``: text and JSON output, the setting of a policy, bad input exits 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optsched.cli import main
+
+
+def test_bound_prints_each_method_and_the_best(capsys):
+    assert main(["bound", "--trace", "gavel-philly-2000", "--cluster", "gavel-108",
+                 "--jobs", "30", "--load", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "mean JCT  >=" in out and "makespan  >=" in out
+    for m in ("per_job", "pooled", "interval_lp", "release_lp"):
+        assert m in out
+
+
+def test_bound_json_and_policy_setting(capsys):
+    assert main(["bound", "--trace", "tiresias-60", "--policy", "tiresias.las",
+                 "--method", "per_job", "--method", "pooled", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["mean_jct"] > 0 and d["makespan"] > 0
+    assert set(d["by_method"]) == {"per_job", "pooled"}
+    assert d["setting"]["progress_rule"] == "gang"
+
+
+def test_bound_of_a_forking_policy_is_no_larger(capsys):
+    args = ["bound", "--trace", "gavel-philly-2000", "--cluster", "gavel-108", "--jobs", "20",
+            "--json", "--method", "per_job"]
+    assert main(args) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(args + ["--forking"]) == 0
+    forked = json.loads(capsys.readouterr().out)
+    assert forked["mean_jct"] <= plain["mean_jct"] + 1e-9
+    assert forked["setting"]["forking"] is True
+
+
+@pytest.mark.parametrize("argv,field", [
+    (["--trace", "nope-trace"], "--trace"),
+    (["--trace", "tiresias-60", "--policy", "tiresias.las", "--forking"], "--policy"),
+    (["--trace", "tiresias-60", "--policy", "no.such"], "policy"),
+    (["--trace", "tiresias-60", "--time-limit", "0"], "--time-limit"),
+    (["--trace", "tiresias-60", "--jobs", "0"], "--jobs"),
+])
+def test_bound_bad_input_exits_2(argv, field, capsys):
+    assert main(["bound", *argv]) == 2
+    err = capsys.readouterr().err
+    assert field in err and "Traceback" not in err
