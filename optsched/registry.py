@@ -321,7 +321,8 @@ def solve(instance: Instance, model: str, method: str = "exact", backend: str | 
 
 def simulate(instance: Instance, policy: str, *, seed: int = 0,
              max_time: float | None = None, progress: bool | None = None,
-             until: Collection[str] | None = None, **options: Any) -> Result:
+             until: Collection[str] | None = None, bounds: bool = True,
+             **options: Any) -> Result:
     """Simulate the policy registered as ``policy`` over ``instance``.
 
     ``policy`` is a qualified name (``"gavel.max_min_fairness"``) or an alias
@@ -329,6 +330,20 @@ def simulate(instance: Instance, policy: str, *, seed: int = 0,
     :func:`optsched.sim.simulate` (rounds or events, every decision checked, the
     schedule validated); ``seed`` seeds the only randomness a policy may use; ``until``
     (job ids) stops the run once those jobs have completed.
+
+    With ``bounds`` (default), ``Result.extra`` also holds ``"bounds"`` and ``"gaps"``
+    (:func:`optsched.sim.bounds.gap_report`): certified lower bounds on the mean JCT
+    and the makespan of every schedule of ``instance`` in the policy's setting, and the
+    policy's value divided by them (at most that factor from the optimum). They cost
+    far less than the simulation (combinatorial bounds, and LPs only while small);
+    ``bounds=False`` leaves them out.
     """
-    return policy_spec(policy).run(instance, seed=seed, max_time=max_time,
-                                   progress=progress, until=until, **options)
+    if not isinstance(bounds, bool):
+        raise InvalidOption("bounds", bounds, "must be true or false")
+    res = policy_spec(policy).run(instance, seed=seed, max_time=max_time,
+                                  progress=progress, until=until, **options)
+    if not bounds or until is not None or res.schedule is None:
+        return res
+    from optsched.sim.bounds import gap_report
+
+    return res.replace(extra={**res.extra, **gap_report(instance, res)})

@@ -57,6 +57,9 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="policy option (value parsed as JSON if possible); repeatable")
     p.add_argument("--out", type=Path, help="write the result JSON here")
+    p.add_argument("--bound", action=argparse.BooleanOptionalAction, default=True,
+                   help="report certified lower bounds on mean JCT and makespan and the "
+                        "policy's gap to them (default; --no-bound leaves them out)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     p.set_defaults(func=cmd_simulate)
@@ -146,7 +149,7 @@ def cmd_simulate(args) -> int:
                                 args.instance, _cluster_file(args.cluster)])
     inst = build_instance(args)
     res = simulate(inst, args.policy, seed=args.seed, progress=args.progress,
-                   max_time=args.max_time, **options)
+                   max_time=args.max_time, bounds=args.bound, **options)
     m = res.metrics
     assert m is not None  # the simulator always finalises its schedule
     label = f"{spec.qualified} ({res.method})" if "name" in options else spec.qualified
@@ -164,11 +167,35 @@ def cmd_simulate(args) -> int:
         progress(f"optsched: warning: {len(left)} of {m.n_jobs} jobs did not complete "
                  f"({why}): {', '.join(left[:8])}{' ...' if len(left) > 8 else ''}; the JCT "
                  "figures above are over the completed jobs only")
+    if "bounds" in res.extra:
+        _print_gaps(res.extra)
     if args.out is not None:
         import json
 
-        write_text(args.out, json.dumps(res.to_dict(), indent=1) + "\n")
+        d = res.to_dict()
+        extra = d.get("extra", {})
+        for key in _GAP_KEYS:  # the gap columns stand beside the metrics
+            if key in extra:
+                d[key] = extra.pop(key)
+        write_text(args.out, json.dumps(d, indent=1) + "\n")
     return EXIT_OK
+
+
+#: What :func:`optsched.sim.bounds.gap_report` adds to a simulation's result.
+_GAP_KEYS = ("bounds", "gaps", "bound_sources", "bound_seconds", "bound_skipped", "setting",
+             "gaps_note")
+
+
+def _print_gaps(extra: dict) -> None:
+    b, g, src = extra["bounds"], extra["gaps"], extra["bound_sources"]
+    if g.get("mean_jct") is None:
+        print(f"certified lower bounds: mean JCT >= {hours(b['mean_jct'])} h "
+              f"({src['mean_jct']}), makespan >= {hours(b['makespan'])} h "
+              f"({src['makespan']}); no gap: {extra.get('gaps_note', 'no value')}")
+        return
+    print(f"mean JCT at most {g['mean_jct']:.3g}x the optimum (certified bound "
+          f"{hours(b['mean_jct'])} h, {src['mean_jct']}); makespan at most "
+          f"{g['makespan']:.3g}x (bound {hours(b['makespan'])} h, {src['makespan']})")
 
 
 def _cluster_file(spec: str | None) -> Path | None:

@@ -108,7 +108,7 @@ from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram, ProgramData
 
 __all__ = ["Setting", "Bounds", "lower_bounds", "METHODS", "certified_lp_bound",
-           "DEFAULT_MAX_COLUMNS"]
+           "DEFAULT_MAX_COLUMNS", "gap_report"]
 
 #: The bound methods, in the order they are tried.
 METHODS = ("per_job", "pooled", "interval_lp", "release_lp")
@@ -630,3 +630,49 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
                   source={"mean_jct": src_c, "weighted_mean_jct": src_w, "makespan": src_m},
                   by_method=total, skipped=skipped, seconds=seconds, setting=setting,
                   n_jobs=n, extra=extra)
+
+
+#: What ``simulate`` computes by default: the combinatorial bounds always, the LPs only
+#: while they stay small (a fixed budget, so the reported figures do not depend on the
+#: machine's speed).
+SIMULATE_MAX_COLUMNS = 20_000
+SIMULATE_TIME_LIMIT = 30.0
+
+
+def gap_report(instance: Instance, result: Any, setting: Setting | None = None, *,
+               max_columns: int = SIMULATE_MAX_COLUMNS,
+               time_limit: float | None = SIMULATE_TIME_LIMIT) -> dict[str, Any]:
+    r"""The certified bounds of ``instance`` next to a simulation ``result``'s values.
+
+    Returns ``{"bounds": {"mean_jct", "makespan"}, "gaps": {"mean_jct", "makespan"},
+    "bound_sources": ..., "bound_seconds": ..., "setting": ...}`` where a gap is
+    value / bound, :math:`\ge 1` for every schedule: the policy is at most that factor
+    from the optimum. A gap is ``None`` (with ``"gaps_note"``) when some job did not
+    complete, as the policy's mean then covers fewer jobs than the bound. ``setting``
+    defaults to the capabilities the run's schedule declares.
+    """
+    sched = result.schedule
+    if setting is None:
+        setting = Setting(progress_rule=getattr(sched, "progress_rule", "gang") or "gang",
+                          forking=bool(getattr(sched, "forking", False)),
+                          sharing=bool(getattr(sched, "sharing", False)),
+                          resource_sensitive=bool(getattr(sched, "resource_sensitive", False)))
+    t0 = time.perf_counter()
+    b = lower_bounds(instance, setting, max_columns=max_columns, time_limit=time_limit)
+    m = result.metrics
+    out: dict[str, Any] = {
+        "bounds": {"mean_jct": b.mean_jct, "makespan": b.makespan},
+        "gaps": {"mean_jct": None, "makespan": None},
+        "bound_sources": {"mean_jct": b.source["mean_jct"], "makespan": b.source["makespan"]},
+        "bound_seconds": time.perf_counter() - t0,
+        "setting": setting.describe()}
+    if b.skipped:
+        out["bound_skipped"] = dict(b.skipped)
+    if m is None or m.n_completed < m.n_jobs:
+        out["gaps_note"] = "not every job completed: no gap against a bound over all jobs"
+        return out
+    for key, value in (("mean_jct", m.mean_jct), ("makespan", m.makespan)):
+        bound = out["bounds"][key]
+        if value is not None and bound > 0:
+            out["gaps"][key] = value / bound
+    return out

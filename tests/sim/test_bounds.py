@@ -201,3 +201,45 @@ def test_too_large_lp_is_reported_not_dropped():
     assert "interval_lp" in b.skipped and "columns" in b.skipped["interval_lp"]
     assert b.by_method.get("interval_lp") is None
     assert math.isfinite(b.mean_jct)
+
+
+def test_simulate_reports_bounds_and_gaps():
+    inst = optsched.catalog.read_trace("gavel-philly-2000", "gavel-108", jobs=30, load=50)
+    res = optsched.simulate(inst, "gavel.max_min_fairness")
+    ex = res.extra
+    assert set(ex["bounds"]) == {"mean_jct", "makespan"}
+    b = lower_bounds(inst, max_columns=20_000, time_limit=30.0)
+    assert ex["bounds"]["mean_jct"] == pytest.approx(b.mean_jct)
+    assert ex["gaps"]["mean_jct"] == pytest.approx(res.metrics.mean_jct / b.mean_jct)
+    assert ex["gaps"]["mean_jct"] >= 1 - 1e-9 and ex["gaps"]["makespan"] >= 1 - 1e-9
+    plain = optsched.simulate(inst, "gavel.max_min_fairness", bounds=False)
+    assert "bounds" not in plain.extra and "gaps" not in plain.extra
+    with pytest.raises(InvalidOption, match="bounds"):
+        optsched.simulate(inst, "gavel.max_min_fairness", bounds="yes")
+
+
+def test_simulate_without_every_job_gives_no_gap():
+    inst = optsched.catalog.read_trace("gavel-philly-2000", "gavel-108", jobs=10, load=50)
+    res = optsched.simulate(inst, "gavel.fifo", max_time=3600.0)
+    assert res.metrics.n_completed < res.metrics.n_jobs
+    assert res.extra["gaps"] == {"mean_jct": None, "makespan": None}
+    assert "not every job" in res.extra["gaps_note"]
+
+
+def test_simulate_cli_prints_the_gap_and_writes_it(tmp_path, capsys):
+    import json
+
+    from optsched.cli import main
+
+    out = tmp_path / "r.json"
+    assert main(["simulate", "--trace", "tiresias-60", "--policy", "tiresias.las",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "x the optimum (certified bound" in text
+    d = json.loads(out.read_text())
+    assert d["gaps"]["mean_jct"] >= 1 - 1e-9 and d["bounds"]["makespan"] > 0
+    assert "bounds" not in d.get("extra", {})
+    assert main(["simulate", "--trace", "tiresias-60", "--policy", "tiresias.las",
+                 "--no-bound", "--out", str(out)]) == 0
+    assert "optimum" not in capsys.readouterr().out
+    assert "gaps" not in json.loads(out.read_text())
