@@ -335,7 +335,7 @@ def simulate(instance: Instance, policy: str, *, seed: int = 0,
     (:func:`optsched.sim.bounds.gap_report`): certified lower bounds on the mean JCT
     and the makespan of every schedule of ``instance`` in the policy's setting, and the
     policy's value divided by them (at most that factor from the optimum). They cost
-    far less than the simulation (combinatorial bounds, and LPs only while small);
+    far less than the simulation (combinatorial bounds, and LPs within a fixed budget);
     ``bounds=False`` leaves them out.
     """
     if not isinstance(bounds, bool):
