@@ -87,7 +87,7 @@ from optsched.hadar.model import (
     planning_instance,
 )
 from optsched.options import declares
-from optsched.solvers import solve_program
+from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
 __all__ = ["exact", "build_program", "build_projected_lp"]
@@ -189,11 +189,6 @@ def build_program(model: HadarModel, placement: str = "types", relax: bool = Fal
     index = {"jt_j": jt_j, "jt_t": jt_t, "yi": yi, "yr": yr, "zi": zi, "zk": zk,
              "col_type": col_type, "placement": placement}
     return lp, index
-
-
-def _start_fields(res: Result) -> dict[str, Any]:
-    """The solver layer's report on the MIP start, and where the incumbent came from."""
-    return {k: res.extra[k] for k in ("mip_start", "incumbent") if k in res.extra}
 
 
 def build_projected_lp(model: HadarModel):
@@ -425,7 +420,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     extra: dict[str, Any] = {"slots": model.T, "slot": model.delta, "placement": placement,
              "columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
              "model_build_seconds": build, "time_limit": res.extra.get("time_limit"),
-             **_start_fields(res)}
+             **start_fields(res)}
     common: dict[str, Any] = {"model": "hadar", "method": "exact-lp" if relax else "exact",
               "backend": res.backend, "solver": res.solver,
               "build_seconds": build + res.build_seconds, "solve_seconds": res.solve_seconds}

@@ -96,7 +96,7 @@ from optsched.hadare.model import (
     max_copies_of,
 )
 from optsched.options import declares
-from optsched.solvers import solve_program
+from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
 #: Default cap on the columns of HadarE's MILP and LP. HadarE has a copy variable per job,
@@ -446,7 +446,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     res = solve_program(data, backend=backend, spent=build, start=start, **options)
     extra.update({"columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
                   "model_build_seconds": build, "time_limit": res.extra.get("time_limit"),
-                  **{k: res.extra[k] for k in ("mip_start", "incumbent") if k in res.extra}})
+                  **start_fields(res)})
     common.update({"backend": res.backend, "solver": res.solver,
                    "build_seconds": build + res.build_seconds,
                    "solve_seconds": res.solve_seconds})

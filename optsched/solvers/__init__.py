@@ -65,7 +65,7 @@ from optsched.solvers.program import LinearProgram, ProgramData, RowBlock, VarBl
 
 __all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "START_TOLERANCE", "Backend", "Capabilities",
            "backend_module", "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
-           "available_backends", "solve_program", "write_program"]
+           "available_backends", "solve_program", "start_fields", "write_program"]
 
 BACKENDS = ("highs", "pyomo", "cvxpy")
 #: Seconds a solve may take unless the caller says otherwise (``None`` or ``inf``: no
@@ -141,6 +141,12 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
     res = module.solve(data, solver=solver, **opts)
     res = res.replace(extra={**res.extra, "time_limit": limit})
     return res if x0 is None else _keep_start(data, res, x0, passed, why)
+
+
+def start_fields(res: Result) -> dict[str, Any]:
+    """The start report and the incumbent's source of a :func:`solve_program` result
+    (``extra["mip_start"]``, ``extra["incumbent"]``), for a model's own ``extra``."""
+    return {k: res.extra[k] for k in ("mip_start", "incumbent") if k in res.extra}
 
 
 def _start_passed(module: Backend, data: ProgramData, solver: str | None,

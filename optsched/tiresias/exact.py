@@ -84,7 +84,7 @@ from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.options import declares
-from optsched.solvers import solve_program
+from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 from optsched.tiresias.model import (
     DEFAULT_MAX_COLUMNS,
@@ -308,7 +308,7 @@ def exact(instance: Instance, backend: str = "highs", *, slot: float | None = No
     extra = {"slot": sm.delta, "slots": sm.T, "greedy_upper": sm.upper,
              "columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
              "model_build_seconds": build, "time_limit": res.extra.get("time_limit"),
-             **{k: res.extra[k] for k in ("mip_start", "incumbent") if k in res.extra}}
+             **start_fields(res)}
     common = {"model": "tiresias", "method": "exact", "backend": res.backend,
               "solver": res.solver, "build_seconds": build + res.build_seconds,
               "solve_seconds": res.solve_seconds}
