@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.result import Result, Status, finalize
+from optsched.core.result import Result, Status, finalize, relative_gap
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.errors import InvalidOption
 from optsched.hadar.model import (
@@ -189,6 +189,29 @@ def build_program(model: HadarModel, placement: str = "types", relax: bool = Fal
     index = {"jt_j": jt_j, "jt_t": jt_t, "yi": yi, "yr": yr, "zi": zi, "zk": zk,
              "col_type": col_type, "placement": placement}
     return lp, index
+
+
+def utility_ceiling(values: np.ndarray, earliest: np.ndarray) -> float:
+    r"""A valid upper bound on total utility: every job that can complete at all
+    (``earliest[j] < T``) completes at its best slot from ``earliest[j]`` on,
+    :math:`\sum_j \max_{t \ge e_j} f_j(t)`. Reported when a stopped solver gives no bound
+    of its own."""
+    T = values.shape[1] if values.ndim == 2 else 0
+    tt = np.arange(T)
+    ok = tt[None, :] >= np.asarray(earliest)[:, None]
+    return float(np.where(ok, values, -np.inf).max(axis=1, initial=-np.inf)
+                 .clip(min=0.0).sum()) if values.size else 0.0
+
+
+def _with_ceiling(res: Result, objective: float, ceiling: float) -> dict[str, Any]:
+    """``bound``, ``gap`` and a note for a MILP result: the solver's bound, or the utility
+    ceiling when a stopped solve gave none."""
+    if res.bound is not None or res.status is not Status.TIME_LIMIT:
+        return {"bound": res.bound, "gap": relative_gap(objective, res.bound),
+                "bound_source": "solver" if res.bound is not None else None}
+    return {"bound": ceiling, "gap": relative_gap(objective, ceiling),
+            "bound_source": "utility ceiling: every job at its best completion slot (the "
+                            "solver stopped without a bound)"}
 
 
 def build_projected_lp(model: HadarModel):
@@ -435,8 +458,12 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     sched = _schedule(model, res.values, index)
     obj = float(sum(instance.job(jid).value(c - instance.job(jid).arrival)
                     for jid, c in sched.completion.items()))
-    return finalize(instance, sched, status=res.status, objective=obj, bound=res.bound,
-                    gap=res.gap, values=res.values, ratio=1.0 if res.status is Status.OPTIMAL
-                    else None, ratio_note="exact optimum of the slotted model (MILP)",
-                    message=res.message, extra={**extra, "milp_objective": res.objective},
+    earliest = np.where(model.a + model.nmin <= model.T, model.a + model.nmin - 1, model.T)
+    bound = _with_ceiling(res, obj, utility_ceiling(model.values, earliest))
+    return finalize(instance, sched, status=res.status, objective=obj, bound=bound["bound"],
+                    gap=bound["gap"], values=res.values,
+                    ratio=1.0 if res.status is Status.OPTIMAL else None,
+                    ratio_note="exact optimum of the slotted model (MILP)",
+                    message=res.message, extra={**extra, "milp_objective": res.objective,
+                                                "bound_source": bound["bound_source"]},
                     **common)

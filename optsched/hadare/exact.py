@@ -80,9 +80,10 @@ from typing import Any
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.result import Result, Status, finalize
+from optsched.core.result import Result, Status, finalize, relative_gap
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.errors import InvalidOption
+from optsched.hadar.exact import utility_ceiling
 from optsched.hadar.model import (
     DEFAULT_MAX_SLOTS,
     check_size,
@@ -464,9 +465,17 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     sched = _schedule(plan, res.values, index, kappa, e)
     obj = _objective(instance, sched, objective)
     bound = res.bound + shift if res.bound is not None else None
+    source = "solver" if bound is not None else None
+    if bound is None and objective == "utility" and res.status is Status.TIME_LIMIT:
+        # copies may finish a job in its arrival slot: every completion slot counts
+        a = np.ceil(plan.arrivals / plan.slot - 1e-9).astype(np.int64)
+        bound = utility_ceiling(completion_values(plan, T, kappa), a)
+        source = ("utility ceiling: every job at its best completion slot (the solver "
+                  "stopped without a bound)")
     return finalize(instance, sched, status=res.status, objective=obj, bound=bound,
-                    gap=res.gap, values=res.values,
+                    gap=relative_gap(obj, bound), values=res.values,
                     ratio=1.0 if res.status is Status.OPTIMAL else None,
                     ratio_note="exact optimum of the HadarE slot model (MILP)",
-                    message=res.message, extra={**extra, "milp_objective": res.objective},
+                    message=res.message, extra={**extra, "milp_objective": res.objective,
+                                                "bound_source": source},
                     **common)
