@@ -90,7 +90,8 @@ from optsched.options import declares
 from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
-__all__ = ["exact", "build_program", "build_projected_lp"]
+__all__ = ["exact", "lp_bound", "build_program", "build_projected_lp", "heuristic_start",
+           "utility_ceiling"]
 
 
 def _job_slots(model: HadarModel):
@@ -467,3 +468,45 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
                     message=res.message, extra={**extra, "milp_objective": res.objective,
                                                 "bound_source": bound["bound_source"]},
                     **common)
+
+
+@declares(solver=True)
+def lp_bound(instance: Instance, backend: str = "highs", *, slots: int | None = None,
+             slot: float | None = None, max_slots: int | None = None,
+             max_columns: int | None = None, lp_form: str = "projected",
+             **options: Any) -> Result:
+    r"""The LP relaxation of Hadar's MILP as ``bound``: :func:`optsched.hadar.exact.exact` with
+    ``relax=True`` and the same options.
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and cluster.
+    backend : str
+        Solver backend.
+    slots, slot, max_slots, max_columns, lp_form
+        As :func:`optsched.hadar.exact.exact`.
+    **options
+        Solver options.
+
+    Returns
+    -------
+    Result
+        ``bound`` the LP optimum, ``objective=None``.
+
+    Guarantee
+    ---------
+    :math:`\text{bound} = \mathrm{LP} \ge \mathrm{OPT}` of the slotted model.
+
+    Complexity
+    ----------
+    One LP, polynomial; size as :func:`optsched.hadar.exact.exact`.
+
+    References
+    ----------
+    * OASiS (Bao et al., INFOCOM 2018), the relaxation of (14)-(18).
+    """
+    grid = {k: v for k, v in (("max_slots", max_slots), ("max_columns", max_columns))
+            if v is not None}
+    return exact(instance, backend=backend, slots=slots, slot=slot, lp_form=lp_form,
+                 relax=True, **grid, **options)

@@ -56,39 +56,26 @@ import time
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.result import Result, Status, finalize
+from optsched.core.result import Result, Status
 from optsched.errors import InvalidOption
 from optsched.options import declares
 from optsched.salus.model import (
+    OBJECTIVES,
+    SENSE,
     LanePlan,
     SalusView,
-    check_plan,
-    fluid_schedule,
+    check_objective,
+    check_realize,
     gpu_end,
-    gpu_makespans,
+    plan_objective,
+    result_of_plan,
     salus_view,
 )
-from optsched.salus.model import serial_schedule as _serial
 from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
-__all__ = ["exact", "OBJECTIVES", "lane_limits", "plan_objective", "result_of_plan"]
-
-OBJECTIVES = ("makespan", "admitted", "gpus")
-SENSE = {"makespan": "min", "admitted": "max", "gpus": "min"}
-
-
-def check_objective(objective: str) -> str:
-    if objective not in OBJECTIVES:
-        raise InvalidOption("objective", objective, f"must be one of {list(OBJECTIVES)}")
-    return objective
-
-
-def check_realize(realize: str) -> str:
-    if realize not in ("fluid", "serial"):
-        raise InvalidOption("realize", realize, "must be 'fluid' or 'serial'")
-    return realize
-
+__all__ = ["exact", "OBJECTIVES", "SENSE", "check_objective", "check_realize", "heuristic_start",
+           "lane_limits", "plan_objective", "result_of_plan"]
 
 def lane_limits(view: SalusView, objective: str, lanes: int | None,
                 timed: bool) -> np.ndarray:
@@ -102,35 +89,6 @@ def lane_limits(view: SalusView, objective: str, lanes: int | None,
     smallest = float(view.peak.min()) if view.n_jobs else 1.0
     return np.array([max(1, min(view.n_jobs, int(math.floor(m / smallest * (1 + 1e-12)))))
                      for m in view.memory], dtype=int)
-
-
-def plan_objective(view: SalusView, plan: LanePlan, objective: str) -> float:
-    if objective == "makespan":
-        return float(gpu_makespans(view, plan).max(initial=0.0))
-    if objective == "admitted":
-        return float(sum(view.w[i] for lanes in plan for lane in lanes for i in lane))
-    return float(sum(1 for lanes in plan if any(lanes)))
-
-
-def result_of_plan(instance: Instance, view: SalusView, plan: LanePlan, kind: str,
-                   realize: str, **fields) -> Result:
-    """Validated :class:`Result` of a lane plan (fluid or serial realisation)."""
-    check_plan(view, plan)
-    sched = fluid_schedule(view, plan) if realize == "fluid" else _serial(view, plan)
-    extra = dict(fields.pop("extra", {}))
-    extra.update({
-        "objective_kind": kind, "realize": realize,
-        "plan": [[[view.ids[i] for i in lane] for lane in lanes if lane] for lanes in plan],
-        "lanes_per_gpu": [sum(1 for lane in lanes if lane) for lanes in plan],
-        "gpu_makespan": gpu_makespans(view, plan).tolist(),
-        "admitted": sum(len(lane) for lanes in plan for lane in lanes),
-        "gpus_used": sum(1 for lanes in plan if any(lanes)),
-        "lane_memory_mb": [[float(view.P[lane].sum() + view.T[lane].max())
-                            for lane in lanes if lane] for lanes in plan],
-    })
-    fields.setdefault("objective", plan_objective(view, plan, kind))
-    fields["model"] = "salus"
-    return finalize(instance, sched, extra=extra, **fields)
 
 
 def _program(view: SalusView, objective: str, L: np.ndarray, horizon: float | None
