@@ -150,3 +150,25 @@ def test_exact_milp_at_a_tiny_time_limit_returns_a_validated_schedule(model, met
                       **opts)
     check_stopped_result(inst, res, sense)
     assert wall <= limit + ALLOWANCE
+
+
+@pytest.mark.parametrize("model,method,opts,build,sense", _cases(),
+                         ids=[f"{c[0]}-{c[1]}" for c in _cases()])
+def test_each_heuristic_start_is_feasible_as_given(model, method, opts, build, sense):
+    """HiGHS checks the start before presolve; one node or 1.5 s later it stops. A start
+    it finds infeasible, or has to repair, is a wrong mapping from the heuristic's
+    schedule."""
+    inst = build()
+    res = optsched.solve(inst, model=model, method=method, time_limit=1.5,
+                         options={"mip_max_nodes": 1}, **opts)
+    keys = ["step1_mip_start", "step2_mip_start"] if method == "exact-two-step" \
+        else ["mip_start"]
+    for key in keys:
+        start = res.extra[key]
+        assert start["feasible"] and start["max_violation"] <= 1e-9, (key, start)
+        assert start["solver_checked"] == "feasible" and not start["solver_repaired"], start
+        assert start["passed"]
+    if res.objective is not None and method != "exact-two-step":
+        better = res.objective >= start["objective"] - 1e-6 * abs(start["objective"]) \
+            if sense == "max" else res.objective <= start["objective"] * (1 + 1e-6) + 1e-6
+        assert better, (res.objective, start["objective"])
