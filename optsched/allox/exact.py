@@ -50,7 +50,7 @@ from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Schedule
 from optsched.errors import InvalidOption, ModelNotApplicable
 from optsched.options import declares
-from optsched.solvers import solve_program
+from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
 __all__ = ["exact", "match", "plan_cost", "plan_schedule"]
@@ -142,6 +142,20 @@ def _ilp(p: np.ndarray, omega: np.ndarray, arrival: np.ndarray, K: int) -> Linea
     return lp
 
 
+def plan_start(p: np.ndarray, omega: np.ndarray, arrival: np.ndarray, K: int,
+               plan: Plan) -> np.ndarray:
+    """The ILP point (:func:`_ilp`, ``K`` positions) of a plan: job ``order[i]`` of a
+    machine's run order takes position ``len(order) - i`` from the last."""
+    C = _costs(p, omega, arrival, K)
+    jj, ss = np.nonzero(np.isfinite(C))
+    col = {(int(j), int(s)): c for c, (j, s) in enumerate(zip(jj, ss))}
+    x = np.zeros(jj.size)
+    for m, order in enumerate(plan):
+        for i, j in enumerate(order):
+            x[col[(j, m * K + len(order) - i - 1)]] = 1.0
+    return x
+
+
 @declares(solver=True)
 def exact(instance: Instance, backend: str | None = None, *, algorithm: str = "matching",
           **options) -> Result:
@@ -226,8 +240,11 @@ def exact(instance: Instance, backend: str | None = None, *, algorithm: str = "m
     K = min(instance.n_jobs, K + 1)
     tb = time.perf_counter()
     data = _ilp(mach.p, omega, arrival, K).freeze()
+    # the matching's plan is the start (optimal: a stopped solve still returns it)
+    start = {"x": plan_start(mach.p, omega, arrival, K, plan)}
     build = time.perf_counter() - tb
-    res = solve_program(data, backend=backend or "highs", spent=build, **options)
+    res = solve_program(data, backend=backend or "highs", spent=build, start=start,
+                        **options)
     if not res.success:
         return res.replace(model="allox", method="exact",
                            build_seconds=res.build_seconds + build)
@@ -244,4 +261,8 @@ def exact(instance: Instance, backend: str | None = None, *, algorithm: str = "m
                     bound=res.bound, gap=res.gap, method="exact", backend=res.backend,
                     solver=res.solver, build_seconds=res.build_seconds + build,
                     solve_seconds=res.solve_seconds, values=res.values, duals=res.duals,
-                    extra={"positions": K, "ilp_objective": res.objective}, **common)
+                    message=res.message,
+                    extra={"positions": K, "ilp_objective": res.objective,
+                           **start_fields(res)},
+                    # a stopped ILP proves nothing by itself
+                    **{**common, "ratio": 1.0 if res.status is Status.OPTIMAL else None})

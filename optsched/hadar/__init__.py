@@ -22,9 +22,8 @@ from optsched.hadar.bounds import (
     competitive_ratio,
     dual_certificate,
     dual_subroutine,
-    lp_bound,
 )
-from optsched.hadar.exact import build_program, exact
+from optsched.hadar.exact import build_program, exact, lp_bound
 from optsched.hadar.heuristics import DEFAULT_QUANTA, online, run_online
 from optsched.hadar.model import HadarModel, build_model, default_slots
 from optsched.hadar.policy import HadarPolicy, simulate_hadar

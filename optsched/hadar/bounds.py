@@ -70,8 +70,8 @@ Ratio
 -----
 :func:`competitive_ratio` states OASiS Theorem 4 for Hadar's model,
 :math:`P \ge \mathrm{OPT} / 2\alpha` with :math:`\alpha = \max_k(1, \ln(U_k/L))`,
-and checks its assumptions (:mod:`optsched.hadar.model`). :func:`lp_bound` is the LP
-relaxation of :mod:`optsched.hadar.exact`: :math:`\mathrm{LP} \ge \mathrm{OPT}`.
+and checks its assumptions (:mod:`optsched.hadar.model`). The LP relaxation,
+:math:`\mathrm{LP} \ge \mathrm{OPT}`, is :func:`optsched.hadar.exact.lp_bound`.
 """
 
 from __future__ import annotations
@@ -85,15 +85,13 @@ import numpy as np
 
 from optsched.core.instance import Instance
 from optsched.core.progress import check_progress_rule
-from optsched.core.result import Result
 from optsched.errors import ModelNotApplicable
 from optsched.hadar.model import SMALL_DEMAND_THRESHOLD, HadarModel, Prices, build_model
-from optsched.options import declares
 
 __all__ = ["DEFAULT_QUANTA", "JobPlan", "slot_options", "rule_options", "dual_subroutine",
            "quanta_per_slot",
            "coverable", "Certificate", "dual_certificate", "RatioReport", "ratio_report",
-           "competitive_ratio", "lp_bound"]
+           "competitive_ratio"]
 
 DEFAULT_QUANTA = 360
 _TOL = 1e-12
@@ -524,47 +522,3 @@ def competitive_ratio(instance: Instance, *, slots: int | None = None, U: Any = 
     * OASiS (Bao et al., INFOCOM 2018), Theorem 4 and the price function (23)-(26).
     """
     return ratio_report(build_model(instance, slots), U, L, small_demand_threshold)
-
-
-@declares(solver=True)
-def lp_bound(instance: Instance, backend: str = "highs", *, slots: int | None = None,
-             slot: float | None = None, max_slots: int | None = None,
-             max_columns: int | None = None, lp_form: str = "projected",
-             **options: Any) -> Result:
-    r"""The LP relaxation of Hadar's MILP as ``bound``: :func:`optsched.hadar.exact.exact` with
-    ``relax=True`` and the same options.
-
-    Parameters
-    ----------
-    instance : Instance
-        Jobs and cluster.
-    backend : str
-        Solver backend.
-    slots, slot, max_slots, max_columns, lp_form
-        As :func:`optsched.hadar.exact.exact`.
-    **options
-        Solver options.
-
-    Returns
-    -------
-    Result
-        ``bound`` the LP optimum, ``objective=None``.
-
-    Guarantee
-    ---------
-    :math:`\text{bound} = \mathrm{LP} \ge \mathrm{OPT}` of the slotted model.
-
-    Complexity
-    ----------
-    One LP, polynomial; size as :func:`optsched.hadar.exact.exact`.
-
-    References
-    ----------
-    * OASiS (Bao et al., INFOCOM 2018), the relaxation of (14)-(18).
-    """
-    from optsched.hadar.exact import exact
-
-    grid = {k: v for k, v in (("max_slots", max_slots), ("max_columns", max_columns))
-            if v is not None}
-    return exact(instance, backend=backend, slots=slots, slot=slot, lp_form=lp_form,
-                 relax=True, **grid, **options)

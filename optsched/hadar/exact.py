@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.result import Result, Status, finalize
+from optsched.core.result import Result, Status, finalize, relative_gap
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.errors import InvalidOption
 from optsched.hadar.model import (
@@ -87,10 +87,11 @@ from optsched.hadar.model import (
     planning_instance,
 )
 from optsched.options import declares
-from optsched.solvers import solve_program
+from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
-__all__ = ["exact", "build_program", "build_projected_lp"]
+__all__ = ["exact", "lp_bound", "build_program", "build_projected_lp", "heuristic_start",
+           "utility_ceiling"]
 
 
 def _job_slots(model: HadarModel):
@@ -191,6 +192,29 @@ def build_program(model: HadarModel, placement: str = "types", relax: bool = Fal
     return lp, index
 
 
+def utility_ceiling(values: np.ndarray, earliest: np.ndarray) -> float:
+    r"""A valid upper bound on total utility: every job that can complete at all
+    (``earliest[j] < T``) completes at its best slot from ``earliest[j]`` on,
+    :math:`\sum_j \max_{t \ge e_j} f_j(t)`. Reported when a stopped solver gives no bound
+    of its own."""
+    T = values.shape[1] if values.ndim == 2 else 0
+    tt = np.arange(T)
+    ok = tt[None, :] >= np.asarray(earliest)[:, None]
+    return float(np.where(ok, values, -np.inf).max(axis=1, initial=-np.inf)
+                 .clip(min=0.0).sum()) if values.size else 0.0
+
+
+def _with_ceiling(res: Result, objective: float, ceiling: float) -> dict[str, Any]:
+    """``bound``, ``gap`` and a note for a MILP result: the solver's bound, or the utility
+    ceiling when a stopped solve gave none."""
+    if res.bound is not None or res.status is not Status.TIME_LIMIT:
+        return {"bound": res.bound, "gap": relative_gap(objective, res.bound),
+                "bound_source": "solver" if res.bound is not None else None}
+    return {"bound": ceiling, "gap": relative_gap(objective, ceiling),
+            "bound_source": "utility ceiling: every job at its best completion slot (the "
+                            "solver stopped without a bound)"}
+
+
 def build_projected_lp(model: HadarModel):
     r"""The LP relaxation projected onto :math:`(Y, v)` (see :func:`exact`): per
     job-slot, GPUs per type :math:`Y_{jtk} \in [0, \min(W_j, C_k)]` and
@@ -235,6 +259,50 @@ def build_projected_lp(model: HadarModel):
     lp.add_constraints("capacity", rows=jt_t[yi] * K + yk, cols=yv.index, vals=1.0,
                        ub=np.tile(capk.astype(float), T), n_rows=T * K)
     return lp
+
+
+def heuristic_start(model: HadarModel, index: dict, plans: dict) -> dict[str, np.ndarray]:
+    """The MILP point of the online algorithm's plans (:func:`optsched.hadar.heuristics.
+    run_online` on the same slotted model): ``y`` the GPUs per job-slot and column,
+    ``z`` the slowest type used in each slot run, ``u``/``v`` the completion slot.
+
+    Every plan holds all :math:`W_j` GPUs in each slot it runs, no column over its
+    capacity, and completes when its work (at the slowest type's rate, capped at the
+    job's remaining work as the ``work`` row's ``min(1, .)``) reaches :math:`E_j`; so the
+    point satisfies every row and its objective is the heuristic's utility.
+    """
+    jt_j, jt_t = index["jt_j"], index["jt_t"]
+    N = jt_j.size
+    n = model.n_jobs
+    cnt = np.bincount(jt_j, minlength=n)
+    first = np.concatenate(([0], np.cumsum(cnt)[:-1])) if n else np.zeros(0, np.int64)
+    a0 = np.full(n, -1, dtype=np.int64)
+    a0[cnt > 0] = jt_t[first[cnt > 0]]
+    R = int(index["col_type"].size)
+    K = len(model.types)
+    ypos = np.full((N, R), -1, dtype=np.int64)
+    ypos[index["yi"], index["yr"]] = np.arange(index["yi"].size)
+    zpos = np.full((N, K), -1, dtype=np.int64)
+    zpos[index["zi"], index["zk"]] = np.arange(index["zi"].size)
+    y = np.zeros(index["yi"].size)
+    z = np.zeros(index["zi"].size)
+    u = np.zeros(N)
+    v = np.zeros(N)
+    for j, pl in plans.items():
+        if cnt[j] == 0:
+            continue
+        for t in np.unique(pl.slots):
+            jt = first[j] + int(t) - a0[j]
+            sel = pl.slots == t
+            kinds = model.bucket_type[pl.buckets[sel]]
+            cols = kinds if index["placement"] == "types" else pl.buckets[sel]
+            np.add.at(y, ypos[jt, cols], pl.gpus[sel])
+            slowest = kinds[np.argmin(model.rates[j, kinds])]
+            z[zpos[jt, slowest]] = 1.0
+        done = first[j] + pl.t_hat - a0[j]
+        u[done] = 1.0
+        v[first[j]:done + 1] = 1.0
+    return {"y": y, "z": z, "u": u, "v": v}
 
 
 def _schedule(model: HadarModel, values: dict[str, np.ndarray], index: dict) -> Schedule:
@@ -283,7 +351,8 @@ def _schedule(model: HadarModel, values: dict[str, np.ndarray], index: dict) -> 
 def exact(instance: Instance, backend: str = "highs", *, slots: int | None = None,
           slot: float | None = None, max_slots: int = DEFAULT_MAX_SLOTS,
           max_columns: int = DEFAULT_MAX_COLUMNS, placement: str = "types",
-          relax: bool = False, lp_form: str = "projected", **options: Any) -> Result:
+          relax: bool = False, lp_form: str = "projected", mip_start: bool = True,
+          **options: Any) -> Result:
     r"""Hadar's offline optimum (total utility, all arrivals known) as the compact
     time-indexed MILP, or its LP relaxation with ``relax=True``.
 
@@ -306,6 +375,10 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         Solve the LP relaxation and return it as ``bound``.
     lp_form : {"projected", "compact"}
         Which relaxation is solved (same optimum; module docstring).
+    mip_start : bool
+        Start the MILP from the online algorithm's schedule on the same grid
+        (:func:`heuristic_start`; its run counts against ``time_limit``), so a solve
+        stopped by the limit returns at least the heuristic's utility.
     **options
         Solver options (``time_limit``, which covers the model build, ``mip_gap``,
         ``threads``, ``solver``, ``seed``, ``verbose``).
@@ -358,14 +431,20 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     else:
         lp, index = build_program(model, placement, relax)
     data = lp.freeze()
+    start = None
+    if not relax and mip_start:
+        from optsched.hadar.heuristics import run_online
+
+        start = heuristic_start(model, index, run_online(model).plans)
     build = time.perf_counter() - tb
     if relax and backend == "highs" and "options" not in options:
         # interior point (with crossover) is several times faster than simplex here
         options = {**options, "options": {"solver": "ipm"}}
-    res = solve_program(data, backend=backend, spent=build, **options)
+    res = solve_program(data, backend=backend, spent=build, start=start, **options)
     extra: dict[str, Any] = {"slots": model.T, "slot": model.delta, "placement": placement,
              "columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
-             "model_build_seconds": build, "time_limit": res.extra.get("time_limit")}
+             "model_build_seconds": build, "time_limit": res.extra.get("time_limit"),
+             **start_fields(res)}
     common: dict[str, Any] = {"model": "hadar", "method": "exact-lp" if relax else "exact",
               "backend": res.backend, "solver": res.solver,
               "build_seconds": build + res.build_seconds, "solve_seconds": res.solve_seconds}
@@ -380,8 +459,54 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     sched = _schedule(model, res.values, index)
     obj = float(sum(instance.job(jid).value(c - instance.job(jid).arrival)
                     for jid, c in sched.completion.items()))
-    return finalize(instance, sched, status=res.status, objective=obj, bound=res.bound,
-                    gap=res.gap, values=res.values, ratio=1.0 if res.status is Status.OPTIMAL
-                    else None, ratio_note="exact optimum of the slotted model (MILP)",
-                    message=res.message, extra={**extra, "milp_objective": res.objective},
+    earliest = np.where(model.a + model.nmin <= model.T, model.a + model.nmin - 1, model.T)
+    bound = _with_ceiling(res, obj, utility_ceiling(model.values, earliest))
+    return finalize(instance, sched, status=res.status, objective=obj, bound=bound["bound"],
+                    gap=bound["gap"], values=res.values,
+                    ratio=1.0 if res.status is Status.OPTIMAL else None,
+                    ratio_note="exact optimum of the slotted model (MILP)",
+                    message=res.message, extra={**extra, "milp_objective": res.objective,
+                                                "bound_source": bound["bound_source"]},
                     **common)
+
+
+@declares(solver=True)
+def lp_bound(instance: Instance, backend: str = "highs", *, slots: int | None = None,
+             slot: float | None = None, max_slots: int | None = None,
+             max_columns: int | None = None, lp_form: str = "projected",
+             **options: Any) -> Result:
+    r"""The LP relaxation of Hadar's MILP as ``bound``: :func:`optsched.hadar.exact.exact` with
+    ``relax=True`` and the same options.
+
+    Parameters
+    ----------
+    instance : Instance
+        Jobs and cluster.
+    backend : str
+        Solver backend.
+    slots, slot, max_slots, max_columns, lp_form
+        As :func:`optsched.hadar.exact.exact`.
+    **options
+        Solver options.
+
+    Returns
+    -------
+    Result
+        ``bound`` the LP optimum, ``objective=None``.
+
+    Guarantee
+    ---------
+    :math:`\text{bound} = \mathrm{LP} \ge \mathrm{OPT}` of the slotted model.
+
+    Complexity
+    ----------
+    One LP, polynomial; size as :func:`optsched.hadar.exact.exact`.
+
+    References
+    ----------
+    * OASiS (Bao et al., INFOCOM 2018), the relaxation of (14)-(18).
+    """
+    grid = {k: v for k, v in (("max_slots", max_slots), ("max_columns", max_columns))
+            if v is not None}
+    return exact(instance, backend=backend, slots=slots, slot=slot, lp_form=lp_form,
+                 relax=True, **grid, **options)

@@ -80,9 +80,10 @@ from typing import Any
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.result import Result, Status, finalize
+from optsched.core.result import Result, Status, finalize, relative_gap
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.errors import InvalidOption
+from optsched.hadar.exact import utility_ceiling
 from optsched.hadar.model import (
     DEFAULT_MAX_SLOTS,
     check_size,
@@ -96,7 +97,7 @@ from optsched.hadare.model import (
     max_copies_of,
 )
 from optsched.options import declares
-from optsched.solvers import solve_program
+from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
 #: Default cap on the columns of HadarE's MILP and LP. HadarE has a copy variable per job,
@@ -242,6 +243,66 @@ def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
     return lp, index
 
 
+def heuristic_start(instance: Instance, sched: Schedule, index: dict, T: int, kappa: float,
+                    blocks: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The MILP point of a schedule of the online round loop (``completion="slot"``)
+    on the planning grid of ``instance``.
+
+    A job completed in slot :math:`t` (``completion - kappa`` is the end of :math:`t`)
+    gets ``u`` there and ``v`` up to it; each (slot, bucket) it held GPUs in before or in
+    that slot becomes a copy with the most GPUs it held there (a copy that stops inside
+    its completion slot holds it to the end: the round loop never hands a GPU to another
+    job within a round). Jobs that never complete get nothing (a copy needs ``v = 1``).
+    ``m``/``z`` (copy efficiency below 1) pick the copy of largest rate x GPUs, the one
+    the heuristic credits in full.
+    """
+    d = float(instance.slot)
+    jt_j = index["jt_j"]
+    N, n = jt_j.size, instance.n_jobs
+    cnt = index["cnt"]
+    first = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else cnt
+    a = np.where(cnt > 0, T - cnt, 0)
+    hh, kk = index["bucket_node"], index["bucket_type"]
+    node_of = {nd.name: h for h, nd in enumerate(instance.cluster.nodes)}
+    type_of = {t: k for k, t in enumerate(instance.cluster.gpu_types)}
+    bucket = {(int(h), int(k)): b for b, (h, k) in enumerate(zip(hh, kk))}
+    xpos = {(int(i), int(b)): c for c, (i, b) in enumerate(zip(index["xi"], index["xb"]))}
+    job_of = {job.id: j for j, job in enumerate(instance.jobs)}
+    x = np.zeros(index["xi"].size)
+    u = np.zeros(N)
+    v = np.zeros(N)
+    done: dict[int, int] = {}
+    for jid, c in sched.completion.items():
+        j = job_of[jid]
+        t = int(round((c - kappa) / d)) - 1
+        if cnt[j] > 0 and a[j] <= t < T:
+            done[j] = t
+            u[first[j] + t - a[j]] = 1.0
+            v[first[j]:first[j] + t - a[j] + 1] = 1.0
+    for al in sched.allocations:
+        j = job_of[al.job]
+        if j not in done:
+            continue
+        b = bucket[(node_of[al.node], type_of[al.gpu_type])]
+        for t in range(int(np.floor(al.start / d + 1e-9)), int(np.ceil(al.end / d - 1e-9))):
+            if a[j] <= t <= done[j]:
+                c = xpos[(first[j] + t - a[j], b)]
+                x[c] = max(x[c], al.gpus)
+    start = {"x": x, "o": (x > 0).astype(float), "u": u, "v": v}
+    if "m" in blocks:
+        rate = instance.throughput_matrix[jt_j[index["xi"]], kk[index["xb"]]]
+        credit = rate * x
+        z = np.zeros_like(x)
+        for i in np.unique(index["xi"][x > 0]):
+            cols = np.flatnonzero(index["xi"] == i)
+            z[cols[np.argmax(credit[cols])]] = 1.0
+        start.update(m=x * z, z=z)
+    if "M" in blocks:
+        ends = [(t + 1) * d + kappa for t in done.values()]
+        start["M"] = np.array([max(ends, default=0.0)])
+    return start
+
+
 def _schedule(instance: Instance, values: dict[str, np.ndarray], index: dict,
               kappa: float, efficiency: float = 1.0) -> Schedule:
     nodes = instance.cluster.nodes
@@ -280,7 +341,8 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
           slot: float | None = None, max_slots: int = DEFAULT_MAX_SLOTS,
           max_columns: int = DEFAULT_MAX_COLUMNS, objective: str = "utility",
           consolidation: Any = None, consolidation_slots: Any = None, max_copies: Any = None,
-          copy_efficiency: float = 1.0, relax: bool = False, **options: Any) -> Result:
+          copy_efficiency: float = 1.0, relax: bool = False, mip_start: bool = True,
+          **options: Any) -> Result:
     r"""HadarE's offline optimum of the slotted forking model (MILP), or its LP relaxation with
     ``relax=True``.
 
@@ -310,6 +372,10 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         the same rule.
     relax : bool
         Solve the LP relaxation and return it as ``bound``.
+    mip_start : bool
+        Start the MILP from the online heuristic's schedule (same grid, consolidation,
+        copies and efficiency; :func:`heuristic_start`; its run counts against
+        ``time_limit``), so a solve stopped by the limit returns at least its value.
     **options
         Solver options (``time_limit``, which covers the model build, ``mip_gap``, ...).
 
@@ -368,10 +434,20 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     lp, index = build_program(plan, T, kappa=kappa, F=F, objective=objective, relax=relax,
                               efficiency=e)
     data = lp.freeze()
+    start = None
+    if not relax and mip_start:
+        from optsched.hadare.heuristics import online
+
+        heur = online(instance, slots=T, slot=plan.slot, consolidation=kappa,
+                      max_copies=max_copies, copy_efficiency=e)
+        assert heur.schedule is not None  # the heuristic always returns its schedule
+        start = heuristic_start(plan, heur.schedule, index, T, kappa,
+                                tuple(b.name for b in data.var_blocks))
     build = time.perf_counter() - tb
-    res = solve_program(data, backend=backend, spent=build, **options)
+    res = solve_program(data, backend=backend, spent=build, start=start, **options)
     extra.update({"columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
-                  "model_build_seconds": build, "time_limit": res.extra.get("time_limit")})
+                  "model_build_seconds": build, "time_limit": res.extra.get("time_limit"),
+                  **start_fields(res)})
     common.update({"backend": res.backend, "solver": res.solver,
                    "build_seconds": build + res.build_seconds,
                    "solve_seconds": res.solve_seconds})
@@ -389,9 +465,17 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     sched = _schedule(plan, res.values, index, kappa, e)
     obj = _objective(instance, sched, objective)
     bound = res.bound + shift if res.bound is not None else None
+    source = "solver" if bound is not None else None
+    if bound is None and objective == "utility" and res.status is Status.TIME_LIMIT:
+        # copies may finish a job in its arrival slot: every completion slot counts
+        a = np.ceil(plan.arrivals / plan.slot - 1e-9).astype(np.int64)
+        bound = utility_ceiling(completion_values(plan, T, kappa), a)
+        source = ("utility ceiling: every job at its best completion slot (the solver "
+                  "stopped without a bound)")
     return finalize(instance, sched, status=res.status, objective=obj, bound=bound,
-                    gap=res.gap, values=res.values,
+                    gap=relative_gap(obj, bound), values=res.values,
                     ratio=1.0 if res.status is Status.OPTIMAL else None,
                     ratio_note="exact optimum of the HadarE slot model (MILP)",
-                    message=res.message, extra={**extra, "milp_objective": res.objective},
+                    message=res.message, extra={**extra, "milp_objective": res.objective,
+                                                "bound_source": source},
                     **common)

@@ -100,7 +100,7 @@ def lower_bound(instance: Instance, *, objective: str = "makespan") -> Result:
     ----------
     * Yu and Chowdhury, MLSys 2020 (Salus), §3.2.
     """
-    from optsched.salus.exact import SENSE, check_objective
+    from optsched.salus.model import SENSE, check_objective
 
     check_objective(objective)
     t0 = time.perf_counter()

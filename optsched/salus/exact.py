@@ -56,39 +56,26 @@ import time
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.result import Result, Status, finalize
+from optsched.core.result import Result, Status
 from optsched.errors import InvalidOption
 from optsched.options import declares
 from optsched.salus.model import (
+    OBJECTIVES,
+    SENSE,
     LanePlan,
     SalusView,
-    check_plan,
-    fluid_schedule,
+    check_objective,
+    check_realize,
     gpu_end,
-    gpu_makespans,
+    plan_objective,
+    result_of_plan,
     salus_view,
 )
-from optsched.salus.model import serial_schedule as _serial
-from optsched.solvers import solve_program
+from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
-__all__ = ["exact", "OBJECTIVES", "lane_limits", "plan_objective", "result_of_plan"]
-
-OBJECTIVES = ("makespan", "admitted", "gpus")
-SENSE = {"makespan": "min", "admitted": "max", "gpus": "min"}
-
-
-def check_objective(objective: str) -> str:
-    if objective not in OBJECTIVES:
-        raise InvalidOption("objective", objective, f"must be one of {list(OBJECTIVES)}")
-    return objective
-
-
-def check_realize(realize: str) -> str:
-    if realize not in ("fluid", "serial"):
-        raise InvalidOption("realize", realize, "must be 'fluid' or 'serial'")
-    return realize
-
+__all__ = ["exact", "OBJECTIVES", "SENSE", "check_objective", "check_realize", "heuristic_start",
+           "lane_limits", "plan_objective", "result_of_plan"]
 
 def lane_limits(view: SalusView, objective: str, lanes: int | None,
                 timed: bool) -> np.ndarray:
@@ -102,35 +89,6 @@ def lane_limits(view: SalusView, objective: str, lanes: int | None,
     smallest = float(view.peak.min()) if view.n_jobs else 1.0
     return np.array([max(1, min(view.n_jobs, int(math.floor(m / smallest * (1 + 1e-12)))))
                      for m in view.memory], dtype=int)
-
-
-def plan_objective(view: SalusView, plan: LanePlan, objective: str) -> float:
-    if objective == "makespan":
-        return float(gpu_makespans(view, plan).max(initial=0.0))
-    if objective == "admitted":
-        return float(sum(view.w[i] for lanes in plan for lane in lanes for i in lane))
-    return float(sum(1 for lanes in plan if any(lanes)))
-
-
-def result_of_plan(instance: Instance, view: SalusView, plan: LanePlan, kind: str,
-                   realize: str, **fields) -> Result:
-    """Validated :class:`Result` of a lane plan (fluid or serial realisation)."""
-    check_plan(view, plan)
-    sched = fluid_schedule(view, plan) if realize == "fluid" else _serial(view, plan)
-    extra = dict(fields.pop("extra", {}))
-    extra.update({
-        "objective_kind": kind, "realize": realize,
-        "plan": [[[view.ids[i] for i in lane] for lane in lanes if lane] for lanes in plan],
-        "lanes_per_gpu": [sum(1 for lane in lanes if lane) for lanes in plan],
-        "gpu_makespan": gpu_makespans(view, plan).tolist(),
-        "admitted": sum(len(lane) for lanes in plan for lane in lanes),
-        "gpus_used": sum(1 for lanes in plan if any(lanes)),
-        "lane_memory_mb": [[float(view.P[lane].sum() + view.T[lane].max())
-                            for lane in lanes if lane] for lanes in plan],
-    })
-    fields.setdefault("objective", plan_objective(view, plan, kind))
-    fields["model"] = "salus"
-    return finalize(instance, sched, extra=extra, **fields)
 
 
 def _program(view: SalusView, objective: str, L: np.ndarray, horizon: float | None
@@ -204,9 +162,69 @@ def _program(view: SalusView, objective: str, L: np.ndarray, horizon: float | No
     return lp, trip
 
 
+def heuristic_start(instance: Instance, view: SalusView, objective: str, L: np.ndarray,
+                    realize: str, trip: list[tuple[int, int, int]],
+                    horizon: float | None) -> tuple[dict[str, np.ndarray], str] | None:
+    """The MILP point of a heuristic's lane plan (LPT for makespan, else first-fit
+    decreasing into one lane per GPU; the other if the first finds no plan or uses more
+    lanes than the program offers), with the heuristic's name; ``None`` if neither fits.
+
+    Lanes of a GPU are numbered in order of their smallest job index, so lane ``l``
+    holds only jobs ``i >= l`` and open lanes come first (the symmetry-breaking rows);
+    ``tau`` is each lane's largest ephemeral need, ``C`` the largest lane or GPU work.
+    """
+    from optsched.salus import heuristics
+
+    names = ("lpt", "ffd") if objective == "makespan" else ("ffd", "lpt")
+    pos = {vid: i for i, vid in enumerate(view.ids)}
+    col = {t: c for c, t in enumerate(trip)}
+    for name in names:
+        try:
+            res = getattr(heuristics, name)(instance, objective=objective, realize=realize)
+        except Exception:  # noqa: BLE001 - a heuristic that finds no plan gives no start
+            continue
+        if not res.success or "plan" not in res.extra:
+            continue
+        gpus = res.extra["plan"]
+        if len(gpus) != view.n_gpus or any(len(lanes) > L[g] for g, lanes in enumerate(gpus)):
+            continue
+        slots = [(g, ll) for g in range(view.n_gpus) for ll in range(int(L[g]))]
+        sidx = {sl: k for k, sl in enumerate(slots)}
+        x = np.zeros(len(trip))
+        y = np.zeros(len(slots))
+        z = np.zeros(view.n_gpus)
+        tau = np.zeros(len(slots))
+        lane_work = np.zeros(len(slots))
+        gpu_work = np.zeros(view.n_gpus)
+        ok = True
+        for g, lanes in enumerate(gpus):
+            members = sorted((sorted(pos[j] for j in lane) for lane in lanes if lane),
+                             key=lambda m: m[0])
+            for ll, lane in enumerate(members):
+                k = sidx[(g, ll)]
+                y[k] = z[g] = 1.0
+                for i in lane:
+                    c = col.get((i, g, ll))
+                    if c is None:
+                        ok = False
+                        break
+                    x[c] = 1.0
+                    tau[k] = max(tau[k], float(view.T[i]))
+                    lane_work[k] += float(view.n[i] * view.d[i, g])
+                    gpu_work[g] += float(view.n[i] * view.d[i, g] * view.u[i])
+        if not ok:
+            continue
+        C = max(float(lane_work.max(initial=0.0)), float(gpu_work.max(initial=0.0)))
+        if horizon is not None and C > horizon:
+            continue
+        return {"x": x, "y": y, "z": z, "tau": tau, "C": np.array([C])}, name
+    return None
+
+
 @declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, objective: str = "makespan",
-          lanes: int | None = None, realize: str = "fluid", **options) -> Result:
+          lanes: int | None = None, realize: str = "fluid", mip_start: bool = True,
+          **options) -> Result:
     r"""Salus' optimal lane plan for ``objective`` (MILP over (GPU, lane) slots, module
     docstring).
 
@@ -227,6 +245,9 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
         The schedule built from the plan: fluid (attains the model's makespan exactly) or
         lanes running their jobs one at a time (refused when it would end after the
         horizon).
+    mip_start : bool
+        Start the MILP from a heuristic's lane plan (:func:`heuristic_start`), so a solve
+        stopped by ``time_limit`` returns at least that plan.
     **options
         Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``, ``solver``,
         ``verbose``).
@@ -262,12 +283,17 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
     L = lane_limits(view, objective, lanes, objective == "makespan" or horizon is not None)
     lp, trip = _program(view, objective, L, horizon)
     data = lp.freeze()
+    found = heuristic_start(instance, view, objective, L, realize, trip, horizon) \
+        if mip_start else None
     build = time.perf_counter() - t0
-    res = solve_program(data, backend=backend, spent=build, **options)
+    res = solve_program(data, backend=backend, spent=build,
+                        start=None if found is None else found[0], **options)
+    started = {**start_fields(res), "start_heuristic": found[1]} if found else {}
     common = {"model": "salus", "method": "exact"}
     if not res.success:
         return res.replace(build_seconds=res.build_seconds + build,
-                           extra={"objective_kind": objective, "lanes": L.tolist()}, **common)
+                           extra={"objective_kind": objective, "lanes": L.tolist(), **started},
+                           **common)
     xs = np.round(res.values["x"]).astype(bool)
     plan: LanePlan = [[[] for _ in range(int(L[g]))] for g in range(view.n_gpus)]
     for k in np.flatnonzero(xs):
@@ -294,4 +320,5 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
         ratio_note=("optimal for the fluid lane model" if ratio else
                     f"optimal only for at most {int(L.max())} lanes per GPU"
                     if res.status is Status.OPTIMAL else ""),
-        extra={"milp_objective": res.objective, "lanes": L.tolist()}, **common)
+        message=res.message,
+        extra={"milp_objective": res.objective, "lanes": L.tolist(), **started}, **common)

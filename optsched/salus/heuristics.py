@@ -73,8 +73,18 @@ from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, finalize
 from optsched.options import declares
 from optsched.salus.bounds import ff_gpu_bound
-from optsched.salus.exact import check_objective, check_realize, result_of_plan
-from optsched.salus.model import GpuLanes, LanePlan, SalusView, _le, gpu_end, lane_need, salus_view
+from optsched.salus.model import (
+    GpuLanes,
+    LanePlan,
+    SalusView,
+    _le,
+    check_objective,
+    check_realize,
+    gpu_end,
+    lane_need,
+    result_of_plan,
+    salus_view,
+)
 
 __all__ = ["lane_manager", "ffd", "lpt"]
 

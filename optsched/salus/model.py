@@ -67,12 +67,15 @@ from typing import Protocol
 import numpy as np
 
 from optsched.core.instance import GpuMemory, Instance
+from optsched.core.result import Result, finalize
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
-from optsched.errors import ModelNotApplicable
+from optsched.errors import InvalidOption, ModelNotApplicable
 
 __all__ = ["MB_PER_GB", "TOL", "lane_need", "is_safe", "Lane", "GpuLanes", "SalusView",
            "salus_view", "LanePlan", "gpu_makespans", "gpu_end", "fluid_schedule",
-           "serial_schedule", "persistent_from_peaks", "split_peak"]
+           "serial_schedule", "persistent_from_peaks", "split_peak",
+           "OBJECTIVES", "SENSE", "check_objective", "check_realize", "plan_objective",
+           "result_of_plan"]
 
 MB_PER_GB = 1024.0
 TOL = 1e-9  # relative tolerance of memory comparisons
@@ -398,3 +401,49 @@ def split_peak(peak_mb: float, persistent_fraction: float) -> tuple[float, float
         raise ModelNotApplicable("persistent_fraction", persistent_fraction,
                                  "needs 0 <= f <= 1 and a positive peak")
     return peak_mb * persistent_fraction, peak_mb * (1 - persistent_fraction)
+
+
+# ======================================================= plans as results
+OBJECTIVES = ("makespan", "admitted", "gpus")
+SENSE = {"makespan": "min", "admitted": "max", "gpus": "min"}
+
+
+def check_objective(objective: str) -> str:
+    if objective not in OBJECTIVES:
+        raise InvalidOption("objective", objective, f"must be one of {list(OBJECTIVES)}")
+    return objective
+
+
+def check_realize(realize: str) -> str:
+    if realize not in ("fluid", "serial"):
+        raise InvalidOption("realize", realize, "must be 'fluid' or 'serial'")
+    return realize
+
+
+def plan_objective(view: SalusView, plan: LanePlan, objective: str) -> float:
+    if objective == "makespan":
+        return float(gpu_makespans(view, plan).max(initial=0.0))
+    if objective == "admitted":
+        return float(sum(view.w[i] for lanes in plan for lane in lanes for i in lane))
+    return float(sum(1 for lanes in plan if any(lanes)))
+
+
+def result_of_plan(instance: Instance, view: SalusView, plan: LanePlan, kind: str,
+                   realize: str, **fields) -> Result:
+    """Validated :class:`Result` of a lane plan (fluid or serial realisation)."""
+    check_plan(view, plan)
+    sched = fluid_schedule(view, plan) if realize == "fluid" else serial_schedule(view, plan)
+    extra = dict(fields.pop("extra", {}))
+    extra.update({
+        "objective_kind": kind, "realize": realize,
+        "plan": [[[view.ids[i] for i in lane] for lane in lanes if lane] for lanes in plan],
+        "lanes_per_gpu": [sum(1 for lane in lanes if lane) for lanes in plan],
+        "gpu_makespan": gpu_makespans(view, plan).tolist(),
+        "admitted": sum(len(lane) for lanes in plan for lane in lanes),
+        "gpus_used": sum(1 for lanes in plan if any(lanes)),
+        "lane_memory_mb": [[float(view.P[lane].sum() + view.T[lane].max())
+                            for lane in lanes if lane] for lanes in plan],
+    })
+    fields.setdefault("objective", plan_objective(view, plan, kind))
+    fields["model"] = "salus"
+    return finalize(instance, sched, extra=extra, **fields)

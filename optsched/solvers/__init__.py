@@ -19,6 +19,15 @@ Every backend returns the same :class:`~optsched.core.result.Result`:
   ``kUnboundedOrInfeasible``), the backend re-solves the *feasibility* problem (zero
   objective, same constraints): feasible means unbounded, infeasible means infeasible.
   A missing package or solver is ``solver_missing`` (never raised).
+* ``start`` (optional, MILPs): a primal vector, by variable block, that the model built
+  from one of its heuristics. Backends that can (``Capabilities.mip_start``: highs, and
+  pyomo with ``appsi_highs``) hand it to the solver, which searches from it, so a stopped
+  solve returns an incumbent at least as good. Whatever the backend, a start that
+  satisfies every row, bound and integrality (to :data:`START_TOLERANCE`) is the
+  incumbent of a ``time_limit`` result whenever the solver has none or a worse one:
+  ``extra["incumbent"]`` says ``"solver"`` or ``"start"``, and ``extra["mip_start"]``
+  reports the start (objective, violation, whether it was passed, what the solver said
+  of it).
 * ``build_seconds`` is the hand-off (building the ``HighsLp``, the Pyomo model, or the
   cvxpy problem including its compilation); ``solve_seconds`` the solver run.
 
@@ -43,25 +52,29 @@ from __future__ import annotations
 
 import importlib
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
-from optsched.core.result import Result, Status
+from optsched.core.result import Result, Status, relative_gap
 from optsched.errors import InvalidOption, UnknownName
 from optsched.solvers.common import Backend, Capabilities, quiet_highs_banner
 from optsched.solvers.program import LinearProgram, ProgramData, RowBlock, VarBlock
 
-__all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "Backend", "Capabilities", "backend_module",
-           "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
-           "available_backends", "solve_program", "write_program"]
+__all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "START_TOLERANCE", "Backend", "Capabilities",
+           "backend_module", "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
+           "available_backends", "solve_program", "start_fields", "write_program"]
 
 BACKENDS = ("highs", "pyomo", "cvxpy")
 #: Seconds a solve may take unless the caller says otherwise (``None`` or ``inf``: no
 #: limit). Long MILPs stop there with their incumbent, bound and gap (status
 #: ``time_limit``) instead of running unannounced for minutes.
 DEFAULT_TIME_LIMIT = 60.0
+#: Largest violation of a bound, row or integrality for which a start counts as feasible
+#: (HiGHS's default primal feasibility and integrality tolerances).
+START_TOLERANCE = 1e-6
 
 
 def backend_module(name: str) -> Backend:
@@ -80,7 +93,8 @@ def available_backends() -> dict[str, bool]:
 def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | None = None,
                   time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None,
                   threads: int | None = None, seed: int = 0, verbose: bool = False,
-                  options: dict[str, Any] | None = None, spent: float = 0.0) -> Result:
+                  options: dict[str, Any] | None = None, spent: float = 0.0,
+                  start: Mapping[str, Any] | np.ndarray | None = None) -> Result:
     """Solve ``data`` with ``backend`` and return a :class:`~optsched.core.result.Result`.
 
     Parameters
@@ -100,8 +114,12 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
     seed : the solver's random seed (``>= 0``).
     options : extra solver options passed verbatim (HiGHS option names for ``"highs"`` and
         cvxpy's HIGHS, the solver's own option names for Pyomo).
+    start : a primal start, ``{block name: values}`` for every block or one vector of
+        ``n_cols`` values (module docstring). Handed to the solver when the backend can;
+        a feasible start is the incumbent of a stopped solve that has none or a worse one.
     """
     module = backend_module(backend)
+    x0 = None if start is None else data.start_vector(start)
     opts = _check_options(time_limit, mip_gap, threads, seed)
     opts["verbose"] = bool(verbose)
     opts["options"] = dict(options or {})
@@ -109,14 +127,74 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
     if limit is not None:
         left = limit - max(0.0, float(spent))
         if left <= 0:
-            return Result(status=Status.TIME_LIMIT, backend=backend, solver=solver,
-                          build_seconds=float(spent), extra={"time_limit": limit},
-                          message=f"building the model took {spent:.3g} s of the {limit:g} s "
-                                  "time limit; no solve was started")
+            res = Result(status=Status.TIME_LIMIT, backend=backend, solver=solver,
+                         build_seconds=float(spent), extra={"time_limit": limit},
+                         message=f"building the model took {spent:.3g} s of the {limit:g} s "
+                                 "time limit; no solve was started")
+            return res if x0 is None else _keep_start(data, res, x0, False,
+                                                      "no solve was started")
         opts["time_limit"] = left
     quiet_highs_banner()
+    passed, why = _start_passed(module, data, solver, x0)
+    if passed:
+        opts["start"] = x0
     res = module.solve(data, solver=solver, **opts)
-    return res.replace(extra={**res.extra, "time_limit": limit})
+    res = res.replace(extra={**res.extra, "time_limit": limit})
+    return res if x0 is None else _keep_start(data, res, x0, passed, why)
+
+
+def start_fields(res: Result) -> dict[str, Any]:
+    """The start report and the incumbent's source of a :func:`solve_program` result
+    (``extra["mip_start"]``, ``extra["incumbent"]``), for a model's own ``extra``."""
+    return {k: res.extra[k] for k in ("mip_start", "incumbent") if k in res.extra}
+
+
+def _start_passed(module: Backend, data: ProgramData, solver: str | None,
+                  x0: np.ndarray | None) -> tuple[bool, str]:
+    """Whether the start goes to the solver, and why not."""
+    if x0 is None:
+        return False, ""
+    if not data.is_mip:
+        return False, "an LP takes no MIP start"
+    caps = module.CAPABILITIES
+    if not caps.mip_start:
+        return False, f"the {module.NAME} backend cannot hand a MIP start to its solver"
+    allowed = caps.mip_start_solvers
+    if allowed and (solver or allowed[0]) not in allowed:
+        return False, (f"the {module.NAME} backend hands a MIP start only to "
+                       f"{', '.join(allowed)}, not to {solver}")
+    return True, ""
+
+
+def _keep_start(data: ProgramData, res: Result, x0: np.ndarray, passed: bool,
+                why: str) -> Result:
+    """Report the start; make it the incumbent of a stopped solve that has none or a
+    worse one (only when it is feasible)."""
+    violation = data.max_violation(x0)
+    value = data.objective_value(x0)
+    feasible = violation <= START_TOLERANCE
+    report: dict[str, Any] = {"objective": value, "max_violation": violation,
+                              "feasible": feasible, "passed": passed}
+    if why:
+        report["not_passed"] = why
+    solver_said = res.extra.get("start_report")
+    if solver_said is not None:
+        report.update({f"solver_{k}": v for k, v in solver_said.items()})
+    extra = {k: v for k, v in res.extra.items() if k != "start_report"}
+    extra["mip_start"] = report
+    better = res.objective is None or (value > res.objective if data.sense == "max"
+                                       else value < res.objective)
+    if res.status is Status.TIME_LIMIT and feasible and better:
+        note = ("the incumbent is the start: the solver stopped without one"
+                if res.objective is None else
+                f"the incumbent is the start: the solver's ({res.objective:.6g}) is worse")
+        return res.replace(objective=value, values=data.split_cols(x0),
+                           gap=relative_gap(value, res.bound),
+                           message=f"{res.message}; {note}" if res.message else note,
+                           extra={**extra, "incumbent": "start"})
+    if res.objective is not None:
+        extra["incumbent"] = "solver"
+    return res.replace(extra=extra)
 
 
 def _check_options(time_limit, mip_gap, threads, seed) -> dict[str, Any]:

@@ -9,7 +9,8 @@ A backend module (:mod:`optsched.solvers.highs`, :mod:`~optsched.solvers.pyomo`,
 * ``STATUS``: its table from the solver's own outcome names to
   :class:`~optsched.core.result.Status`;
 * ``installed()``: whether its package can be imported, found without importing it;
-* ``solve(data, *, solver, time_limit, mip_gap, threads, seed, verbose, options)``.
+* ``solve(data, *, solver, time_limit, mip_gap, threads, seed, verbose, options,
+  start)``; ``start`` (a full column vector) is passed only when ``CAPABILITIES.mip_start``.
 
 :func:`optsched.solvers.solve_program` trusts this shape (:class:`Backend`); it does not
 probe a backend for features.
@@ -17,6 +18,7 @@ probe a backend for features.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import math
 import os
@@ -30,8 +32,9 @@ import numpy as np
 from optsched.core.result import Result, Status, relative_gap
 from optsched.solvers.program import ProgramData
 
-__all__ = ["Backend", "Capabilities", "installed", "make_result", "missing", "quiet_highs_banner",
-           "reduced_costs", "reset_highs_threads"]
+__all__ = ["Backend", "Capabilities", "abandon_solve", "installed", "make_result", "missing",
+           "quiet_highs_banner", "reduced_costs", "reset_highs_threads",
+           "wait_for_abandoned_solves"]
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,9 @@ class Capabilities:
 
     ``mip``: integer columns; ``duals``: LP row and column duals; ``mip_bound``: the dual
     bound of a stopped MILP; ``solvers``: solvers other than HiGHS behind it;
-    ``write``: MPS/LP export.
+    ``write``: MPS/LP export; ``mip_start``: hands a MILP start (a primal vector) to the
+    solver, which begins its search from it (``mip_start_solvers``: the only solvers it
+    can hand one to, empty for all).
     """
 
     mip: bool = True
@@ -48,6 +53,8 @@ class Capabilities:
     mip_bound: bool = True
     solvers: bool = False
     write: bool = False
+    mip_start: bool = False
+    mip_start_solvers: tuple[str, ...] = ()
 
 
 class Backend(Protocol):
@@ -64,7 +71,7 @@ class Backend(Protocol):
 
     def solve(self, data: ProgramData, *, solver: str | None, time_limit: float | None,
               mip_gap: float | None, threads: int | None, seed: int, verbose: bool,
-              options: dict[str, Any]) -> Result: ...
+              options: dict[str, Any], start: np.ndarray | None = None) -> Result: ...
 
 
 def installed(package: str) -> bool:
@@ -170,4 +177,36 @@ def reset_highs_threads(threads: int | None) -> None:
     """HiGHS refuses a ``threads`` value that differs from its running global scheduler."""
     if threads is not None:
         import highspy
+        wait_for_abandoned_solves()  # never reset the scheduler under a running solve
         highspy.Highs.resetGlobalScheduler(True)
+
+
+#: HiGHS solves given up at their deadline (thread, Highs object), still finishing.
+_abandoned: list[tuple[threading.Thread, Any]] = []
+_abandoned_lock = threading.Lock()
+
+
+def abandon_solve(thread: threading.Thread, highs: Any) -> None:
+    """Keep a solve that overran its deadline alive until it stops by itself.
+
+    Some phases of HiGHS (presolve, the MIP set-up) look at the clock only between their
+    steps, so a large model can run seconds past ``time_limit``; the caller returns at its
+    deadline and the solve, which stops at its next check, finishes in the background.
+    The process waits for it at exit (a thread inside HiGHS must not outlive the
+    interpreter) and before the thread scheduler is reset.
+    """
+    with _abandoned_lock:
+        _abandoned[:] = [(t, h) for t, h in _abandoned if t.is_alive()]
+        _abandoned.append((thread, highs))
+
+
+def wait_for_abandoned_solves() -> None:
+    """Join every abandoned solve (see :func:`abandon_solve`)."""
+    with _abandoned_lock:
+        pending = list(_abandoned)
+        _abandoned.clear()
+    for thread, _ in pending:
+        thread.join()
+
+
+atexit.register(wait_for_abandoned_solves)

@@ -31,7 +31,10 @@ from optsched.solvers.program import ProgramData
 
 NAME = BACKEND = "cvxpy"
 PACKAGE = "cvxpy"
-CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=True, write=False)
+#: No MIP start: cvxpy warm-starts HiGHS only from its own previous solve of the same
+#: problem, never from values the caller gives.
+CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=True, write=False,
+                            mip_start=False)
 #: cvxpy problem status -> Status; ``infeasible_or_unbounded`` is decided by a
 #: zero-objective re-solve (None here), anything else not listed is an error.
 STATUS: dict[str, Status | None] = {
@@ -101,8 +104,12 @@ def _solver_kwargs(name, time_limit, mip_gap, threads, seed, extra) -> tuple[dic
 
 
 def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_gap=None,
-          threads=None, seed=0, verbose=False, options=None) -> Result:
-    """Solve ``data`` through cvxpy with ``solver`` (default ``HIGHS``)."""
+          threads=None, seed=0, verbose=False, options=None,
+          start: np.ndarray | None = None) -> Result:
+    """Solve ``data`` through cvxpy with ``solver`` (default ``HIGHS``); ``start`` is not
+    accepted (``CAPABILITIES.mip_start`` is false)."""
+    if start is not None:
+        raise TypeError("the cvxpy backend takes no MIP start (Capabilities.mip_start)")
     try:
         import cvxpy as cp
     except ImportError as exc:  # pragma: no cover

@@ -8,6 +8,7 @@ program's own sense (checked for min and max), so they are returned unchanged.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 from optsched.core.result import Result, Status
 from optsched.solvers.common import (
     Capabilities,
+    abandon_solve,
     make_result,
     missing,
     quiet_highs_banner,
@@ -28,7 +30,14 @@ from optsched.solvers.program import ProgramData
 
 NAME = BACKEND = "highs"
 PACKAGE = "highspy"
-CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=False, write=True)
+CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=False, write=True,
+                            mip_start=True)
+#: Seconds past ``time_limit`` (plus 2 % of it) that a solve is waited for before it is
+#: abandoned (:func:`optsched.solvers.common.abandon_solve`). In branch and bound and
+#: simplex HiGHS reads its clock every few iterations and returns well within this;
+#: presolve and the MIP set-up read it only between their steps (measured: a 141k-column
+#: HadarE MILP spent 7.6 s in presolve under a 3 s limit).
+DEADLINE_GRACE = 0.25
 #: HiGHS model status -> Status (a work limit of any kind is ``time_limit``).
 STATUS: dict[str, Status] = {
     "kOptimal": Status.OPTIMAL, "kModelEmpty": Status.OPTIMAL,
@@ -137,9 +146,60 @@ def _new_highs(verbose: bool, time_limit, mip_gap, threads, seed, options: dict)
     return h
 
 
+def _set_start(h, data: ProgramData, start: np.ndarray, verbose: bool) -> list[str]:
+    """Hand ``start`` to HiGHS (``setSolution``) and collect its log, where HiGHS says
+    whether it found the start feasible and whether it used it."""
+    import highspy
+
+    log: list[str] = []
+    # the log is needed, the console output only when asked for
+    h.setOptionValue("output_flag", True)
+    h.setOptionValue("log_to_console", bool(verbose))
+    h.cbLogging.subscribe(lambda event: log.append(str(event.message)))
+    status = h.setSolution(int(data.n_cols), np.arange(data.n_cols, dtype=np.int32),
+                           np.ascontiguousarray(start, dtype=float))
+    if status == highspy.HighsStatus.kError:
+        log.append("setSolution returned kError")
+    return log
+
+
+def start_report(log: list[str]) -> dict[str, Any]:
+    """What HiGHS's log says of a MIP start: ``checked`` (its own feasibility check of the
+    start as given: ``"feasible"``, ``"infeasible"`` or ``None`` when not reached),
+    ``used`` (it became an incumbent, possibly after HiGHS repaired it), ``repaired``."""
+    checked = None
+    log = list(log)  # an abandoned solve may still be appending
+    for line in log:
+        if "Assessing feasibility of MIP solution" in line:
+            checked = "feasible" if line.rstrip().endswith(": feasible") else "infeasible"
+    used = any("MIP start solution is feasible" in line for line in log)
+    repaired = any("Attempting to find feasible solution" in line for line in log)
+    return {"checked": checked, "used": used, "repaired": repaired}
+
+
+def _run(h, time_limit: float | None) -> bool:
+    """Run ``h``; with a time limit, return by the deadline plus grace even when HiGHS
+    does not (the solve is then abandoned: False)."""
+    if time_limit is None:
+        h.run()
+        return True
+    thread = threading.Thread(target=h.run, name="highs-solve", daemon=True)
+    thread.start()
+    thread.join(time_limit * 1.02 + DEADLINE_GRACE)
+    if thread.is_alive():
+        abandon_solve(thread, h)
+        return False
+    return True
+
+
 def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_gap=None,
-          threads=None, seed=0, verbose=False, options=None) -> Result:
-    """Solve ``data`` with highspy (``solver`` may only be ``None`` or ``"highs"``)."""
+          threads=None, seed=0, verbose=False, options=None,
+          start: np.ndarray | None = None) -> Result:
+    """Solve ``data`` with highspy (``solver`` may only be ``None`` or ``"highs"``).
+
+    ``start`` (a full column vector, MILPs only) is handed to HiGHS as a MIP start;
+    ``extra["start_report"]`` says what HiGHS made of it (:func:`start_report`).
+    """
     name = "highs"
     if solver is not None and solver.lower() != name:
         return missing(BACKEND, solver, "the highs backend runs HiGHS only; use the pyomo or "
@@ -156,16 +216,29 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     if _pass_model(h, data) == highspy.HighsStatus.kError:
         return make_result(data, Status.ERROR, backend=BACKEND, solver=name,
                            message="HiGHS rejected the model (passModel returned kError)")
+    log = _set_start(h, data, start, verbose) if start is not None and data.is_mip else None
     build = time.perf_counter() - t0
 
     reset_highs_threads(threads)
     t0 = time.perf_counter()
-    h.run()
+    if not _run(h, time_limit):
+        waited = time.perf_counter() - t0
+        res = make_result(data, Status.TIME_LIMIT, backend=BACKEND, solver=name,
+                          build_seconds=build, solve_seconds=waited,
+                          message=f"HiGHS did not return within {waited:.3g} s of its "
+                                  f"{time_limit:g} s limit (presolve and the MIP set-up "
+                                  "read the clock only between steps): the solve was "
+                                  "abandoned with no incumbent or bound of its own and "
+                                  "stops by itself in the background")
+        if log is not None:
+            res = res.replace(extra={"start_report": start_report(log)})
+        return res
     status = h.getModelStatus().name
     message = ""
     if status == "kUnboundedOrInfeasible":
-        status, message = _feasibility_check(data, verbose, time_limit, threads, seed,
-                                             options)
+        left = None if time_limit is None else max(0.0, time_limit -
+                                                   (time.perf_counter() - t0))
+        status, message = _feasibility_check(data, verbose, left, threads, seed, options)
     solve_seconds = time.perf_counter() - t0
 
     info, sol = h.getInfo(), h.getSolution()
@@ -174,6 +247,14 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     bound = float(info.mip_dual_bound) if data.is_mip else None
     common: dict[str, Any] = dict(backend=BACKEND, solver=name, build_seconds=build,
                                   solve_seconds=solve_seconds)
+    res = _outcome(data, status, message, x, bound, sol, common)
+    if log is not None:
+        res = res.replace(extra={**res.extra, "start_report": start_report(log)})
+    return res
+
+
+def _outcome(data: ProgramData, status: str, message: str, x, bound, sol,
+             common: dict[str, Any]) -> Result:
     outcome = STATUS.get(status, Status.ERROR)
     if outcome is Status.OPTIMAL:
         if x is None and data.n_cols == 0:

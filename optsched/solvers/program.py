@@ -17,6 +17,7 @@ global column, value); duplicates are summed.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -108,6 +109,37 @@ class ProgramData:
     def relaxed(self) -> ProgramData:
         """The LP relaxation: this program with every integrality dropped."""
         return replace(self, integer=np.zeros_like(self.integer), name=f"{self.name}-lp")
+
+    def start_vector(self, start: Mapping[str, object] | np.ndarray) -> np.ndarray:
+        """The full column vector of a start given by block (``{"x": array, ...}``, every
+        block of the program, each of its block's shape) or as one vector of ``n_cols``
+        values. Raises :class:`~optsched.errors.InvalidOption` naming what is wrong."""
+        if isinstance(start, Mapping):
+            names = {b.name for b in self.var_blocks}
+            unknown = sorted(set(start) - names)
+            if unknown:
+                raise InvalidOption("start", unknown[0], f"not a variable block of "
+                                    f"{self.name} (blocks: {', '.join(sorted(names))})")
+            missing = [b.name for b in self.var_blocks if b.name not in start]
+            if missing:
+                raise InvalidOption("start", missing[0], "a start gives every variable block; "
+                                    "this one is missing")
+            parts = []
+            for b in self.var_blocks:
+                v = np.asarray(start[b.name], dtype=float)
+                if v.size != b.size:
+                    raise InvalidOption(f"start[{b.name!r}]", v.shape,
+                                        f"must have {b.size} values (block shape {b.shape})")
+                parts.append(v.ravel())
+            x = np.concatenate(parts) if parts else np.zeros(0)
+        else:
+            x = np.asarray(start, dtype=float).ravel()
+            if x.size != self.n_cols:
+                raise InvalidOption("start", x.size, f"must have {self.n_cols} values, one "
+                                    "per column")
+        if not np.all(np.isfinite(x)):
+            raise InvalidOption("start", "non-finite", "start values must be finite")
+        return x
 
     def objective_value(self, x: np.ndarray) -> float:
         return float(self.c @ x + self.offset)

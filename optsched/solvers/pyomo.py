@@ -32,7 +32,11 @@ from optsched.solvers.program import ProgramData
 
 NAME = BACKEND = "pyomo"
 PACKAGE = "pyomo"
-CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=True, write=False)
+#: A MIP start reaches the solver only through ``appsi_highs`` (its ``warmstart`` hands the
+#: variables' values to ``Highs.setSolution``); the legacy ``highs`` interface has no
+#: start, and other solvers' start options are not wired here.
+CAPABILITIES = Capabilities(mip=True, duals=True, mip_bound=True, solvers=True, write=False,
+                            mip_start=True, mip_start_solvers=("appsi_highs",))
 #: Pyomo termination condition -> Status; ``infeasibleOrUnbounded`` is decided by a
 #: zero-objective re-solve, anything else not listed is an error.
 STATUS: dict[str, Status] = {
@@ -150,8 +154,13 @@ def _solver_options(name, mip_gap, threads, seed, extra) -> tuple[dict, list[str
 
 
 def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_gap=None,
-          threads=None, seed=0, verbose=False, options=None) -> Result:
-    """Solve ``data`` through Pyomo with ``solver`` (default ``appsi_highs``, else ``highs``)."""
+          threads=None, seed=0, verbose=False, options=None,
+          start: np.ndarray | None = None) -> Result:
+    """Solve ``data`` through Pyomo with ``solver`` (default ``appsi_highs``, else ``highs``).
+
+    ``start`` (a full column vector) becomes the variables' values, handed to the solver
+    with ``warmstart=True`` when it is ``appsi_highs``; it is ignored otherwise (the
+    solver layer passes it only to ``appsi_highs``)."""
     try:
         import pyomo.environ as pyo
     except ImportError as exc:  # pragma: no cover
@@ -172,6 +181,10 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     build = time.perf_counter() - t0
     opts, skipped = _solver_options(name, mip_gap, threads, seed, options or {})
     kwargs: dict[str, Any] = {"load_solutions": False, "tee": verbose}
+    if start is not None and name == "appsi_highs":
+        for j, value in enumerate(np.asarray(start, dtype=float).tolist()):
+            model.x[j].set_value(value, skip_validation=True)
+        kwargs["warmstart"] = True
     if time_limit is not None:
         kwargs["timelimit"] = time_limit
     if opts:

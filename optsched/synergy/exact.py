@@ -102,9 +102,9 @@ from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, relative_gap
 from optsched.errors import InvalidOption
 from optsched.options import declares
-from optsched.solvers import solve_program
+from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
-from optsched.synergy.model import Configuration, SynergyRound, prepare, round_result
+from optsched.synergy.model import TOL, Configuration, SynergyRound, prepare, round_result
 
 __all__ = ["exact", "two_step", "joint", "step1_program", "joint_program"]
 
@@ -202,12 +202,62 @@ def joint_program(rnd: SynergyRound) -> tuple[LinearProgram, np.ndarray, np.ndar
     return lp, pj, cfg
 
 
+def _dominating(cand: np.ndarray, c: float, m: float, t: float) -> int | None:
+    """Row of ``cand`` (c, m, T) using no more CPU and memory than ``(c, m)`` with no lower
+    throughput than ``t`` (the largest such throughput), or ``None``."""
+    ok = np.flatnonzero((cand[:, 0] <= c + TOL) & (cand[:, 1] <= m + TOL)
+                        & (cand[:, 2] >= t - TOL))
+    return int(ok[np.argmax(cand[ok, 2])]) if ok.size else None
+
+
+def tune_start(rnd: SynergyRound, pj: np.ndarray, cfg: np.ndarray,
+               with_w: bool) -> dict[str, np.ndarray] | None:
+    """The point of TUNE's allocation in the joint ILP (``with_w``) or in step 1.
+
+    Every admitted job's TUNE configuration lies in :math:`\bar Q_j`; the pruning kept a
+    configuration that dominates it (module docstring), which takes its place on the
+    same GPUs: no more cores or DRAM on any server, no lower throughput. ``None`` if TUNE
+    leaves an admitted job out (it never does) or no dominating row is found.
+    """
+    from optsched.synergy.heuristics import allocate
+
+    state, _ = allocate(rnd, "tune")
+    y = np.zeros(len(pj))
+    w = np.zeros((len(pj), rnd.n_servers))
+    for j in rnd.admitted:
+        p = state.placed.get(j)
+        if p is None:
+            return None
+        rows = np.flatnonzero(pj == j)
+        i = _dominating(cfg[rows], p.cpu, p.memory, p.rel)
+        if i is None:
+            return None
+        y[rows[i]] = 1.0
+        for s, k in p.parts:
+            w[rows[i], s] = k
+    return {"y": y, "w": w} if with_w else {"y": y}
+
+
+def fallback_start(rnd: SynergyRound) -> dict[str, np.ndarray]:
+    """Step 2's all-fallback point: every admitted job at the fair share on the GPUs the
+    proportional allocation gives it (it always fits the admitted set)."""
+    from optsched.synergy.heuristics import allocate
+
+    state, _ = allocate(rnd, "proportional")
+    A, S = len(rnd.admitted), rnd.n_servers
+    v = np.zeros((A, S))
+    for a, j in enumerate(rnd.admitted):
+        for s, k in state.placed[j].parts:
+            v[a, s] = k
+    return {"keep": np.zeros(A), "u": np.zeros((A, S)), "v": v}
+
+
 def _solver_opts(options: dict) -> dict:
     bad = sorted(set(options) - set(_SOLVER_KEYS))
     if bad:
         raise InvalidOption(bad[0], options[bad[0]],
                             f"unknown option for synergy exact; allowed: start, order, "
-                            f"formulation, {', '.join(_SOLVER_KEYS)}")
+                            f"formulation, mip_start, {', '.join(_SOLVER_KEYS)}")
     return options
 
 
@@ -216,13 +266,17 @@ def _fail(res: Result, method: str, build: float, **extra) -> Result:
                        extra={**res.extra, **extra})
 
 
-def joint(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
-    """Solve the joint ILP on a prepared round (see module docstring)."""
+def joint(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,
+          **options) -> Result:
+    """Solve the joint ILP on a prepared round (see module docstring), started from
+    TUNE's allocation (:func:`tune_start`) unless ``mip_start=False``."""
     tb = time.perf_counter()
     lp, pj, cfg = joint_program(rnd)
     data = lp.freeze()
+    start = tune_start(rnd, pj, cfg, True) if mip_start else None
     build = time.perf_counter() - tb
-    res = solve_program(data, backend=backend, spent=build, **_solver_opts(options))
+    res = solve_program(data, backend=backend, spent=build, start=start,
+                        **_solver_opts(options))
     if not res.success:
         return _fail(res, "exact", build, formulation="joint")
     y = res.values["y"] > 0.5
@@ -239,23 +293,29 @@ def joint(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
                         build_seconds=res.build_seconds + build, values=res.values,
                         ratio=1.0 if res.status is Status.OPTIMAL else None,
                         ratio_note="optimum of the joint configuration + placement ILP",
+                        message=res.message,
                         extra={"formulation": "joint", "ilp_objective": res.objective,
-                               "n_configs": int(len(pj))})
+                               "n_configs": int(len(pj)), **start_fields(res)})
 
 
-def two_step(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
+def two_step(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,
+              **options) -> Result:
     """Synergy-OPT: step-1 super-machine ILP, then the keep-or-fall-back placement ILP.
 
-    ``time_limit`` applies to each step separately. ``bound`` is step 1's bound (an
-    upper bound on the joint optimum); the status is ``optimal`` only when the realised
-    throughput reaches it.
+    ``time_limit`` covers both steps: step 2 gets what step 1 left (with nothing left it
+    returns its start). ``bound`` is step 1's bound (an upper bound on the joint
+    optimum); the status is ``optimal`` only when the realised throughput reaches it.
+    Step 1 starts from TUNE's configurations, step 2 from the all-fallback placement
+    (:func:`fallback_start`), unless ``mip_start=False``.
     """
     opts = _solver_opts(options)
+    t_all = time.perf_counter()
     tb = time.perf_counter()
     lp, pj, cfg = step1_program(rnd)
     data = lp.freeze()
+    start = tune_start(rnd, pj, cfg, False) if mip_start else None
     build = time.perf_counter() - tb
-    r1 = solve_program(data, backend=backend, spent=build, **opts)
+    r1 = solve_program(data, backend=backend, spent=build, start=start, **opts)
     if not r1.success:
         return _fail(r1, "exact", build, formulation="two-step", step=1)
     y = r1.values["y"] > 0.5
@@ -267,8 +327,10 @@ def two_step(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
         chosen[a] = chosen_row[j]
     tb = time.perf_counter()
     data2 = _placement_program(rnd, chosen).freeze()
+    start2 = fallback_start(rnd) if mip_start else None
     build += time.perf_counter() - tb
-    r2 = solve_program(data2, backend=backend, **opts)
+    r2 = solve_program(data2, backend=backend, spent=time.perf_counter() - t_all,
+                       start=start2, **opts)
     if not r2.success:
         return _fail(r2, "exact", build, formulation="two-step", step=2)
     keep = r2.values["keep"] > 0.5
@@ -307,12 +369,15 @@ def two_step(rnd: SynergyRound, backend: str = "highs", **options) -> Result:
                         extra={"formulation": "two-step", "step1_objective": r1.objective,
                                "step1_bound": r1.bound, "step1_status": r1.status.value,
                                "step2_status": r2.status.value, "fallback": fallback,
-                               "step1_seconds": r1.seconds, "step2_seconds": r2.seconds})
+                               "step1_seconds": r1.seconds, "step2_seconds": r2.seconds,
+                               **{f"step1_{k}": v for k, v in start_fields(r1).items()},
+                               **{f"step2_{k}": v for k, v in start_fields(r2).items()}})
 
 
 @declares(solver=True)
 def exact(instance: Instance, backend: str = "highs", *, formulation: str = "joint",
-          start: float | None = None, order=None, **options) -> Result:
+          start: float | None = None, order=None, mip_start: bool = True,
+          **options) -> Result:
     r"""Synergy's exact round allocation: the joint configuration-and-placement ILP, or the
     two-step Synergy-OPT.
 
@@ -329,6 +394,10 @@ def exact(instance: Instance, backend: str = "highs", *, formulation: str = "joi
         The round's start time (which jobs have arrived).
     order : sequence of str, optional
         Job ids in policy order (which jobs are admitted to the round's GPUs).
+    mip_start : bool
+        Start the ILPs from TUNE's allocation (the joint ILP, step 1) and from the
+        all-fallback placement (step 2), so a solve stopped by ``time_limit`` returns at
+        least TUNE's throughput (joint) or a fair allocation (two-step).
     **options
         Solver options (``time_limit``, ``mip_gap``, ``threads``, ``seed``, ``solver``,
         ``verbose``).
@@ -367,5 +436,6 @@ def exact(instance: Instance, backend: str = "highs", *, formulation: str = "joi
         return round_result(rnd, [], "exact", 0.0, status=Status.OPTIMAL, bound=0.0, gap=0.0,
                             backend=backend, ratio=1.0, ratio_note="no admitted job",
                             extra={"formulation": formulation})
-    res = (joint if formulation == "joint" else two_step)(rnd, backend, **options)
+    res = (joint if formulation == "joint" else two_step)(rnd, backend, mip_start=mip_start,
+                                                         **options)
     return res.replace(build_seconds=res.build_seconds + prep)

@@ -271,8 +271,9 @@ def _grid(model: TiresiasModel, delta: float):
     return a, phi, uniform, n, s
 
 
-def greedy_slotted(model: TiresiasModel, delta: float,
-                   horizon: int | None = None) -> tuple[np.ndarray, float]:
+def greedy_slotted(model: TiresiasModel, delta: float, horizon: int | None = None,
+                   runs: list[tuple[int, int, dict[int, int]]] | None = None
+                   ) -> tuple[np.ndarray, float]:
     """A feasible slotted schedule: ``(completion slot per job, total JCT)``.
 
     Decisions at arrival and completion slots only: the available jobs in order of
@@ -280,6 +281,8 @@ def greedy_slotted(model: TiresiasModel, delta: float,
     with :math:`g_j` GPUs free; the set runs unchanged until the next such slot. The
     first job of the order always fits an empty cluster, so every job completes.
     Returns ``(-1, inf)`` entries when ``horizon`` (slots) is given and exceeded.
+    ``runs``, when given, receives each decision's ``(first slot, slots, {job: type})``:
+    every job of the dict runs on its type in each of those slots.
     Complexity :math:`O(n^2 (\\log n + K))` (at most 2n decision slots).
     """
     a, phi, uniform, n, s = _grid(model, delta)
@@ -315,6 +318,8 @@ def greedy_slotted(model: TiresiasModel, delta: float,
             else:
                 step = min(step, max(1, math.ceil(left[j] / phi[j, k] - _EPS)))
         step = int(step)
+        if runs is not None:
+            runs.append((t, step, run))
         for j, k in run.items():
             if uniform[j]:
                 need[j] -= step
