@@ -6,7 +6,11 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   called at round boundaries ``t, t + slot, t + 2 slot, ...`` with ``slot =
   instance.slot``; a job arriving inside a round becomes visible at the next boundary.
   An event-driven policy is also called at every arrival and completion instant (the
-  epoch ends at ``min(t + slot, next arrival, first completion)``).
+  epoch ends at ``min(t + slot, next arrival, first completion)``); one that also
+  declares ``periodic = False`` (its decisions change only at those instants, e.g. a
+  non-preemptive list scheduler) is called only then (the epoch ends at ``min(next
+  arrival, first completion)``), so a run takes as many epochs as there are events,
+  whatever the jobs' durations.
 * When no job is waiting or running, the simulator jumps to the next arrival, which
   starts a new round grid (no empty rounds are looped over).
 * During an epoch the allocation is fixed. A gang of :math:`W_j` workers using GPU types
@@ -290,6 +294,11 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     pname = str(policy.name)
     needs_work = bool(policy.needs_work)
     event_driven = bool(policy.event_driven)
+    periodic = bool(getattr(policy, "periodic", True))
+    if not periodic and not event_driven:
+        raise InvalidOption("policy.periodic", False, "a policy that is not event-driven is "
+                            "called only at round boundaries: periodic=False needs "
+                            "event_driven=True")
     caps = Caps(sharing=bool(getattr(policy, "sharing", False)),
                  forking=bool(getattr(policy, "forking", False)),
                  resource_sensitive=bool(getattr(policy, "resource_sensitive", False)),
@@ -410,7 +419,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 g_fin = np.where(running, t + g_rem / np.where(running, g_rate, 1.0), math.inf)
             g_fin = _covering_stop(t, g_fin, g_rem, g_rate, running, _DONE * work[g_ix])
             # epoch end
-            end = t + slot
+            end = t + slot if periodic else math.inf
             if event_driven:
                 end = min(end, next_arrival)
                 if running.any():
