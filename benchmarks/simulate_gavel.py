@@ -1,7 +1,7 @@
 """Gavel reproduction in the optsched simulator: heterogeneity-aware vs -agnostic policies.
 
 Trace: Gavel's 2,000-job Philly-derived trace (``read_gavel_trace()``) on gavel-108
-(36 V100 + 36 P100 + 36 K80), 6-minute rounds. Policies (``optsched.policies``):
+(36 V100 + 36 P100 + 36 K80), 6-minute rounds. Policies (``optsched.policies()``):
 max-min fairness (LAS) heterogeneity-aware and -agnostic, the makespan policy, FIFO
 (Gavel's, fastest free type) and FIFO agnostic (random type).
 

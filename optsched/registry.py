@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from optsched.core.coerce import as_instance
 from optsched.core.instance import Instance
 from optsched.core.result import Result
 from optsched.errors import InvalidOption, UnknownName
@@ -71,6 +72,7 @@ class Method:
             **options: Any) -> Result:
         """Check ``options`` against the declaration, then run the method."""
         where = f"{model} method {self.name!r}" if model else f"method {self.name!r}"
+        instance = as_instance(instance)
         check_options(where, options, self.options)
         kw = {**self.fixed, **options}
         if not self.backend:
@@ -144,6 +146,7 @@ class PolicySpec:
         (:func:`optsched.sim.simulate`); a runner that does not take it runs to
         ``max_time`` instead, which gives those jobs the same completions.
         """
+        instance = as_instance(instance)
         kw = self.check(options)
         if self.runner is not None:
             if until is not None and "until" in inspect.signature(self.runner).parameters:
@@ -298,7 +301,8 @@ def solve(instance: Instance, model: str, method: str = "exact", backend: str | 
 
     Parameters
     ----------
-    instance : Instance
+    instance : Instance or mapping
+        An instance, or its JSON form as a mapping (read by ``Instance.from_dict``).
     model : str
         A registered paper (see :func:`models`), e.g. ``"allox"``.
     method : str

@@ -8,6 +8,7 @@ Every import statement counts, including those inside functions. Run alone with
 from __future__ import annotations
 
 import ast
+import inspect
 from collections import defaultdict
 from pathlib import Path
 
@@ -18,9 +19,6 @@ ROOT = PACKAGE
 PAPERS = ("allox", "gavel", "hadar", "hadare", "salus", "synergy", "tiresias")
 PAPER_FILES = {"__init__.py", "model.py", "exact.py", "bounds.py", "heuristics.py",
                "policy.py", "workload.py"}
-#: Thin re-exports of the previous release's paths (one release only).
-SHIMS = {"optsched.instance", "optsched.schedule", "optsched.validate", "optsched.metrics",
-         "optsched.result", "optsched.progress", "optsched.policies"}
 
 # Layers, lowest first: a module may import only from its own layer or below. Papers
 # may import each other (HadarE builds on Hadar) as long as there is no cycle.
@@ -78,7 +76,7 @@ def _layer(mod: str) -> int:
 
 
 def test_no_import_cycle():
-    graph = {m: ts for m, ts in _imports().items() if m not in SHIMS}
+    graph = _imports()
     state: dict[str, int] = {}
     stack: list[str] = []
 
@@ -86,7 +84,7 @@ def test_no_import_cycle():
         state[m] = 1
         stack.append(m)
         for t in sorted(graph.get(m, ())):
-            if t == "optsched" or t in SHIMS:
+            if t == "optsched":
                 continue
             # a package's __init__ importing its own modules is not a cycle through them
             if state.get(t) == 1 and not m.startswith(t + "."):
@@ -105,15 +103,39 @@ def test_no_import_cycle():
 def test_no_import_runs_back_up():
     bad = []
     for mod, targets in _imports().items():
-        if mod in SHIMS:
-            continue
         for t in targets:
-            if t in SHIMS:
-                bad.append(f"{mod} imports the old path {t}")
-            elif _layer(t) > _layer(mod):
+            if _layer(t) > _layer(mod):
                 bad.append(f"{mod} ({LAYERS[_layer(mod)][0]}) imports {t} "
                            f"({LAYERS[_layer(t)][0]})")
     assert not bad, "\n".join(sorted(bad))
+
+
+#: Modules that only re-exported another path, removed in 0.x (CHANGELOG.md).
+REMOVED = ("instance", "schedule", "validate", "metrics", "result", "progress", "policies")
+
+
+def test_no_submodule_shadows_a_function():
+    """``import optsched.X`` binds the submodule X as an attribute of the package: a
+    submodule named like one of the package's functions would replace that function
+    (``import optsched.policies`` made ``optsched.policies()`` a TypeError)."""
+    import importlib
+    import pkgutil
+
+    import optsched
+
+    subs = {m.name for m in pkgutil.iter_modules(optsched.__path__)}
+    funcs = {n for n in dir(optsched) if not n.startswith("_")
+             and callable(getattr(optsched, n)) and not isinstance(getattr(optsched, n), type)
+             and not inspect.ismodule(getattr(optsched, n))}
+    assert {"policies", "models", "solve", "simulate", "validate_schedule"} <= funcs
+    assert not subs & funcs, sorted(subs & funcs)
+    assert not subs & set(REMOVED), sorted(subs & set(REMOVED))
+    # importing every submodule leaves every function in place
+    for name in sorted(subs - {"__main__"}):
+        importlib.import_module(f"optsched.{name}")
+    assert all(callable(getattr(optsched, f)) and not inspect.ismodule(getattr(optsched, f))
+               for f in funcs)
+    assert "allox.online" in optsched.policies()
 
 
 def test_every_paper_folder_has_the_same_files():

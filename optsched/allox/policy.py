@@ -112,6 +112,10 @@ class AlloXPolicy:
     """
 
     event_driven = True
+    #: non-preemptive: a decision changes only at an arrival or a release, so the
+    #: simulator need not call it at round boundaries (a run takes one epoch per event,
+    #: however long the jobs run)
+    periodic = False
     needs_work = True
 
     def __init__(self, rule: str = "online", *, alpha: float = 1.0,

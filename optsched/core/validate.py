@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.coerce import as_instance, as_schedule
 from optsched.core.instance import Instance
 from optsched.core.rules import (
     copies_error,
@@ -81,7 +82,11 @@ def _fail(i: int | None, a: Allocation | None, reason: str, value=None) -> None:
 
 
 def validate_schedule(instance: Instance, schedule: Schedule) -> Progress:
-    """Check ``schedule`` against ``instance``; return per-job progress or raise."""
+    """Check ``schedule`` against ``instance``; return per-job progress or raise.
+
+    Either argument may also be a mapping in its JSON form (:mod:`optsched.core.coerce`).
+    """
+    instance, schedule = as_instance(instance), as_schedule(schedule)
     cols = _Columns.of(instance, schedule)
     _check_allocations(instance, schedule, cols)
     cols.finish()

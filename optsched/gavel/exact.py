@@ -534,8 +534,10 @@ def min_total_duration(T, workers, capacity, remaining, *, aggregate: bool = Tru
         The single LP's rate rows :math:`\mathrm{thr}_m \ge r_m\tau` can lose a job
         whose need is ~1e-9 of the others' (its coefficient of :math:`\tau` falls below
         HiGHS's tolerances, X = 0 comes back and the result is not ``ok``; seen on a
-        random one-type instance); the work form fixes every job's work by an equality
-        row and has no such coefficient.
+        random one-type instance, and whenever one job has 1e-9 iterations left beside
+        another's 50); the work form fixes every job's work by an equality row and has no
+        such coefficient, so a single LP whose X runs a job at rate 0 is solved again in
+        the work form (``info["fallback"]`` says so, naming the job).
     backend : str
         Solver backend.
     **solve_options
@@ -590,7 +592,28 @@ def min_total_duration(T, workers, capacity, remaining, *, aggregate: bool = Tru
     else:
         tau, Xs, res = _max_common_rate(T, W, c, r, backend, solve_options, "gavel_makespan")
         solves, seconds, info = 1, res.seconds, {}
+        if res.success and not (tau is not None and tau > 0):
+            # Solved, yet its X runs some job at rate 0: that job's need is so small next
+            # to the others' (1e-9 iterations beside 50 is enough) that its rate row's
+            # coefficient of tau is below the solver's tolerances. The work form has no
+            # such coefficient and the same optimum: solve that instead.
+            lost = int(np.argmin(W * row_sums(T * Xs) / r))
+            opts = dict(solve_options)
+            if opts.get("time_limit") is not None:   # the limit bounds the whole call
+                opts["time_limit"] = max(float(opts["time_limit"]) - seconds, 0.0)
+            tau, Xs, res, info = _min_makespan_classes(T, W, c, r, backend, opts,
+                                                       "gavel_makespan")
+            solves += info.pop("lp_solves")
+            seconds += info.pop("seconds")
+            info["fallback"] = {"form": "work", "job": lost,
+                                "reason": "the rate form's optimal X runs this job at rate 0"}
     if tau is None or tau <= 0:
+        if res.status.has_solution:
+            # a solution whose allocation leaves a job without progress is no allocation
+            res = res.replace(status=Status.ERROR, message=(
+                f"the LP solved ({res.status.value}) but its allocation runs job "
+                f"{int(np.argmin(W * row_sums(T * Xs) / r))} at rate 0, so no makespan "
+                "is finite"))
         return LPAllocation(np.zeros((n, K)), None, res.status, res, lp_solves=solves,
                             seconds=seconds, info=info)
     return _allocation(Xs, T, W, c, 1.0 / tau, res.status, res, lp_solves=solves,

@@ -30,7 +30,9 @@ through ``Job.sensitivity``, e.g. Synergy), and ``progress_rule`` (default ``"ga
 ``"partial"``: gangs of 1..W_j GPUs; ``"additive"``: a gang runs at the sum of its
 workers' rates; :mod:`optsched.core.progress`). Optionally ``horizon()`` returns an absolute
 time at which the current epoch must end at the latest (a policy-internal event, e.g. a
-fair-share catch-up), or ``None``.
+fair-share catch-up), or ``None``. An event-driven policy whose decisions change only at
+arrivals and completions may declare ``periodic = False``: it is then not called at
+round boundaries, so a run takes as many epochs as it has events.
 """
 
 from __future__ import annotations

@@ -6,7 +6,11 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   called at round boundaries ``t, t + slot, t + 2 slot, ...`` with ``slot =
   instance.slot``; a job arriving inside a round becomes visible at the next boundary.
   An event-driven policy is also called at every arrival and completion instant (the
-  epoch ends at ``min(t + slot, next arrival, first completion)``).
+  epoch ends at ``min(t + slot, next arrival, first completion)``); one that also
+  declares ``periodic = False`` (its decisions change only at those instants, e.g. a
+  non-preemptive list scheduler) is called only then (the epoch ends at ``min(next
+  arrival, first completion)``), so a run takes as many epochs as there are events,
+  whatever the jobs' durations.
 * When no job is waiting or running, the simulator jumps to the next arrival, which
   starts a new round grid (no empty rounds are looped over).
 * During an epoch the allocation is fixed. A gang of :math:`W_j` workers using GPU types
@@ -18,14 +22,16 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   :math:`g \min_k T_{jk}`, or ``"additive"`` gangs at :math:`\sum_a g_a T_{jk_a}`). With
   ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
   work :math:`r_j` runs out inside the epoch has its work done at the exact instant
-  :math:`t + r_j / R_j` and completes then (plus the policy's ``consolidation`` seconds,
-  during which it holds nothing and is no longer shown to the policy); its GPUs
-  stay idle for the rest of the round (round-based policies) or are re-assigned at once
-  (event-driven ones). A job left short at the epoch end only by float rounding (at
-  most a relative :math:`10^{-9}` of its work) completes at the epoch end: its record
-  never runs past the instant its GPUs are handed on. An epoch also ends at the
-  policy's ``horizon()`` if it gives one; a decision that runs nothing then jumps
-  straight to that instant (or the next arrival).
+  :math:`t + r_j / R_j` (as a float, the first one at which the recorded interval
+  credits :math:`r_j`: rounding to the nearest could leave a job of tiny work short by
+  a relative :math:`10^{-5}` late in a run) and completes then (plus the policy's
+  ``consolidation`` seconds, during which it holds nothing and is no longer shown to
+  the policy); its GPUs stay idle for the rest of the round (round-based policies) or
+  are re-assigned at once (event-driven ones). A job left short at the epoch end only
+  by float rounding (at most a relative :math:`10^{-9}` of its work) completes at the
+  epoch end: its record never runs past the instant its GPUs are handed on. An epoch
+  also ends at the policy's ``horizon()`` if it gives one; a decision that runs nothing
+  then jumps straight to that instant (or the next arrival).
 * A *preemption* is counted when a job that ran in the previous epoch is unfinished and
   gets no GPU in the next; a *migration* when it keeps running on a different placement.
 * Every decision is checked before it is executed: known node and type, positive
@@ -164,7 +170,9 @@ class _Epoch:
 class _Segments:
     """Per placement id its open interval ``[start, end)``; intervals a placement stops
     holding are closed. An interval is extended when the placement is held again from
-    the instant it ended."""
+    the very instant it ended: an epoch can be as short as ``_EPS`` (an event-driven
+    policy called again right after a tiny job completes), so a gap of that length
+    is a real gap, in which another job may hold the GPUs."""
 
     def __init__(self) -> None:
         self.start: list[float | None] = []
@@ -180,7 +188,7 @@ class _Segments:
             end += [None] * grow
         for p, e in zip(ids, gang_of):
             last = end[p]
-            if last is not None and abs(last - t) <= _EPS:
+            if last is not None and last == t:
                 end[p] = stops[e]
                 continue
             if last is None:
@@ -194,6 +202,36 @@ class _Segments:
         """Closed intervals, then the open ones (in the order they first opened)."""
         start, end = self.start, self.end
         return self.closed + [(p, start[p], end[p]) for p in self.first]  # type: ignore[misc]
+
+
+def _covering_stop(t: float, fin: np.ndarray, rem: np.ndarray, rate: np.ndarray,
+                   running: np.ndarray, slack: np.ndarray) -> np.ndarray:
+    """Finish instants of the gangs started at ``t``, as floats whose intervals credit
+    the work.
+
+    ``fin = t + rem / rate`` rounded to the nearest float can fall short of the exact
+    instant; the validator then credits the interval ``rate * (fin - t)`` (``fin - t`` is
+    exact in floats), which misses ``rem`` by up to ``rate * ulp(t) / 2``. For a job of
+    tiny work running late in a simulation (1e-6 iterations at t = 1e5 s, where ulp(t)
+    is 1.5e-11 s) that is a relative 1e-5 of its work, past the validator's 1e-6, and
+    the run's own schedule would be rejected. Such an instant is moved up to the next
+    float: the interval then covers ``rem`` within rounding (``slack`` is the work left
+    that counts as done, a relative :data:`_DONE`).
+    """
+    short = running & (np.where(running, fin - t, 0.0) * rate < rem - slack)
+    if short.any():
+        fin = np.where(short, np.nextafter(fin, math.inf), fin)
+    return fin
+
+
+def _completion(stop: float, kappa: float) -> float:
+    """The completion instant of a job whose work is done at ``stop``, ``kappa`` seconds
+    of consolidation later, rounded so that ``completion - kappa`` (the instant up to
+    which the validator credits work) is not before ``stop``."""
+    c = stop + kappa
+    while c - kappa < stop:
+        c = math.nextafter(c, math.inf)
+    return c
 
 
 def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: bool | None = None,
@@ -256,6 +294,11 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     pname = str(policy.name)
     needs_work = bool(policy.needs_work)
     event_driven = bool(policy.event_driven)
+    periodic = bool(getattr(policy, "periodic", True))
+    if not periodic and not event_driven:
+        raise InvalidOption("policy.periodic", False, "a policy that is not event-driven is "
+                            "called only at round boundaries: periodic=False needs "
+                            "event_driven=True")
     caps = Caps(sharing=bool(getattr(policy, "sharing", False)),
                  forking=bool(getattr(policy, "forking", False)),
                  resource_sensitive=bool(getattr(policy, "resource_sensitive", False)),
@@ -374,8 +417,9 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             running = g_rate > 0
             with np.errstate(divide="ignore", invalid="ignore"):
                 g_fin = np.where(running, t + g_rem / np.where(running, g_rate, 1.0), math.inf)
+            g_fin = _covering_stop(t, g_fin, g_rem, g_rate, running, _DONE * work[g_ix])
             # epoch end
-            end = t + slot
+            end = t + slot if periodic else math.inf
             if event_driven:
                 end = min(end, next_arrival)
                 if running.any():
@@ -414,7 +458,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             segments.record(t, ep.ids, ep.gang_of, g_stop.tolist())
             finished = g_ix[fin_mask].tolist()
             for e in np.flatnonzero(fin_mask).tolist():
-                completion[job_ids[g_ix[e]]] = g_stop[e] + kappa
+                completion[job_ids[g_ix[e]]] = _completion(float(g_stop[e]), kappa)
             for i in finished:
                 is_done[i] = True
             stats.epochs += 1
