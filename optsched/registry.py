@@ -96,6 +96,13 @@ class PolicySpec:
     defaults, which the caller may override. The options are the keyword parameters of
     ``takes`` (default: the factory or runner) minus the fixed ones, ``exclude`` and the
     simulation arguments. ``aliases`` are other names it answers to.
+
+    ``draws`` says what the policy draws from the simulation's seeded generator
+    (``ClusterView.rng``), e.g. Gavel's tie-break between a job's GPU types; ``""``
+    declares the policy deterministic: another seed gives the same run. ``draws_if``
+    says on which instances the draws can change the run (default: when some job can
+    run on two or more of the cluster's GPU types, as every draw of the shipped
+    policies is among a job's types); :meth:`draws_on` applies it.
     """
 
     name: str
@@ -107,6 +114,8 @@ class PolicySpec:
     exclude: frozenset[str] = frozenset()
     aliases: tuple[str, ...] = ()
     paper: str = ""
+    draws: str = ""
+    draws_if: Callable[[Instance], bool] | None = None
 
     def __post_init__(self) -> None:
         if (self.factory is None) == (self.runner is None):
@@ -122,6 +131,16 @@ class PolicySpec:
         fn = self.takes or self.factory or self.runner
         assert fn is not None
         return declared_options(fn, exclude=set(self.fixed) | SIM_ARGS | self.exclude)
+
+    def draws_on(self, instance: Instance) -> bool:
+        """Whether the seed can change this policy's run on ``instance``: the policy
+        draws (``draws``) and ``draws_if(instance)`` holds (default: some job has a
+        positive throughput on two or more GPU types of the cluster)."""
+        if not self.draws or instance.n_jobs == 0:
+            return False
+        if self.draws_if is not None:
+            return bool(self.draws_if(instance))
+        return bool(((instance.throughput_matrix > 0).sum(axis=1) >= 2).any())
 
     def check(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The keywords to build the policy with (``options`` checked first)."""

@@ -34,6 +34,7 @@ from optsched.gavel.policy import (
     GavelPolicy,
     RoundMechanism,
     realised_fractions,
+    tied_types,
 )
 from optsched.gavel.workload import demo_instance
 from optsched.registry import Method, PaperSpec, PolicySpec, register
@@ -62,11 +63,14 @@ SPEC = register(PaperSpec(
     objectives=OBJECTIVES,
     policies=(
         *(PolicySpec(kind, factory=GavelPolicy, fixed={"kind": kind},
-                     exclude=_ALL_KIND_OPTIONS - KIND_OPTIONS[kind], aliases=(kind,))
+                     exclude=_ALL_KIND_OPTIONS - KIND_OPTIONS[kind], aliases=(kind,),
+                     draws="the order of a job's GPU types of equal priority, every round",
+                     draws_if=None if kind.endswith("_agnostic") else tied_types)
           for kind in SOLVERS),
         PolicySpec("fifo", factory=GavelFIFO, fixed={"mode": "perf"}, aliases=("fifo",)),
         PolicySpec("fifo_agnostic", factory=GavelFIFO, fixed={"mode": "base"},
-                   aliases=("fifo_agnostic",)),
+                   aliases=("fifo_agnostic",),
+                   draws="each job's GPU type among the free types it can use"),
     ),
     reference="Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep "
               "Learning Workloads, OSDI'20",

@@ -34,15 +34,21 @@ left out)::
 A trace is read by :func:`optsched.catalog.read_trace` (its first ``jobs`` jobs,
 arrivals divided by the load); ``"generate"`` draws ``jobs`` Philly-derived jobs with
 Gavel's generator (:func:`optsched.catalog.generate_philly`, seeded by the cell's seed,
-``jobs_per_hour`` the cell's rate). With ``rates`` instead of ``loads`` a trace's
-arrivals are scaled so that its jobs arrive at that mean rate (the span from first to
-last arrival becomes ``(jobs - 1) / rate`` hours). The seed also seeds the policy's
-randomness. A cell runs :func:`optsched.registry.simulate`; its row has ``kind =
-"simulate"``, ``model`` the policy's paper, ``method`` the policy, ``size`` the jobs
-asked for, ``trace``, ``load`` or ``rate``, the JCT figures (``objective`` is the mean
-JCT), ``preemptions``, ``epochs``, ``policy_seconds`` and, as ``solve_seconds``, the
-simulation's seconds; ``status`` is ``feasible``, or ``time_limit`` when ``max_time``
-stopped it with jobs unfinished (the JCT figures are then over the finished jobs only).
+``jobs_per_hour`` the cell's rate); a reader that draws (Philly's ``trace_options =
+{throughputs = "gavel"}`` draws each job's type) draws with the cell's seed too. With
+``rates`` instead of ``loads`` a trace's arrivals are scaled so that its jobs arrive at
+that mean rate (the span from first to last arrival becomes ``(jobs - 1) / rate``
+hours). The seed also seeds the policy's randomness
+(:attr:`optsched.registry.PolicySpec.draws`). Two or more seeds over a cell in which
+nothing is random (a trace read from its file, a policy that draws nothing or whose
+draws cannot change its run there) are refused before anything runs
+(:func:`check_seeds`): they would only copy the row. A cell runs
+:func:`optsched.registry.simulate`; its row has ``kind = "simulate"``, ``model`` the
+policy's paper, ``method`` the policy, ``size`` the jobs asked for, ``trace``, ``load``
+or ``rate``, the JCT figures (``objective`` is the mean JCT), ``preemptions``,
+``epochs``, ``policy_seconds`` and, as ``solve_seconds``, the simulation's seconds;
+``status`` is ``feasible``, or ``time_limit`` when ``max_time`` stopped it with jobs
+unfinished (the JCT figures are then over the finished jobs only).
 With ``window = [a, b]`` a cell measures a steady-state window of its stream
 (:class:`optsched.sim.window.Window`): it simulates up to the stream's last arrival (and
 ``max_time``) at most, stops once jobs ``a..b-1`` are done, and reports the JCT figures
@@ -108,7 +114,7 @@ from optsched.sim.window import Window, WindowUnfinished
 
 __all__ = ["SweepConfig", "Cell", "SimCell", "load_config", "cells_of", "cell_key",
            "run_cell", "run_sweep", "load_table", "write_table", "plot_sweep", "default_x",
-           "build_sim_instance", "COLUMNS", "FORMATS"]
+           "build_sim_instance", "check_seeds", "COLUMNS", "FORMATS"]
 
 FORMATS = ("csv", "jsonl", "parquet")
 ENGINES = ("local", "dask")
@@ -372,7 +378,18 @@ class SimCell:
                              "max_time": self.max_time}
         if self.window is not None:  # absent otherwise: earlier cells keep their keys
             p["window"] = list(self.window)
+        if self.trace_seeded:  # likewise; and rows read with seed 0 are not reused
+            p["trace_seeded"] = True
         return p
+
+    @property
+    def trace_seeded(self) -> bool:
+        """The trace reader draws (:func:`optsched.catalog.trace_draws`), seeded by the
+        cell's seed."""
+        from optsched.catalog import trace_draws
+
+        return self.trace != "generate" and bool(trace_draws(self.trace,
+                                                             **self.trace_options))
 
     @property
     def key(self) -> str:
@@ -407,6 +424,50 @@ def cells_of(config: SweepConfig) -> list[Cell | SimCell]:
                     for trace in sim["traces"] for jobs in sim["jobs"]
                     for load, rate in points for seed in config.seeds]
     return out
+
+
+def check_seeds(config: SweepConfig) -> None:
+    """Refuse several seeds for simulation cells that no seed can change.
+
+    A simulation cell is random when its trace is drawn (``"generate"``, or a reader
+    that draws: :func:`optsched.catalog.trace_draws`, e.g. Philly's
+    ``throughputs="gavel"``) or when its policy draws from the seeded generator on
+    this instance (:meth:`optsched.registry.PolicySpec.draws_on`). Any other cell gives
+    the same row for every seed, so a sweep of two or more seeds over it would only
+    copy it: :class:`~optsched.errors.InvalidOption` on ``seeds`` names the cell's policy
+    and trace and why nothing in it is random. Solve cells are always seeded (their
+    generator takes the seed).
+    """
+    from optsched import catalog
+    from optsched.registry import policy_spec
+
+    sim = config.simulate
+    if len(config.seeds) < 2 or sim is None:
+        return
+    read: dict[tuple[str, int | None], Any] = {}
+    for trace in sim["traces"]:
+        if trace == "generate" or catalog.trace_draws(trace, **sim["trace_options"]):
+            continue
+        for pol in sim["policies"]:
+            spec = policy_spec(pol)
+            if not spec.draws:
+                why = f"policy {spec.qualified} draws nothing"
+            else:
+                for jobs in sim["jobs"]:
+                    if (trace, jobs) not in read:
+                        read[trace, jobs] = catalog.read_trace(
+                            trace, sim["cluster"], jobs=jobs, **sim["trace_options"])
+                    if not spec.draws_on(read[trace, jobs]):
+                        break
+                else:
+                    continue
+                why = (f"policy {spec.qualified} draws only {spec.draws}, which cannot "
+                       f"change its run on {read[trace, jobs].name}")
+            raise InvalidOption(
+                "seeds", list(config.seeds),
+                f"trace {trace!r} is read, not drawn, and {why}: every seed would give the "
+                "same row. Give one seed, or a random input (trace 'generate', or Philly "
+                "with trace_options.throughputs = 'gavel')")
 
 
 def build_instance(model: str, size: int, seed: int, spec: Mapping[str, Any]):
@@ -448,6 +509,8 @@ def build_sim_instance(params: Mapping[str, Any]):
 
     trace, jobs, seed = params["trace"], params["jobs"], params["seed"]
     cluster, opts = params["cluster"], dict(params["trace_options"])
+    if params.get("trace_seeded"):
+        opts["seed"] = seed
     if trace == "generate":
         return catalog.generate_philly(jobs, cluster=cluster or "gavel-108", seed=seed,
                                        jobs_per_hour=params["rate"], **opts)
@@ -678,6 +741,7 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
         _require_pyarrow()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidOption("workers", workers, "must be an integer >= 1")
+    check_seeds(config)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n")

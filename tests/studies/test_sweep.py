@@ -453,3 +453,54 @@ def test_window_needs_the_stream_length():
     with pytest.raises(InvalidOption) as info:
         SweepConfig.from_dict({"name": "b", "simulate": bad})
     assert info.value.path == "simulate.window"
+
+
+# --------------------------------------------------------------------------- seeds
+PHILLY_ROWS = "\n".join(
+    ["timestamp,duration,num_gpus,gpu_time,cluster"]
+    + [f"2017-10-09 07:{i:02d}:00,{600 + 300 * i:.1f},{1 + i % 2},0,vc{i % 2}"
+       for i in range(8)]) + "\n"
+
+
+def test_seeds_reach_a_trace_that_draws(tmp_path):
+    """Philly's throughputs='gavel' draws each job's type: the cell's seed draws it, so
+    two seeds give two instances and two rows (they were copies of seed 0)."""
+    from optsched.studies.sweep import build_sim_instance
+
+    trace = tmp_path / "philly.csv"
+    trace.write_text(PHILLY_ROWS)
+    cfg = SweepConfig.from_dict({"name": "s", "seeds": [0, 1], "simulate": {
+        "policies": ["tiresias.las"], "traces": [str(trace)], "cluster": "gavel-108",
+        "trace_options": {"throughputs": "gavel"}}})
+    a, b = (build_sim_instance(c.params()) for c in cells_of(cfg))
+    assert [j.profile for j in a.jobs] != [j.profile for j in b.jobs]
+    rows, computed = run_sweep(cfg, tmp_path / "out", progress=False)
+    assert computed == 2 and [r["seed"] for r in rows] == [0, 1]
+    assert rows[0]["mean_jct"] != rows[1]["mean_jct"]
+
+
+@pytest.mark.parametrize("sim", [
+    {"policies": ["tiresias.las"], "traces": ["tiresias-60"], "jobs": [5]},
+    {"policies": ["gavel.fifo"], "traces": ["gavel-artifact-15"], "jobs": [4]},
+    # Gavel's agnostic policy draws a job's type order, but the Tiresias trace's
+    # cluster has one GPU type: the draw cannot change anything
+    {"policies": ["gavel.max_min_fairness_agnostic"], "traces": ["tiresias-60"],
+     "jobs": [5]},
+])
+def test_several_seeds_over_a_deterministic_cell_are_refused(sim, tmp_path):
+    cfg = SweepConfig.from_dict({"name": "d", "seeds": [0, 1], "simulate": sim})
+    with pytest.raises(InvalidOption, match="seeds.*every seed would give the same row"):
+        run_sweep(cfg, tmp_path, progress=False)
+    assert not (tmp_path / "cells.jsonl").exists()
+    one = SweepConfig.from_dict({"name": "d", "seeds": [0], "simulate": sim})
+    rows, _ = run_sweep(one, tmp_path, progress=False)
+    assert rows[0]["status"] == "feasible"
+
+
+def test_several_seeds_over_a_policy_that_draws_run(tmp_path):
+    """Gavel's agnostic FIFO draws each job's GPU type: on a cluster of three types the
+    seeds are replicates, not copies."""
+    cfg = SweepConfig.from_dict({"name": "r", "seeds": [0, 1, 2], "simulate": {
+        "policies": ["gavel.fifo_agnostic"], "traces": ["gavel-artifact-15"]}})
+    rows, _ = run_sweep(cfg, tmp_path, progress=False)
+    assert len({r["mean_jct"] for r in rows}) > 1
