@@ -46,9 +46,11 @@ draws cannot change its run there) are refused before anything runs
 :func:`optsched.registry.simulate`; its row has ``kind = "simulate"``, ``model`` the
 policy's paper, ``method`` the policy, ``size`` the jobs asked for, ``trace``, ``load``
 or ``rate``, the JCT figures (``objective`` is the mean JCT), ``preemptions``,
-``epochs``, ``policy_seconds`` and, as ``solve_seconds``, the simulation's seconds;
-``status`` is ``feasible``, or ``time_limit`` when ``max_time`` stopped it with jobs
-unfinished (the JCT figures are then over the finished jobs only).
+``queued_jobs`` (jobs that ever waited for GPUs; 0 puts "no job queued: policies cannot
+differ" at the head of ``message``), ``epochs``, ``policy_seconds`` and, as
+``solve_seconds``, the simulation's seconds; ``status`` is ``feasible``, or
+``time_limit`` when ``max_time`` stopped it with jobs unfinished (the JCT figures are
+then over the finished jobs only).
 With ``window = [a, b]`` a cell measures a steady-state window of its stream
 (:class:`optsched.sim.window.Window`): it simulates up to the stream's last arrival (and
 ``max_time``) at most, stops once jobs ``a..b-1`` are done, and reports the JCT figures
@@ -122,8 +124,8 @@ GENERATORS = ("demo", "philly")
 
 COLUMNS = ["key", "kind", "model", "method", "trace", "size", "load", "rate", "seed",
            "status", "objective", "bound", "gap", "ratio", "n_jobs", "n_completed", "mean_jct",
-           "p50_jct", "p99_jct", "makespan", "cru", "preemptions", "epochs", "build_seconds",
-           "solve_seconds", "policy_seconds", "wall_seconds", "message"]
+           "p50_jct", "p99_jct", "makespan", "cru", "preemptions", "queued_jobs", "epochs",
+           "build_seconds", "solve_seconds", "policy_seconds", "wall_seconds", "message"]
 TIMING = ("build_seconds", "solve_seconds", "policy_seconds", "wall_seconds")
 SIM_KEYS = ("policies", "traces", "jobs", "loads", "rates", "cluster", "options",
             "trace_options", "max_time", "window")
@@ -600,8 +602,9 @@ def _run_sim_cell(params: Mapping[str, Any]) -> dict[str, Any]:
                    objective=res.objective, n_completed=m.n_completed, mean_jct=m.mean_jct,
                    p50_jct=m.p50_jct, p99_jct=m.p99_jct, makespan=m.makespan, cru=m.cru,
                    preemptions=x.get("total_preemptions"), epochs=x.get("epochs"),
+                   queued_jobs=x.get("queued_jobs"),
                    solve_seconds=res.solve_seconds, policy_seconds=x.get("policy_seconds"),
-                   message=res.message)
+                   message=_with_queue_note(res, res.message))
     row["wall_seconds"] = time.perf_counter() - t0
     return {k: _plain(v) for k, v in row.items()}
 
@@ -649,11 +652,21 @@ def _run_window_cell(params: Mapping[str, Any], row: dict[str, Any],
                    preemptions=sum(int(pre.get(k, 0)) for k in ids),
                    epochs=res.extra.get("epochs"), solve_seconds=res.solve_seconds,
                    policy_seconds=res.extra.get("policy_seconds"),
-                   message=f"jobs {w.start}-{w.end - 1} of a {inst.n_jobs}-job stream, "
-                           f"stopped at {max(res.schedule.completion[k] for k in ids) / 3600:.1f}"
-                           f" h (last arrival {w.horizon(inst) / 3600:.1f} h)")
+                   queued_jobs=res.extra.get("queued_jobs"),
+                   message=_with_queue_note(
+                       res, f"jobs {w.start}-{w.end - 1} of a {inst.n_jobs}-job stream, "
+                            f"stopped at {max(res.schedule.completion[k] for k in ids) / 3600:.1f}"
+                            f" h (last arrival {w.horizon(inst) / 3600:.1f} h)"))
     row["wall_seconds"] = time.perf_counter() - t0
     return {k: _plain(v) for k, v in row.items()}
+
+
+def _with_queue_note(res: Any, message: str) -> str:
+    """``message``, after the note that no job of the run queued, if none did."""
+    from optsched.sim.simulator import no_queue_note
+
+    note = no_queue_note(res)
+    return f"{note}; {message}" if note else message
 
 
 def _plain(v: Any) -> Any:
@@ -809,8 +822,8 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | Path, fmt: str | 
 
 _NUMERIC = {"size", "seed", "load", "rate", "objective", "bound", "gap", "ratio", "n_jobs",
             "n_completed", "mean_jct", "p50_jct", "p99_jct", "makespan", "cru", "preemptions",
-            "epochs", *TIMING}
-_INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "epochs")
+            "queued_jobs", "epochs", *TIMING}
+_INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "queued_jobs", "epochs")
 
 
 def load_table(path: str | Path) -> list[dict[str, Any]]:

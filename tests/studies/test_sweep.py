@@ -504,3 +504,20 @@ def test_several_seeds_over_a_policy_that_draws_run(tmp_path):
         "policies": ["gavel.fifo_agnostic"], "traces": ["gavel-artifact-15"]}})
     rows, _ = run_sweep(cfg, tmp_path, progress=False)
     assert len({r["mean_jct"] for r in rows}) > 1
+
+
+def test_simulation_rows_carry_the_queue(tmp_path, capsys):
+    """queued_jobs in the table; a cell where no job waited says policies cannot differ,
+    and so does the CLI's summary."""
+    from optsched.sim.simulator import NO_QUEUE
+
+    cfg = tmp_path / "q.toml"
+    cfg.write_text('name = "q"\nseeds = [0]\n[simulate]\npolicies = ["tiresias.las"]\n'
+                   'traces = ["tiresias-60"]\nloads = [1.0, 50.0]\n'
+                   'cluster = "tiresias-n32g4"\n')
+    assert main(["sweep", str(cfg), "--out", str(tmp_path / "o"), "--no-progress"]) == 0
+    rows = load_table(tmp_path / "o" / "results.csv")
+    quiet, busy = rows
+    assert quiet["queued_jobs"] == 0 and quiet["message"].startswith(NO_QUEUE)
+    assert busy["queued_jobs"] > 0 and NO_QUEUE not in busy["message"]
+    assert f"1 simulation cell(s) with {NO_QUEUE}" in capsys.readouterr().err
