@@ -48,6 +48,15 @@ class Method:
     solver options (:data:`optsched.options.SOLVER_OPTIONS`). ``outside_exact``, when set,
     says why this method's solutions may lie outside the exact model's feasible set (so
     its value may beat the "optimum"); tables mark such rows.
+
+    ``proved`` is what is proved about a heuristic's value against the exact optimum,
+    as ``"BOUND: statement"``: the bound as a table shows it (``"2α"``,
+    ``"2/(1-θ)+1"``), then the theorem, its conditions and its source; or ``"none
+    known: reason"`` when nothing is proved (the reason says why, e.g. a family of
+    instances with an unbounded factor, or that the paper proves none). Every heuristic
+    must declare it: a registry that lists a heuristic without its guarantee would let a
+    table show ``-`` where the reader needs to know whether a bound exists. A result may
+    still report a ratio that holds on its instance (``Result.ratio``).
     """
 
     name: str
@@ -56,10 +65,29 @@ class Method:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     backend: bool = False
     outside_exact: str = ""
+    proved: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in METHOD_KINDS:
             raise InvalidOption("kind", self.kind, f"must be one of {METHOD_KINDS}")
+        if self.kind == "heuristic" or self.proved:
+            bound, sep, why = str(self.proved).partition(": ")
+            if not isinstance(self.proved, str) or not sep or not bound.strip() \
+                    or not why.strip():
+                raise InvalidOption(f"method {self.name!r}.proved", self.proved,
+                                    "a heuristic declares what is proved about it, as "
+                                    "'BOUND: statement' or 'none known: reason'")
+
+    @property
+    def proved_bound(self) -> str:
+        """The bound part of ``proved`` (``"none known"`` when nothing is proved; ``""``
+        for exact and bound methods)."""
+        return self.proved.partition(": ")[0]
+
+    @property
+    def proved_statement(self) -> str:
+        """The statement or reason part of ``proved``."""
+        return self.proved.partition(": ")[2]
 
     @cached_property
     def options(self) -> frozenset[str]:

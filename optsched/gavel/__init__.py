@@ -53,10 +53,19 @@ SPEC = register(PaperSpec(
     methods=(
         Method("exact", exact, "exact", backend=True),
         Method("bound", bound, "bound"),
-        Method("rounds", rounds, backend=True),
-        Method("agnostic", agnostic, backend=True),
-        Method("isolated", isolated),
-        Method("fifo", fifo),
+        Method("rounds", rounds, backend=True,
+               proved="none known: the round mechanism's time fractions are feasible for "
+                      "Gavel's LP, so never better than its optimum; Gavel claims they "
+                      "converge to the LP allocation as rounds grow, with no rate proved"),
+        Method("agnostic", agnostic, backend=True,
+               proved="none known: a feasible allocation of Gavel's LP; Gavel proves no "
+                      "ratio (it reports up to 3.5x in mean JCT over a whole trace)"),
+        Method("isolated", isolated,
+               proved="none known: a feasible allocation (each job an equal share of the "
+                      "cluster); Gavel proves no ratio for it"),
+        Method("fifo", fifo,
+               proved="none known: a feasible allocation (jobs in arrival order on the "
+                      "fastest free type); Gavel proves no ratio for it"),
     ),
     default_heuristic="rounds",
     demo_instance=demo_instance,
