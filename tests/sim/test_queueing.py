@@ -61,3 +61,37 @@ def test_simulate_cli_warns_when_no_job_queued(tmp_path, capsys):
                  "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert "queued jobs 2" in out and NO_QUEUE not in err
+
+
+def test_a_policy_that_declares_no_draws_ignores_the_seed():
+    """The sweep refuses several seeds over a cell whose policy declares no draws
+    (``PolicySpec.draws``), so such a policy must give the same run for every seed; a
+    policy that draws is the one the seed can change."""
+    from optsched.catalog import generate_philly
+    from optsched.errors import ModelNotApplicable, OptschedError
+    from optsched.registry import policies
+    from optsched.salus.workload import demo_instance as salus_demo
+    from optsched.synergy.workload import demo_instance as synergy_demo
+
+    inst = generate_philly(6, cluster="gavel-physical", seed=3, jobs_per_hour=20.0,
+                           max_workers=2)
+    single = generate_philly(6, cluster="gavel-physical", seed=3, jobs_per_hour=20.0,
+                             max_workers=1)
+    checked = set()
+    for name, spec in sorted(policies().items()):
+        if spec.draws:
+            continue
+        for case in (inst, single, synergy_demo(6), salus_demo()):
+            try:
+                a, b = (simulate(case, name, seed=s, progress=False) for s in (0, 7))
+            except (ModelNotApplicable, OptschedError):
+                continue  # outside the policy's model: nothing to compare
+            assert a.schedule.completion == b.schedule.completion, name
+            assert a.schedule.allocations == b.schedule.allocations, name
+            checked.add(name)
+    assert checked == {n for n, s in policies().items() if not s.draws}
+    # Gavel's agnostic FIFO draws each job's type: on three types the seed shows
+    runs = {tuple(sorted(simulate(inst, "gavel.fifo_agnostic", seed=s,
+                                  progress=False).schedule.completion.items()))
+            for s in range(4)}
+    assert len(runs) > 1
