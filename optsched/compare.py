@@ -15,7 +15,11 @@ value is from the exact optimum, as a factor :math:`\\ge 1` when it is worse,
     \\end{cases}
 
 so it reads like the proved ratios (:math:`v \\le \\rho\\, v^*` for a minimisation,
-:math:`v \\ge v^* / \\rho` for a maximisation). It is given only when the exact row
+:math:`v \\ge v^* / \\rho` for a maximisation). ``Row.proved`` is the ratio a result
+reports for its instance (``Row.proved_holds``: its theorem's assumptions hold there);
+``Row.declared`` is what its method declares proved in general (``Method.proved``:
+``"BOUND: statement"`` or ``"none known: reason"``), so every heuristic row says
+whether a bound exists. It is given only when the exact row
 proved optimality. A row whose method may leave the exact model's feasible set
 (``Method.outside_exact``) can show a factor below 1; any other row cannot, unless the
 code is wrong.
@@ -57,6 +61,7 @@ class Row:
     factor: float | None = None
     proved: float | None = None
     proved_holds: bool = False
+    declared: str = ""
     outside_exact: str = ""
     skipped: list[str] = field(default_factory=list)
     note: str = ""
@@ -77,7 +82,8 @@ class Row:
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (
             "model", "method", "kind", "sense", "objective", "backend", "status", "value",
-            "bound", "gap", "seconds", "factor", "proved", "proved_holds", "outside_exact",
+            "bound", "gap", "seconds", "factor", "proved", "proved_holds", "declared",
+            "outside_exact",
             "skipped", "note", "message", "time_limit")}
 
 
@@ -122,7 +128,7 @@ def compare(instance: Instance, model: str, backend: str | None = None, *,
         take, skipped = routes[m.name]
         row = Row(spec.name, m.name, m.kind, sense, label,
                   backend=(backend or "highs") if m.backend else None,
-                  outside_exact=m.outside_exact, skipped=skipped,
+                  outside_exact=m.outside_exact, declared=m.proved, skipped=skipped,
                   time_limit=take.get("time_limit", DEFAULT_TIME_LIMIT) if m.backend
                   else None)
         if on_start is not None:
@@ -178,6 +184,7 @@ def result_row(spec: ModelSpec, method: Method, res: Result,
                options: Mapping[str, Any] | None = None) -> Row:
     """The :class:`Row` of one method's result (no factor: there is no exact row)."""
     row = Row(spec.name, method.name, method.kind, *spec.sense_for(options or {}),
-              backend=res.backend, outside_exact=method.outside_exact)
+              backend=res.backend, outside_exact=method.outside_exact,
+              declared=method.proved)
     _fill(row, res, res.seconds)
     return row

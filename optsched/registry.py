@@ -49,6 +49,15 @@ class Method:
     solver options (:data:`optsched.options.SOLVER_OPTIONS`). ``outside_exact``, when set,
     says why this method's solutions may lie outside the exact model's feasible set (so
     its value may beat the "optimum"); tables mark such rows.
+
+    ``proved`` is what is proved about a heuristic's value against the exact optimum,
+    as ``"BOUND: statement"``: the bound as a table shows it (``"2α"``,
+    ``"2/(1-θ)+1"``), then the theorem, its conditions and its source; or ``"none
+    known: reason"`` when nothing is proved (the reason says why, e.g. a family of
+    instances with an unbounded factor, or that the paper proves none). Every heuristic
+    must declare it: a registry that lists a heuristic without its guarantee would let a
+    table show ``-`` where the reader needs to know whether a bound exists. A result may
+    still report a ratio that holds on its instance (``Result.ratio``).
     """
 
     name: str
@@ -57,10 +66,29 @@ class Method:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     backend: bool = False
     outside_exact: str = ""
+    proved: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in METHOD_KINDS:
             raise InvalidOption("kind", self.kind, f"must be one of {METHOD_KINDS}")
+        if self.kind == "heuristic" or self.proved:
+            bound, sep, why = str(self.proved).partition(": ")
+            if not isinstance(self.proved, str) or not sep or not bound.strip() \
+                    or not why.strip():
+                raise InvalidOption(f"method {self.name!r}.proved", self.proved,
+                                    "a heuristic declares what is proved about it, as "
+                                    "'BOUND: statement' or 'none known: reason'")
+
+    @property
+    def proved_bound(self) -> str:
+        """The bound part of ``proved`` (``"none known"`` when nothing is proved; ``""``
+        for exact and bound methods)."""
+        return self.proved.partition(": ")[0]
+
+    @property
+    def proved_statement(self) -> str:
+        """The statement or reason part of ``proved``."""
+        return self.proved.partition(": ")[2]
 
     @cached_property
     def options(self) -> frozenset[str]:
@@ -98,6 +126,13 @@ class PolicySpec:
     defaults, which the caller may override. The options are the keyword parameters of
     ``takes`` (default: the factory or runner) minus the fixed ones, ``exclude`` and the
     simulation arguments. ``aliases`` are other names it answers to.
+
+    ``draws`` says what the policy draws from the simulation's seeded generator
+    (``ClusterView.rng``), e.g. Gavel's tie-break between a job's GPU types; ``""``
+    declares the policy deterministic: another seed gives the same run. ``draws_if``
+    says on which instances the draws can change the run (default: when some job can
+    run on two or more of the cluster's GPU types, as every draw of the shipped
+    policies is among a job's types); :meth:`draws_on` applies it.
     """
 
     name: str
@@ -109,6 +144,8 @@ class PolicySpec:
     exclude: frozenset[str] = frozenset()
     aliases: tuple[str, ...] = ()
     paper: str = ""
+    draws: str = ""
+    draws_if: Callable[[Instance], bool] | None = None
 
     def __post_init__(self) -> None:
         if (self.factory is None) == (self.runner is None):
@@ -124,6 +161,16 @@ class PolicySpec:
         fn = self.takes or self.factory or self.runner
         assert fn is not None
         return declared_options(fn, exclude=set(self.fixed) | SIM_ARGS | self.exclude)
+
+    def draws_on(self, instance: Instance) -> bool:
+        """Whether the seed can change this policy's run on ``instance``: the policy
+        draws (``draws``) and ``draws_if(instance)`` holds (default: some job has a
+        positive throughput on two or more GPU types of the cluster)."""
+        if not self.draws or instance.n_jobs == 0:
+            return False
+        if self.draws_if is not None:
+            return bool(self.draws_if(instance))
+        return bool(((instance.throughput_matrix > 0).sum(axis=1) >= 2).any())
 
     def check(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The keywords to build the policy with (``options`` checked first)."""

@@ -199,3 +199,36 @@ def test_every_method_states_its_guarantee_complexity_and_reference():
             if lacks:
                 missing[f"{paper}.{m.name} ({m.fn.__module__}.{m.fn.__name__})"] = lacks
     assert not missing, missing
+
+
+def test_every_heuristic_declares_what_is_proved():
+    """Every registered heuristic declares its proved bound against the exact optimum,
+    or "none known" with the reason (``Method.proved``); the declaration is required."""
+    import pytest
+
+    from optsched.errors import InvalidOption
+    from optsched.registry import Method, models
+
+    declared = {}
+    for paper, spec in models().items():
+        for m in spec.heuristics.values():
+            bound, _, why = m.proved.partition(": ")
+            assert bound and len(why) >= 20, (paper, m.name, m.proved)
+            assert (bound, why) == (m.proved_bound, m.proved_statement)
+            declared[paper, m.name] = bound
+    assert len(declared) == 22
+    # the bounds the papers prove; every other heuristic says none is known
+    assert declared.pop(("hadar", "online")) == "2α"
+    assert declared.pop(("salus", "ffd")) == "2/(1-θ)+1 if gpus"
+    assert declared.pop(("allox", "online")) == "1 if common arrival"
+    assert set(declared.values()) == {"none known"}
+
+    def fn(instance):
+        raise AssertionError("not run")
+
+    for bad in ("", "none known", "none known: ", ": a reason", 3):
+        with pytest.raises(InvalidOption, match="proved"):
+            Method("h", fn, proved=bad)
+    with pytest.raises(InvalidOption, match="proved"):
+        Method("h", fn)
+    assert Method("x", fn, "exact").proved == ""  # exact and bound methods need none

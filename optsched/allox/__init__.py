@@ -38,8 +38,22 @@ SPEC = register(PaperSpec(
         Method("exact", exact, "exact", fixed={"algorithm": "matching"}),
         Method("exact-ilp", exact, "exact", fixed={"algorithm": "ilp"}, backend=True),
         Method("exact-lp", lp_bound, "bound", backend=True),
-        Method("online", online), Method("sjf", sjf), Method("sjf_fastest", sjf_fastest),
-        Method("jsq", jsq),
+        Method("online", online,
+               proved="1 if common arrival: with a common arrival, alpha=1 and no cap the "
+                      "first matching is optimal and every re-solve keeps an optimal "
+                      "continuation (= OPT); with staggered arrivals (R|r_j|sum C_j, "
+                      "strongly NP-hard) no ratio is known"),
+        Method("sjf", sjf,
+               proved="none known: no constant ratio on unrelated machines (R||sum C_j): "
+                      "the AlloX talk's 4-job example gives 215/85 = 2.53 x OPT; only on "
+                      "one machine with a common arrival is it optimal (SPT)"),
+        Method("sjf_fastest", sjf_fastest,
+               proved="none known: no constant ratio: jobs that are all fastest on one "
+                      "type queue there while the other types idle"),
+        Method("jsq", jsq,
+               proved="none known: no constant ratio: a job commits to a machine at "
+                      "arrival, whatever arrives later (AlloX's repository example: 60 s "
+                      "mean JCT against the optimum's 45 s)"),
     ),
     # alpha and max_jobs change only the online rule's decisions, so only it declares them
     policies=tuple(PolicySpec(rule, factory=AlloXPolicy, fixed={"rule": rule},

@@ -62,6 +62,7 @@ from optsched.catalog.traces import (
     read_tiresias_trace,
     read_trace,
     shipped_trace,
+    trace_draws,
     trace_format,
 )
 
@@ -72,5 +73,6 @@ __all__ = [
     "cluster_preset", "data_files", "generate_philly", "generate_single_worker",
     "job_from_profile", "profile", "profiles", "read_gavel_trace", "read_philly_trace",
     "read_tiresias_trace", "read_trace", "salus_published", "salus_workloads",
-    "shipped_trace", "synergy_profiles", "tiresias_gpu_time_samples", "trace_format",
+    "shipped_trace", "synergy_profiles", "tiresias_gpu_time_samples", "trace_draws",
+    "trace_format",
 ]

@@ -27,7 +27,7 @@ from optsched.errors import InvalidInstance, InvalidOption
 
 __all__ = ["GAVEL_ROUND", "PHILLY_CLUSTER", "PHILLY_THROUGHPUTS", "SHIPPED_TRACES",
            "TRACE_FORMATS", "read_gavel_trace", "read_philly_trace", "read_tiresias_trace",
-           "read_trace", "shipped_trace", "trace_format"]
+           "read_trace", "shipped_trace", "trace_draws", "trace_format"]
 
 
 #: Gavel's round length in seconds (6-minute rounds; ``time_per_iteration=360``).
@@ -375,6 +375,31 @@ def trace_format(path: str | Path) -> str:
         head = fh.readline()
     cols = {c.strip() for c in head.split(",")}
     return "philly" if {"timestamp", "num_gpus"} <= cols else "tiresias"
+
+
+def trace_draws(source: str | Path, fmt: str | None = None, **options) -> str:
+    """What a trace reader draws at random for ``options`` (the keywords of
+    :func:`read_trace`), or ``""`` when the instance is fixed by the file.
+
+    Only Philly's reader draws: with ``throughputs="gavel"`` each job's Gavel job type
+    is drawn with ``numpy.random.default_rng(seed)``. Every other reader (Gavel's,
+    Tiresias') and Philly's ``"homogeneous"`` model read the same instance whatever the
+    seed. A ``seed`` among ``options`` fixes the draw: the trace is then not random
+    either (a caller that seeds it itself passes no ``seed``).
+    """
+    if fmt is not None and fmt not in TRACE_FORMATS:
+        raise _unknown("fmt", fmt, TRACE_FORMATS)
+    name = str(source)
+    if fmt is None:
+        if name in SHIPPED_TRACES and not Path(name).exists():
+            fmt = SHIPPED_TRACES[name][0]
+        elif Path(name).is_file():
+            fmt = trace_format(name)
+        else:
+            fmt = "gavel"
+    if fmt == "philly" and options.get("throughputs") == "gavel" and "seed" not in options:
+        return "each job's Gavel job type (throughputs='gavel')"
+    return ""
 
 
 def read_trace(source: str | Path, cluster: Cluster | str | None = None, *,

@@ -18,7 +18,7 @@ from optsched.solvers import BACKENDS, DEFAULT_TIME_LIMIT
 
 __all__ = ["add_parsers", "render_rows"]
 
-COLUMNS = ["method", "status", "value", "bound", "gap", "x opt", "proved <=", "time (s)"]
+COLUMNS = ["method", "status", "value", "bound", "gap", "x opt", "proved", "time (s)"]
 
 
 # --------------------------------------------------------------------------- tables
@@ -50,7 +50,8 @@ def render_rows(rows: list[Row], instance: Instance, summary: str = "") -> str:
             flag = " +"
             marks.append(f"  + {r.method}: outside the exact model's feasible set: "
                          f"{r.outside_exact}")
-        proved = "-"
+        # the ratio a result proves on its instance, else what its method declares
+        proved = r.declared.partition(": ")[0] or "-"
         if r.proved is not None:
             proved = num(r.proved, 3) if r.proved_holds else f"({num(r.proved, 3)})"
             if not r.proved_holds:
@@ -62,7 +63,9 @@ def render_rows(rows: list[Row], instance: Instance, summary: str = "") -> str:
         if r.skipped:
             marks.append(f"  {r.method}: does not take option(s) {', '.join(r.skipped)}; "
                          "run without them")
-    notes = [f"  {r.method}: {r.note}" for r in rows if r.note]
+    # a ratio the result reports: its note; else what the method declares in general
+    notes = [f"  {r.method}: {r.note if r.proved is not None or not r.declared else r.declared}"
+             for r in rows if r.note or r.declared]
     msgs = [f"  {r.method}: {r.message}" for r in rows if r.message and not r.value
             and r.status != "optimal"]
     out = head + [table(body, COLUMNS, right={2, 3, 4, 5, 6, 7})]

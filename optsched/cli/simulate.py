@@ -158,7 +158,14 @@ def cmd_simulate(args) -> int:
           f"makespan {hours(m.makespan)} h  "
           f"utilisation {m.cru if m.cru is None else round(m.cru, 3)}  "
           f"preemptions {res.extra.get('total_preemptions', '-')}  "
+          f"queued jobs {res.extra.get('queued_jobs', '-')}  "
           f"wall {res.seconds:.1f} s")
+    from optsched.sim.simulator import no_queue_note
+
+    quiet = no_queue_note(res)
+    if quiet:
+        progress(f"optsched: warning: {quiet}; raise --load or use a smaller --cluster "
+                 "for a comparison")
     if m.n_completed < m.n_jobs:
         left = [j.id for j in inst.jobs if j.id not in m.completion]
         why = res.extra.get("unfinished_reason") or (

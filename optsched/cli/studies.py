@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -84,6 +85,12 @@ def cmd_sweep(args) -> int:
     for col in args.plot:
         print(plot_sweep(rows, col, out / f"{col}.png", x=x, title=config.name))
     errors = sum(r["status"] == "error" for r in rows)
+    quiet = sum(r.get("queued_jobs") == 0 for r in rows)
+    if quiet:
+        from optsched.sim.simulator import NO_QUEUE
+
+        print(f"optsched: warning: {quiet} simulation cell(s) with {NO_QUEUE} (column "
+              "queued_jobs = 0): raise their load or shrink their cluster", file=sys.stderr)
     print(f"sweep {config.name}: {len(rows)} cells, {computed} computed, "
           f"{len(rows) - computed} reused, {errors} errors, "
           f"{time.perf_counter() - t:.1f} s -> {out / f'results.{args.fmt}'}")

@@ -34,6 +34,7 @@ from optsched.gavel.policy import (
     GavelPolicy,
     RoundMechanism,
     realised_fractions,
+    tied_types,
 )
 from optsched.gavel.workload import demo_instance
 from optsched.registry import Method, PaperSpec, PolicySpec, register
@@ -52,21 +53,33 @@ SPEC = register(PaperSpec(
     methods=(
         Method("exact", exact, "exact", backend=True),
         Method("bound", bound, "bound"),
-        Method("rounds", rounds, backend=True),
-        Method("agnostic", agnostic, backend=True),
-        Method("isolated", isolated),
-        Method("fifo", fifo),
+        Method("rounds", rounds, backend=True,
+               proved="none known: the round mechanism's time fractions are feasible for "
+                      "Gavel's LP, so never better than its optimum; Gavel claims they "
+                      "converge to the LP allocation as rounds grow, with no rate proved"),
+        Method("agnostic", agnostic, backend=True,
+               proved="none known: a feasible allocation of Gavel's LP; Gavel proves no "
+                      "ratio (it reports up to 3.5x in mean JCT over a whole trace)"),
+        Method("isolated", isolated,
+               proved="none known: a feasible allocation (each job an equal share of the "
+                      "cluster); Gavel proves no ratio for it"),
+        Method("fifo", fifo,
+               proved="none known: a feasible allocation (jobs in arrival order on the "
+                      "fastest free type); Gavel proves no ratio for it"),
     ),
     default_heuristic="rounds",
     demo_instance=demo_instance,
     objectives=OBJECTIVES,
     policies=(
         *(PolicySpec(kind, factory=GavelPolicy, fixed={"kind": kind},
-                     exclude=_ALL_KIND_OPTIONS - KIND_OPTIONS[kind], aliases=(kind,))
+                     exclude=_ALL_KIND_OPTIONS - KIND_OPTIONS[kind], aliases=(kind,),
+                     draws="the order of a job's GPU types of equal priority, every round",
+                     draws_if=None if kind.endswith("_agnostic") else tied_types)
           for kind in SOLVERS),
         PolicySpec("fifo", factory=GavelFIFO, fixed={"mode": "perf"}, aliases=("fifo",)),
         PolicySpec("fifo_agnostic", factory=GavelFIFO, fixed={"mode": "base"},
-                   aliases=("fifo_agnostic",)),
+                   aliases=("fifo_agnostic",),
+                   draws="each job's GPU type among the free types it can use"),
     ),
     reference="Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep "
               "Learning Workloads, OSDI'20",

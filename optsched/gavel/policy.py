@@ -54,7 +54,7 @@ from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
 
 __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS", "KIND_OPTIONS",
-           "realised_fractions"]
+           "realised_fractions", "tied_types"]
 
 
 class RoundMechanism:
@@ -432,6 +432,18 @@ class GavelFIFO:
             free[k] -= W[m]
             X[m, k] = 1.0
         return self.rounds.allocate(state, X)
+
+
+def tied_types(instance: Instance) -> bool:
+    """Whether a heterogeneity-aware policy's random type order can matter on
+    ``instance``: :class:`RoundMechanism` orders a job's types by speed before the random
+    rank, so the rank only decides between two types on which some job runs at the same
+    positive throughput."""
+    for row in instance.throughput_matrix:
+        pos = row[row > 0]
+        if len(pos) >= 2 and len(np.unique(pos)) < len(pos):
+            return True
+    return False
 
 
 def realised_fractions(instance: Instance, X: np.ndarray, rounds: int, *,

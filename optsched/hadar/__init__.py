@@ -43,7 +43,11 @@ SPEC = register(PaperSpec(
     methods=(
         Method("exact", exact, "exact", fixed={"relax": False}, backend=True),
         Method("exact-lp", exact, "bound", fixed={"relax": True}, backend=True),
-        Method("online", online),
+        Method("online", online,
+               proved="2α: P >= OPT/(2α), α = max_k(1, ln(U_k/L)) (OASiS Thm. 4), under "
+                      "its assumptions (small demands: no job takes more than a quarter "
+                      "of a (node, type) bucket in one slot; the price bounds U, L); each "
+                      "result says whether they hold on its instance"),
     ),
     policies=(PolicySpec("online", runner=simulate_hadar, takes=HadarPolicy,
                          aliases=("hadar",)),),

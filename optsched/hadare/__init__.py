@@ -59,8 +59,13 @@ SPEC = register(PaperSpec(
     methods=(
         Method("exact", exact, "exact", fixed={"relax": False}, backend=True),
         Method("exact-lp", exact, "bound", fixed={"relax": True}, backend=True),
-        Method("online", online, fixed={"forking": True}),
-        Method("hadar-replay", online, fixed={"forking": False}),
+        Method("online", online, fixed={"forking": True},
+               proved="none known: P <= OPT, and every admitted job completes no later "
+                      "than under the Hadar replay (single-type nodes, no consolidation "
+                      "delay; docs/hadare.md), but no competitive ratio is proved"),
+        Method("hadar-replay", online, fixed={"forking": False},
+               proved="none known: Hadar's 2α concerns Hadar's own model and admitted "
+                      "set, not the optimum of HadarE's model with forking"),
     ),
     policies=(PolicySpec("online", runner=_simulate, takes=online,
                          exclude=frozenset({"hadar_run"}), aliases=("hadare",)),),

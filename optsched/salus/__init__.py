@@ -45,7 +45,19 @@ SPEC = register(PaperSpec(
         Method("exact", exact, "exact", backend=True),
         Method("exact-1-lane", exact, "exact", fixed={"lanes": 1}, backend=True),
         Method("lower-bound", lower_bound, "bound"),
-        Method("lane_manager", lane_manager), Method("ffd", ffd), Method("lpt", lpt),
+        Method("lane_manager", lane_manager,
+               proved="none known: memory-safe, but jobs (ε, M/3) each get a lane of "
+                      "their own while one lane could hold (M - T)/ε of them, so the GPU "
+                      "count exceeds the optimum's by an unbounded factor"),
+        Method("ffd", ffd,
+               proved="2/(1-θ)+1 if gpus: with objective 'gpus', first fit uses at most "
+                      "max(1, 2 ceil(sum P/(M - Tmax)) - 1) <= 2 OPT/(1-θ) + 1 GPUs, "
+                      "θ = Tmax/M (memory only: not when the horizon refused a placement); "
+                      "none known for makespan"),
+        Method("lpt", lpt,
+               proved="none known: memory-safe and never below the optimum; Graham's "
+                      "4/3 - 1/(3G) for identical machines does not carry over to lanes "
+                      "with memory"),
     ),
     policies=(PolicySpec("lanes", runner=run_lanes, aliases=("salus_lanes",)),),
     default_heuristic="lane_manager",

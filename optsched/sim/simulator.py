@@ -68,11 +68,36 @@ from optsched.progressbar import ProgressBar
 from optsched.sim.decisions import Caps, DecisionChecker
 from optsched.sim.policy import ClusterView, Policy, PolicyViolation
 
-__all__ = ["simulate", "SimStats"]
+__all__ = ["simulate", "SimStats", "no_queue_note", "NO_QUEUE"]
 
 _EPS = 1e-9
 #: Work left after an epoch, relative to the job's work, that counts as done (rounding).
 _DONE = 1e-9
+
+
+#: The note of a simulation in which no job ever waited (:func:`no_queue_note`).
+NO_QUEUE = "no job queued: policies cannot differ"
+
+
+def no_queue_note(result: Result) -> str:
+    """``""``, or the note that the simulation ``result`` measured no queueing.
+
+    When no job ever waited (``result.extra["queued_jobs"] == 0``: every job held GPUs
+    from the first decision that saw it until it completed) the cluster never had to
+    choose whom to run, so a policy's order is never exercised and comparing
+    policies on this instance measures nothing: raise the load or shrink the cluster.
+    On a cluster of several GPU types the policies can still place jobs on other types,
+    and the note says so. Results without the figure (a policy that does not run in
+    the shared simulator) give ``""``.
+    """
+    x = result.extra
+    if x.get("queued_jobs") != 0 or not x.get("epochs"):
+        return ""
+    types = x.get("gpus_per_type") or {}
+    note = f"{NO_QUEUE} (every job ran from the first decision after its arrival"
+    if len(types) > 1:
+        note += f"; only their choice among the {len(types)} GPU types can"
+    return note + ")"
 
 
 @dataclass
@@ -266,7 +291,13 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     Result
         ``status`` FEASIBLE, ``objective`` = mean JCT of completed jobs, ``schedule``
         (merged intervals), ``metrics``; ``extra`` holds per-job preemptions and
-        migrations, epoch/policy-call counts, policy and simulation wall seconds.
+        migrations, epoch/policy-call counts, policy and simulation wall seconds, and the
+        queueing the run measured: ``queued_jobs`` (jobs that were visible to the policy
+        in some epoch and got no GPU in it), ``queue_seconds`` (the job-seconds they
+        spent so) and ``max_queue`` (the most such jobs in one epoch). ``queued_jobs ==
+        0`` means every job ran from the first decision that saw it to its completion:
+        policies that differ only in whom they run first cannot differ on the instance
+        (:func:`no_queue_note`).
     """
     for attr in ("name", "needs_work", "event_driven", "allocate"):
         if not hasattr(policy, attr):
@@ -357,9 +388,19 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     changed = True
     last: _Epoch | None = None  # the previous epoch's decision, while it may be reused
 
+    # queueing: jobs visible to the policy but given no GPU in an epoch
+    waited = np.zeros(n, dtype=bool)
+    queue_seconds = 0.0  # job-seconds spent waiting
+    max_queue = 0
+    q_n, q_t0 = 0, 0.0  # waiting jobs of the last epoch, and its start
+    q_seen: tuple[Any, Any] = (None, None)  # (job set, decision) last marked
+
     t = float(arrival[order[0]]) if n else 0.0
     with ProgressBar(n, f"simulate {pname}", progress) as bar:
         while True:
+            if q_n:  # the last epoch's waiting jobs waited until now
+                queue_seconds += q_n * (t - q_t0)
+                q_n = 0
             while ptr < n and arrival[order[ptr]] <= t + _EPS:
                 active.append(int(order[ptr]))
                 ptr += 1
@@ -413,6 +454,12 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             if on_epoch is not None:
                 on_epoch(t, placements)
             gangs, g_ix, g_rate = ep.gangs, ep.g_ix, ep.g_rate
+            if len(ix) > len(gangs):
+                q_n, q_t0 = len(ix) - len(gangs), t
+                max_queue = max(max_queue, q_n)
+                if q_seen[0] is not fixed or q_seen[1] is not ep:
+                    waited[ix[~np.isin(ix, g_ix)]] = True
+                    q_seen = (fixed, ep)
             g_rem = remaining[g_ix]
             running = g_rate > 0
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -465,6 +512,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
             if waiting is not None and finished:
                 waiting.difference_update(finished)
                 if not waiting:
+                    queue_seconds += q_n * (end - q_t0)
+                    q_n = 0
                     break
             last = ep
             if finished:
@@ -513,6 +562,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
         "total_preemptions": int(preempt.sum()), "total_migrations": int(migrate.sum()),
         "unfinished": [j.id for i, j in enumerate(jobs) if not is_done[i]],
         "max_time": max_time, "until_met": None if waiting is None else not waiting,
+        "queued_jobs": int(waited.sum()), "queue_seconds": queue_seconds,
+        "max_queue": max_queue,
     }
     extra.update(getattr(policy, "stats", lambda: {})())
     res = finalize(instance, schedule, status=Status.FEASIBLE, model="simulate", method=pname,

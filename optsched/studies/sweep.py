@@ -34,15 +34,23 @@ left out)::
 A trace is read by :func:`optsched.catalog.read_trace` (its first ``jobs`` jobs,
 arrivals divided by the load); ``"generate"`` draws ``jobs`` Philly-derived jobs with
 Gavel's generator (:func:`optsched.catalog.generate_philly`, seeded by the cell's seed,
-``jobs_per_hour`` the cell's rate). With ``rates`` instead of ``loads`` a trace's
-arrivals are scaled so that its jobs arrive at that mean rate (the span from first to
-last arrival becomes ``(jobs - 1) / rate`` hours). The seed also seeds the policy's
-randomness. A cell runs :func:`optsched.registry.simulate`; its row has ``kind =
-"simulate"``, ``model`` the policy's paper, ``method`` the policy, ``size`` the jobs
-asked for, ``trace``, ``load`` or ``rate``, the JCT figures (``objective`` is the mean
-JCT), ``preemptions``, ``epochs``, ``policy_seconds`` and, as ``solve_seconds``, the
-simulation's seconds; ``status`` is ``feasible``, or ``time_limit`` when ``max_time``
-stopped it with jobs unfinished (the JCT figures are then over the finished jobs only).
+``jobs_per_hour`` the cell's rate); a reader that draws (Philly's ``trace_options =
+{throughputs = "gavel"}`` draws each job's type) draws with the cell's seed too. With
+``rates`` instead of ``loads`` a trace's arrivals are scaled so that its jobs arrive at
+that mean rate (the span from first to last arrival becomes ``(jobs - 1) / rate``
+hours). The seed also seeds the policy's randomness
+(:attr:`optsched.registry.PolicySpec.draws`). Two or more seeds over a cell in which
+nothing is random (a trace read from its file, a policy that draws nothing or whose
+draws cannot change its run there) are refused before anything runs
+(:func:`check_seeds`): they would only copy the row. A cell runs
+:func:`optsched.registry.simulate`; its row has ``kind = "simulate"``, ``model`` the
+policy's paper, ``method`` the policy, ``size`` the jobs asked for, ``trace``, ``load``
+or ``rate``, the JCT figures (``objective`` is the mean JCT), ``preemptions``,
+``queued_jobs`` (jobs that ever waited for GPUs; 0 puts "no job queued: policies cannot
+differ" at the head of ``message``), ``epochs``, ``policy_seconds`` and, as
+``solve_seconds``, the simulation's seconds; ``status`` is ``feasible``, or
+``time_limit`` when ``max_time`` stopped it with jobs unfinished (the JCT figures are
+then over the finished jobs only).
 With ``window = [a, b]`` a cell measures a steady-state window of its stream
 (:class:`optsched.sim.window.Window`): it simulates up to the stream's last arrival (and
 ``max_time``) at most, stops once jobs ``a..b-1`` are done, and reports the JCT figures
@@ -109,7 +117,7 @@ from optsched.sim.window import Window, WindowUnfinished
 
 __all__ = ["SweepConfig", "Cell", "SimCell", "load_config", "cells_of", "cell_key",
            "run_cell", "run_sweep", "load_table", "write_table", "plot_sweep", "default_x",
-           "build_sim_instance", "COLUMNS", "FORMATS"]
+           "build_sim_instance", "check_seeds", "COLUMNS", "FORMATS"]
 
 FORMATS = ("csv", "jsonl", "parquet")
 ENGINES = ("local", "dask")
@@ -117,8 +125,8 @@ GENERATORS = ("demo", "philly")
 
 COLUMNS = ["key", "kind", "model", "method", "trace", "size", "load", "rate", "seed",
            "status", "objective", "bound", "gap", "ratio", "n_jobs", "n_completed", "mean_jct",
-           "p50_jct", "p99_jct", "makespan", "cru", "preemptions", "epochs", "build_seconds",
-           "solve_seconds", "policy_seconds", "wall_seconds", "message"]
+           "p50_jct", "p99_jct", "makespan", "cru", "preemptions", "queued_jobs", "epochs",
+           "build_seconds", "solve_seconds", "policy_seconds", "wall_seconds", "message"]
 TIMING = ("build_seconds", "solve_seconds", "policy_seconds", "wall_seconds")
 SIM_KEYS = ("policies", "traces", "jobs", "loads", "rates", "cluster", "options",
             "trace_options", "max_time", "window")
@@ -373,7 +381,18 @@ class SimCell:
                              "max_time": self.max_time}
         if self.window is not None:  # absent otherwise: earlier cells keep their keys
             p["window"] = list(self.window)
+        if self.trace_seeded:  # likewise; and rows read with seed 0 are not reused
+            p["trace_seeded"] = True
         return p
+
+    @property
+    def trace_seeded(self) -> bool:
+        """The trace reader draws (:func:`optsched.catalog.trace_draws`), seeded by the
+        cell's seed."""
+        from optsched.catalog import trace_draws
+
+        return self.trace != "generate" and bool(trace_draws(self.trace,
+                                                             **self.trace_options))
 
     @property
     def key(self) -> str:
@@ -408,6 +427,50 @@ def cells_of(config: SweepConfig) -> list[Cell | SimCell]:
                     for trace in sim["traces"] for jobs in sim["jobs"]
                     for load, rate in points for seed in config.seeds]
     return out
+
+
+def check_seeds(config: SweepConfig) -> None:
+    """Refuse several seeds for simulation cells that no seed can change.
+
+    A simulation cell is random when its trace is drawn (``"generate"``, or a reader
+    that draws: :func:`optsched.catalog.trace_draws`, e.g. Philly's
+    ``throughputs="gavel"``) or when its policy draws from the seeded generator on
+    this instance (:meth:`optsched.registry.PolicySpec.draws_on`). Any other cell gives
+    the same row for every seed, so a sweep of two or more seeds over it would only
+    copy it: :class:`~optsched.errors.InvalidOption` on ``seeds`` names the cell's policy
+    and trace and why nothing in it is random. Solve cells are always seeded (their
+    generator takes the seed).
+    """
+    from optsched import catalog
+    from optsched.registry import policy_spec
+
+    sim = config.simulate
+    if len(config.seeds) < 2 or sim is None:
+        return
+    read: dict[tuple[str, int | None], Any] = {}
+    for trace in sim["traces"]:
+        if trace == "generate" or catalog.trace_draws(trace, **sim["trace_options"]):
+            continue
+        for pol in sim["policies"]:
+            spec = policy_spec(pol)
+            if not spec.draws:
+                why = f"policy {spec.qualified} draws nothing"
+            else:
+                for jobs in sim["jobs"]:
+                    if (trace, jobs) not in read:
+                        read[trace, jobs] = catalog.read_trace(
+                            trace, sim["cluster"], jobs=jobs, **sim["trace_options"])
+                    if not spec.draws_on(read[trace, jobs]):
+                        break
+                else:
+                    continue
+                why = (f"policy {spec.qualified} draws only {spec.draws}, which cannot "
+                       f"change its run on {read[trace, jobs].name}")
+            raise InvalidOption(
+                "seeds", list(config.seeds),
+                f"trace {trace!r} is read, not drawn, and {why}: every seed would give the "
+                "same row. Give one seed, or a random input (trace 'generate', or Philly "
+                "with trace_options.throughputs = 'gavel')")
 
 
 def build_instance(model: str, size: int, seed: int, spec: Mapping[str, Any]):
@@ -449,6 +512,8 @@ def build_sim_instance(params: Mapping[str, Any]):
 
     trace, jobs, seed = params["trace"], params["jobs"], params["seed"]
     cluster, opts = params["cluster"], dict(params["trace_options"])
+    if params.get("trace_seeded"):
+        opts["seed"] = seed
     if trace == "generate":
         return catalog.generate_philly(jobs, cluster=cluster or "gavel-108", seed=seed,
                                        jobs_per_hour=params["rate"], **opts)
@@ -538,8 +603,9 @@ def _run_sim_cell(params: Mapping[str, Any]) -> dict[str, Any]:
                    objective=res.objective, n_completed=m.n_completed, mean_jct=m.mean_jct,
                    p50_jct=m.p50_jct, p99_jct=m.p99_jct, makespan=m.makespan, cru=m.cru,
                    preemptions=x.get("total_preemptions"), epochs=x.get("epochs"),
+                   queued_jobs=x.get("queued_jobs"),
                    solve_seconds=res.solve_seconds, policy_seconds=x.get("policy_seconds"),
-                   message=res.message)
+                   message=_with_queue_note(res, res.message))
     row["wall_seconds"] = time.perf_counter() - t0
     return {k: _plain(v) for k, v in row.items()}
 
@@ -587,11 +653,21 @@ def _run_window_cell(params: Mapping[str, Any], row: dict[str, Any],
                    preemptions=sum(int(pre.get(k, 0)) for k in ids),
                    epochs=res.extra.get("epochs"), solve_seconds=res.solve_seconds,
                    policy_seconds=res.extra.get("policy_seconds"),
-                   message=f"jobs {w.start}-{w.end - 1} of a {inst.n_jobs}-job stream, "
-                           f"stopped at {max(res.schedule.completion[k] for k in ids) / 3600:.1f}"
-                           f" h (last arrival {w.horizon(inst) / 3600:.1f} h)")
+                   queued_jobs=res.extra.get("queued_jobs"),
+                   message=_with_queue_note(
+                       res, f"jobs {w.start}-{w.end - 1} of a {inst.n_jobs}-job stream, "
+                            f"stopped at {max(res.schedule.completion[k] for k in ids) / 3600:.1f}"
+                            f" h (last arrival {w.horizon(inst) / 3600:.1f} h)"))
     row["wall_seconds"] = time.perf_counter() - t0
     return {k: _plain(v) for k, v in row.items()}
+
+
+def _with_queue_note(res: Any, message: str) -> str:
+    """``message``, after the note that no job of the run queued, if none did."""
+    from optsched.sim.simulator import no_queue_note
+
+    note = no_queue_note(res)
+    return f"{note}; {message}" if note else message
 
 
 def _plain(v: Any) -> Any:
@@ -679,6 +755,7 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
         _require_pyarrow()
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidOption("workers", workers, "must be an integer >= 1")
+    check_seeds(config)
     out = ensure_folder(out, field="out")
     write_text(out / "config.json", json.dumps(config.to_dict(), indent=1) + "\n", field="out")
     store = out / "cells.jsonl"
@@ -747,8 +824,8 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | Path, fmt: str | 
 
 _NUMERIC = {"size", "seed", "load", "rate", "objective", "bound", "gap", "ratio", "n_jobs",
             "n_completed", "mean_jct", "p50_jct", "p99_jct", "makespan", "cru", "preemptions",
-            "epochs", *TIMING}
-_INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "epochs")
+            "queued_jobs", "epochs", *TIMING}
+_INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "queued_jobs", "epochs")
 
 
 def load_table(path: str | Path) -> list[dict[str, Any]]:

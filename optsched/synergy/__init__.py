@@ -49,9 +49,19 @@ SPEC = register(PaperSpec(
         Method("exact-lp", lp_bound, "bound", backend=True),
         Method("step1", step1_bound, "bound", backend=True),
         Method("exact-two-step", exact, "heuristic", fixed={"formulation": "two-step"},
-               backend=True),
-        Method("tune", tune), Method("proportional", proportional),
+               backend=True,
+               proved="none known: two-step <= OPT <= step 1 (Synergy-OPT), but the "
+                      "placement step may fall back to the fair share, with no ratio "
+                      "proved"),
+        Method("tune", tune,
+               proved="none known: every admitted job gets at least its fair throughput, "
+                      "so proportional <= TUNE <= OPT; no ratio to the optimum is proved"),
+        Method("proportional", proportional,
+               proved="none known: the fair-share baseline (every admitted job at its "
+                      "fair throughput), <= OPT with no ratio proved"),
         Method("greedy", greedy,
+               proved="none known: not fair and outside the exact model (it may skip an "
+                      "admitted job), so no ratio to the optimum is proved",
                outside_exact="GREEDY may skip an admitted job or leave it below its fair "
                              "throughput, which the exact model forbids"),
     ),

@@ -60,6 +60,16 @@ def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
                       exclude=frozenset(exclude), aliases=(alias,))
 
 
+#: What is proved about each rule's total JCT (``Method.proved``): only LB <= OPT <= it.
+PROVED = {
+    "las": "none known: LAS is not constant-competitive for total JCT",
+    "gittins": "none known: the Gittins index is optimal only on one server without gangs "
+               "or release dates (Tiresias §3.2)",
+    "yarn_fifo": "none known: first come, first served has no constant ratio for total "
+                 "JCT (one long job ahead of many short ones)",
+    "srtf": "none known: SRPT is optimal on one server without gangs; with gangs it is not",
+}
+
 SPEC = register(PaperSpec(
     name="tiresias",
     summary="Tiresias (NSDI'19): 2D-LAS / 2D-Gittins gang scheduling, total JCT",
@@ -68,7 +78,7 @@ SPEC = register(PaperSpec(
     methods=(
         Method("exact", exact, "exact", backend=True),
         Method("exact-lp", lp_bound, "bound", backend=True),
-        *(Method(fn.__name__, fn, outside_exact=OUTSIDE_EXACT)
+        *(Method(fn.__name__, fn, outside_exact=OUTSIDE_EXACT, proved=PROVED[fn.__name__])
           for fn in (las, gittins, yarn_fifo, srtf)),
     ),
     default_heuristic="las",

@@ -26,7 +26,7 @@ def test_demo_rows_read_at_first_glance(capsys):
     ratios as numbers, no noise digits."""
     import re
 
-    from optsched.registry import models
+    from optsched.registry import get_model, models
 
     assert main(["demo", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -49,10 +49,49 @@ def test_demo_rows_read_at_first_glance(capsys):
     text = capsys.readouterr().out
     assert "minimised" in text and "maximised" in text and "total JCT (s)" in text
     assert "+ greedy: outside the exact model's feasible set" in text
+    # every heuristic row says what is proved: its ratio here, or its method's bound,
+    # or "none known" (with the reason below the table); never "-"
+    heuristic = {(r["model"], r["method"]) for r in rows if r["kind"] == "heuristic"}
+    assert len(heuristic) == 22
+    shown = _proved_column(text)
+    for model, method in heuristic:
+        cell = shown[model, method]
+        assert cell not in ("", "-"), (model, method)
+        declared = get_model(model).method(method).proved
+        assert cell == declared.partition(": ")[0] or re.fullmatch(r"\(?[\d.]+\)?", cell)
+        if cell == "none known":
+            assert f"  {method}: none known: " in text
     # no number printed with more than 4 significant digits (thousands aside)
     table = "\n".join(line for line in text.splitlines() if not line.startswith("#"))
     for tok in re.findall(r"(?<![\w.])\d+\.\d+(?![\w.])", table):
         assert len(tok.replace(".", "").lstrip("0")) <= 5, tok
+
+
+def _proved_column(text: str) -> dict[tuple[str, str], str]:
+    """(model, method) -> the cell of the "proved" column in ``optsched demo``'s tables."""
+    import re
+
+    out: dict[tuple[str, str], str] = {}
+    model, span, lines = "", None, text.splitlines()
+    for k, line in enumerate(lines):
+        head = re.match(r"# (\w+): ", line)
+        if head:
+            model, span = head.group(1), None
+        elif line.startswith("method ") and "proved" in line:
+            dashes = lines[k + 1]
+            starts = [i for i, c in enumerate(dashes) if c == "-" and (i == 0 or
+                                                                      dashes[i - 1] == " ")]
+            col = line.index("proved")
+            i = max(j for j, st in enumerate(starts) if st <= col + len("proved") - 1)
+            end = dashes.index(" ", starts[i]) if " " in dashes[starts[i]:] else len(dashes)
+            span = (starts[i], end)
+        elif span is not None and line and not line.startswith((" ", "-")) \
+                and not line.startswith("proved"):
+            name = line.split()[0]
+            out[model, name] = line[span[0]:span[1]].strip()
+        elif not line.strip():
+            span = None
+    return out
 
 
 def test_solve_json_returns_validated_schedule(instance_file, tmp_path, capsys):
