@@ -3,21 +3,38 @@
 Exit codes: 0 success; 1 no answer (a solver returned no solution and no bound: time
 limit without incumbent, solver missing, error) or a method failed (e.g. a policy made
 an invalid decision, or its LP failed, in a simulation); 2 bad input (malformed instance
-or schedule, unknown name, unknown or bad option), with the message on stderr.
+or schedule, unknown name, unknown or bad option), with the message on stderr; 130
+interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM (``kill``): 128 + the signal's
+number, as a shell reports a process the signal ended.
+
+An interrupt stops every command within a second or two (the worker processes of a
+sweep or a reproduction are terminated, the queued work cancelled) and prints one
+line on stderr saying what was kept and how to resume, never a traceback: a sweep
+keeps its finished cells and a reproduction its finished rows, and the same command
+run again continues from them. SIGTERM is handled as Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from optsched.cli import models, simulate, studies
 from optsched.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from optsched.errors import InvalidInput, OptschedError
 from optsched.version import __version__
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT"]
+__all__ = ["main", "run", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "EXIT_SIGINT",
+           "EXIT_SIGTERM"]
+
+#: interrupted by Ctrl-C (128 + SIGINT)
+EXIT_SIGINT = 128 + signal.SIGINT
+#: stopped by SIGTERM (128 + SIGTERM)
+EXIT_SIGTERM = 128 + signal.SIGTERM
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,19 +50,89 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Signals:
+    """SIGTERM raises :class:`KeyboardInterrupt` like SIGINT while a command runs; which
+    signal came decides the exit code."""
+
+    def __init__(self) -> None:
+        self.received = signal.SIGINT
+        self.saved: dict[int, Any] = {}
+
+    def _raise(self, signum: int, frame: Any) -> None:
+        self.received = signal.Signals(signum)
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _Signals:
+        try:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
+                    self.saved[sig] = signal.signal(sig, self._raise)
+        except ValueError:  # not the main thread: signals cannot be handled there
+            pass
+        return self
+
+    def mute(self) -> None:
+        """Ignore further interrupts while the first one is reported."""
+        for sig in self.saved:
+            signal.signal(sig, signal.SIG_IGN)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    with _Signals() as signals:
+        try:
+            return int(args.func(args) or 0)
+        except KeyboardInterrupt as exc:
+            signals.mute()
+            _report_interrupt(args.command, exc)
+            return EXIT_SIGTERM if signals.received == signal.SIGTERM else EXIT_SIGINT
+        except InvalidInput as exc:
+            print(f"optsched: error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
+        except OptschedError as exc:  # a policy's invalid decision, a failed solve, ...
+            print(f"optsched: failed: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        except BrokenPipeError:
+            return EXIT_OK
+
+
+def _report_interrupt(command: str, exc: KeyboardInterrupt) -> None:
+    """The one line an interrupt prints: what a study kept, else that nothing was."""
+    from optsched.studies.interrupt import Interrupted
+
+    kept = (exc.kept if isinstance(exc, Interrupted)
+            else f"{command} stopped before it finished, nothing written; run the same "
+                 "command again to start over")
     try:
-        return int(args.func(args) or 0)
-    except InvalidInput as exc:
-        print(f"optsched: error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    except OptschedError as exc:  # a policy's invalid decision, a failed solve, ...
-        print(f"optsched: failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except BrokenPipeError:
-        return EXIT_OK
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    print(f"optsched: interrupted: {kept}", file=sys.stderr, flush=True)
+
+
+def run() -> None:
+    """The ``optsched`` program: :func:`main`, then exit with its code.
+
+    After an interrupt that left a solver running in a thread of its own (HiGHS's
+    presolve cannot be stopped), the process ends at once instead of in the
+    interpreter's teardown, which would wait for it.
+    """
+    code = main()
+    if code in (EXIT_SIGINT, EXIT_SIGTERM):
+        highs = sys.modules.get("optsched.solvers.highs")
+        if highs is not None and highs.unstopped():
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

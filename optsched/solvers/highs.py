@@ -160,7 +160,7 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
 
     reset_highs_threads(threads)
     t0 = time.perf_counter()
-    h.run()
+    _run(h, _long(data))
     status = h.getModelStatus().name
     message = ""
     if status == "kUnboundedOrInfeasible":
@@ -192,12 +192,63 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
                        **common)
 
 
+#: an LP with fewer non-zeros solves in well under a second: run it directly (the
+#: thread :func:`_run` starts otherwise costs about a millisecond, which simulations
+#: solving thousands of small LPs would feel)
+SMALL_LP_NNZ = 20_000
+
+
+def _long(data: ProgramData) -> bool:
+    """Whether a solve may last long enough to be interrupted: a MIP, or a large LP."""
+    return data.is_mip or data.A.nnz >= SMALL_LP_NNZ
+
+
+def _run(h, interruptible: bool = True) -> None:
+    """``h.run()``, stopped by Ctrl-C within a fraction of a second.
+
+    In the main thread (and when ``interruptible``) HiGHS runs in a thread of its own
+    (highspy's ``startSolve``) while this one waits in short steps, so that a
+    :class:`KeyboardInterrupt` (raised only in the main thread, and only between Python
+    instructions) arrives at once: HiGHS is then told to stop (its user-interrupt
+    callback), and the interrupt is re-raised once it has, or after half a second
+    (HiGHS's presolve does not look at the flag; its thread is a daemon that ends with
+    the process). Otherwise ``h.run()``.
+    """
+    import threading
+
+    if not interruptible or threading.current_thread() is not threading.main_thread():
+        h.run()
+        return
+    h.HandleUserInterrupt = True
+    h.startSolve()
+    try:
+        while not h.wait(0.1)[0]:
+            pass
+    except KeyboardInterrupt:
+        h.cancelSolve()
+        # presolve does not look at the interrupt flag: give HiGHS a moment, then stop
+        # waiting (its thread is a daemon and ends with the process)
+        if not h.wait(0.5)[0]:
+            _UNSTOPPED.append(h)
+        raise
+
+
+#: solves an interrupt could not stop (their threads still run): the command line
+#: then ends the process without the interpreter's teardown, which would wait for them
+_UNSTOPPED: list[Any] = []
+
+
+def unstopped() -> bool:
+    """Whether an interrupted HiGHS solve is still running in its thread."""
+    return any(h.is_solver_running() for h in _UNSTOPPED)
+
+
 def _feasibility_check(data: ProgramData, verbose, time_limit, threads, seed,
                        options) -> tuple[str, str]:
     """Tell infeasible from unbounded: solve with a zero objective (never unbounded)."""
     h = _new_highs(verbose, time_limit, None, threads, seed, options or {})
     _pass_model(h, replace(data, c=np.zeros_like(data.c), offset=0.0))
-    h.run()
+    _run(h, _long(data))
     status = h.getModelStatus().name
     note = "HiGHS reported infeasible-or-unbounded; a zero-objective re-solve "
     if status == "kOptimal":
