@@ -51,25 +51,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Signals:
-    """SIGTERM raises :class:`KeyboardInterrupt` like SIGINT while a command runs; which
-    signal came decides the exit code."""
+    """While a command runs, SIGINT and SIGTERM raise :class:`KeyboardInterrupt` (and
+    are remembered: :mod:`optsched.studies.interrupt`); which one came decides the exit
+    code."""
 
     def __init__(self) -> None:
-        self.received = signal.SIGINT
         self.saved: dict[int, Any] = {}
 
-    def _raise(self, signum: int, frame: Any) -> None:
-        self.received = signal.Signals(signum)
-        raise KeyboardInterrupt
-
     def __enter__(self) -> _Signals:
+        from optsched.studies import interrupt
+
+        interrupt.reset()
         try:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
-                    self.saved[sig] = signal.signal(sig, self._raise)
+                    self.saved[sig] = signal.signal(sig, interrupt.on_signal)
         except ValueError:  # not the main thread: signals cannot be handled there
             pass
         return self
+
+    @property
+    def received(self) -> int | None:
+        from optsched.studies import interrupt
+
+        return interrupt.requested()
 
     def mute(self) -> None:
         """Ignore further interrupts while the first one is reported."""

@@ -6,15 +6,27 @@ to the whole process group, does not break the pool half-way. The parent catches
 :class:`KeyboardInterrupt`, cancels the queued work and terminates the running workers
 (:func:`stop_pool`), and raises :class:`Interrupted` saying what was kept and how to
 resume; ``optsched`` prints that one line and exits 130 (143 after SIGTERM).
+
+Some extension modules turn a :class:`KeyboardInterrupt` raised inside them into another
+exception (pybind11's argument conversion in matplotlib reports a ``TypeError``), which
+a runner would record as a failed cell or row and carry on. The command line's handler
+(:func:`on_signal`) therefore also remembers the signal, and the runners look
+(:func:`requested`, :func:`check`) after each piece of work.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["Interrupted", "ignore_sigint", "stop_pool"]
+__all__ = ["Interrupted", "ignore_sigint", "sigint_blocked", "stop_pool", "on_signal",
+           "requested", "check", "reset"]
+
+#: the signal :func:`on_signal` received since the last :func:`reset` (None: none)
+_received: list[int] = []
 
 
 class Interrupted(KeyboardInterrupt):
@@ -33,9 +45,52 @@ class Interrupted(KeyboardInterrupt):
         return self.kept
 
 
+def on_signal(signum: int, frame: object) -> None:
+    """Signal handler (SIGINT, SIGTERM): remember the signal, raise KeyboardInterrupt."""
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def requested() -> int | None:
+    """The signal :func:`on_signal` received since :func:`reset`, if any."""
+    return _received[0] if _received else None
+
+
+def check() -> None:
+    """Raise :class:`KeyboardInterrupt` if :func:`on_signal` ran (even if the exception
+    it raised was swallowed on the way)."""
+    if _received:
+        raise KeyboardInterrupt
+
+
+def reset() -> None:
+    """Forget the signals received (a new command starts)."""
+    _received.clear()
+
+
 def ignore_sigint() -> None:
     """Initializer of worker processes: leave Ctrl-C to the parent, which stops them."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def sigint_blocked() -> Iterator[None]:
+    """Hold SIGINT back while worker processes are started, as
+    :mod:`multiprocessing.resource_tracker` does.
+
+    A child inherits the blocked signal mask through fork and exec, so a Ctrl-C cannot
+    reach a worker still importing (before :func:`ignore_sigint` runs), where it would
+    print a traceback of its own; the parent gets a Ctrl-C that came meanwhile as soon
+    as the block ends.
+    """
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def stop_pool(ex: ProcessPoolExecutor, timeout: float = 1.0) -> None:

@@ -107,7 +107,8 @@ from optsched.core.jsonio import parse_json, parse_toml, read_text
 from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
 from optsched.progressbar import ProgressBar
 from optsched.sim.window import Window, WindowUnfinished
-from optsched.studies.interrupt import Interrupted, ignore_sigint, stop_pool
+from optsched.studies import interrupt
+from optsched.studies.interrupt import Interrupted, ignore_sigint, sigint_blocked, stop_pool
 from optsched.studies.store import read_records
 
 __all__ = ["SweepConfig", "Cell", "SimCell", "load_config", "cells_of", "cell_key",
@@ -618,7 +619,9 @@ def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None]) -> 
     ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
                              initializer=ignore_sigint)
     try:
-        for fut in as_completed([ex.submit(run_cell, p) for p in todo]):
+        with sigint_blocked():  # the workers are started here (on submit)
+            futures = [ex.submit(run_cell, p) for p in todo]
+        for fut in as_completed(futures):
             sink(fut.result())
     except BaseException:
         stop_pool(ex)
@@ -700,6 +703,7 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
                 if row["status"] != "error":
                     done[row["key"]] = row
                 bar.advance()
+                interrupt.check()  # an interrupt a library swallowed (a retried error)
             if engine == "local":
                 _run_local(todo, workers, sink)
             else:

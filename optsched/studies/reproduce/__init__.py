@@ -38,6 +38,7 @@ from typing import Any
 
 from optsched.core.files import append_line, write_text
 from optsched.errors import InvalidOption
+from optsched.studies import interrupt
 from optsched.studies.interrupt import Interrupted
 from optsched.studies.reproduce import (
     allox_talk,
@@ -166,6 +167,7 @@ def run_reproduction(out: str | Path, *, quick: bool = False,
                     f"({row.seconds:.1f} s)")
             if len(fresh) < len(todo):
                 report(partial=True)
+            interrupt.check()  # an interrupt a library swallowed
     except KeyboardInterrupt:
         if fresh:
             report(partial=True)
@@ -189,6 +191,8 @@ def _measure(c: Claim, quick: bool, out: Path, img: Path) -> Row:
         row.verdict = "not yet available"
         row.notes = str(exc)
     except Exception as exc:
+        if interrupt.requested():  # a library turned the KeyboardInterrupt into this
+            raise KeyboardInterrupt from exc
         row.verdict = "error"
         row.notes = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
     else:
