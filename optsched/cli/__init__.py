@@ -5,16 +5,25 @@ limit without incumbent, solver missing, error) or a method failed (e.g. a polic
 an invalid decision, or its LP failed, in a simulation); 2 bad input (malformed instance
 or schedule, unknown name, unknown or bad option) or a bad output path (an input of the
 same command, a missing folder, a folder, an unwritable place, a full disk), with the
-message on stderr.
+message on stderr; 130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM (``kill``): 128 + the signal's
+number, as a shell reports a process the signal ended.
+
+An interrupt stops every command within a second or two (the worker processes of a
+sweep or a reproduction are terminated, the queued work cancelled) and prints one
+line on stderr saying what was kept and how to resume, never a traceback: a sweep
+keeps its finished cells and a reproduction its finished rows, and the same command
+run again continues from them. SIGTERM is handled as Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from optsched.cli import bound, models, simulate, studies
 from optsched.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK
@@ -22,7 +31,13 @@ from optsched.core.files import output_error
 from optsched.errors import InvalidInput, InvalidOutput, OptschedError
 from optsched.version import __version__
 
-__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT"]
+__all__ = ["main", "run", "build_parser", "EXIT_OK", "EXIT_FAILED", "EXIT_INPUT", "EXIT_SIGINT",
+           "EXIT_SIGTERM"]
+
+#: interrupted by Ctrl-C (128 + SIGINT)
+EXIT_SIGINT = 128 + signal.SIGINT
+#: stopped by SIGTERM (128 + SIGTERM)
+EXIT_SIGTERM = 128 + signal.SIGTERM
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,26 +54,101 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Signals:
+    """While a command runs, SIGINT and SIGTERM raise :class:`KeyboardInterrupt` (and
+    are remembered: :mod:`optsched.studies.interrupt`); which one came decides the exit
+    code."""
+
+    def __init__(self) -> None:
+        self.saved: dict[int, Any] = {}
+
+    def __enter__(self) -> _Signals:
+        from optsched.studies import interrupt
+
+        interrupt.reset()
+        try:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
+                    self.saved[sig] = signal.signal(sig, interrupt.on_signal)
+        except ValueError:  # not the main thread: signals cannot be handled there
+            pass
+        return self
+
+    @property
+    def received(self) -> int | None:
+        from optsched.studies import interrupt
+
+        return interrupt.requested()
+
+    def mute(self) -> None:
+        """Ignore further interrupts while the first one is reported."""
+        for sig in self.saved:
+            signal.signal(sig, signal.SIG_IGN)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    with _Signals() as signals:
+        try:
+            return int(args.func(args) or 0)
+        except KeyboardInterrupt as exc:
+            signals.mute()
+            _report_interrupt(args.command, exc)
+            return EXIT_SIGTERM if signals.received == signal.SIGTERM else EXIT_SIGINT
+        except InvalidInput as exc:
+            print(f"optsched: error: {_as_option(exc, args)}", file=sys.stderr)
+            return EXIT_INPUT
+        except OptschedError as exc:  # a policy's invalid decision, a failed solve, ...
+            print(f"optsched: failed: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        except BrokenPipeError:
+            return EXIT_OK
+        except OSError as exc:
+            # only a failed write to the command's own output is the user's to fix; any
+            # other OSError is a defect and keeps its traceback
+            path = _output_file(args, exc)
+            if path is None:
+                raise
+            print(f"optsched: error: {output_error('--out', path, exc)}", file=sys.stderr)
+            return EXIT_INPUT
+
+
+def _report_interrupt(command: str, exc: KeyboardInterrupt) -> None:
+    """The one line an interrupt prints: what a study kept, else that nothing was."""
+    from optsched.studies.interrupt import Interrupted
+
+    kept = (exc.kept if isinstance(exc, Interrupted)
+            else f"{command} stopped before it finished, nothing written; run the same "
+                 "command again to start over")
     try:
-        return int(args.func(args) or 0)
-    except InvalidInput as exc:
-        print(f"optsched: error: {_as_option(exc, args)}", file=sys.stderr)
-        return EXIT_INPUT
-    except OptschedError as exc:  # a policy's invalid decision, a failed solve, ...
-        print(f"optsched: failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except BrokenPipeError:
-        return EXIT_OK
-    except OSError as exc:
-        # only a failed write to the command's own output is the user's to fix; any
-        # other OSError is a defect and keeps its traceback
-        path = _output_file(args, exc)
-        if path is None:
-            raise
-        print(f"optsched: error: {output_error('--out', path, exc)}", file=sys.stderr)
-        return EXIT_INPUT
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    print(f"optsched: interrupted: {kept}", file=sys.stderr, flush=True)
+
+
+def run() -> None:
+    """The ``optsched`` program: :func:`main`, then exit with its code.
+
+    After an interrupt that left a solver running in a thread of its own (HiGHS's
+    presolve cannot be stopped), the process ends at once instead of in the
+    interpreter's teardown, which would wait for it.
+    """
+    code = main()
+    if code in (EXIT_SIGINT, EXIT_SIGTERM):
+        highs = sys.modules.get("optsched.solvers.highs")
+        if highs is not None and highs.unstopped():
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(code)
+    sys.exit(code)
 
 
 def _under_out(args: argparse.Namespace, name: object) -> bool:
@@ -87,5 +177,6 @@ def _as_option(exc: InvalidInput, args: argparse.Namespace) -> InvalidInput:
     return exc
 
 
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

@@ -1,7 +1,5 @@
 """``python -m optsched.cli``: the ``optsched`` command."""
 
-import sys
+from optsched.cli import run
 
-from optsched.cli import main
-
-sys.exit(main())
+run()

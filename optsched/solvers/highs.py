@@ -177,21 +177,6 @@ def start_report(log: list[str]) -> dict[str, Any]:
     return {"checked": checked, "used": used, "repaired": repaired}
 
 
-def _run(h, time_limit: float | None) -> bool:
-    """Run ``h``; with a time limit, return by the deadline plus grace even when HiGHS
-    does not (the solve is then abandoned: False)."""
-    if time_limit is None:
-        h.run()
-        return True
-    thread = threading.Thread(target=h.run, name="highs-solve", daemon=True)
-    thread.start()
-    thread.join(time_limit * 1.02 + DEADLINE_GRACE)
-    if thread.is_alive():
-        abandon_solve(thread, h)
-        return False
-    return True
-
-
 def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_gap=None,
           threads=None, seed=0, verbose=False, options=None,
           start: np.ndarray | None = None) -> Result:
@@ -221,7 +206,7 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
 
     reset_highs_threads(threads)
     t0 = time.perf_counter()
-    if not _run(h, time_limit):
+    if not _run(h, time_limit, _long(data)):
         waited = time.perf_counter() - t0
         res = make_result(data, Status.TIME_LIMIT, backend=BACKEND, solver=name,
                           build_seconds=build, solve_seconds=waited,
@@ -273,12 +258,75 @@ def _outcome(data: ProgramData, status: str, message: str, x, bound, sol,
                        **common)
 
 
+#: an LP with fewer non-zeros solves in well under a second: run it directly (the
+#: thread :func:`_run` starts otherwise costs about a millisecond, which simulations
+#: solving thousands of small LPs would feel)
+SMALL_LP_NNZ = 20_000
+
+
+def _long(data: ProgramData) -> bool:
+    """Whether a solve may last long enough to be interrupted: a MIP, or a large LP."""
+    return data.is_mip or data.A.nnz >= SMALL_LP_NNZ
+
+
+def _run(h, time_limit: float | None, interruptible: bool = True) -> bool:
+    """``h.run()``, returning by its deadline and stopped by Ctrl-C within a second.
+
+    A small LP (``interruptible`` false) runs directly: it ends in well under a second.
+    Otherwise HiGHS runs in a thread while this one waits in short steps, so that
+
+    * a time limit is honoured even where HiGHS reads the clock only between steps
+      (presolve, the MIP set-up): past ``time_limit * 1.02 + DEADLINE_GRACE`` the solve
+      is abandoned (:func:`~optsched.solvers.common.abandon_solve`: it finishes in the
+      background, and the process waits for it at exit) and ``False`` is returned;
+    * a :class:`KeyboardInterrupt` (raised only in the main thread, between Python
+      instructions) arrives at once: HiGHS is told to stop (its user-interrupt
+      callback) and the interrupt is re-raised once it has, or after half a second
+      (presolve does not look at the flag; the command line then ends the process
+      without waiting, :func:`unstopped`).
+    """
+    if not interruptible:
+        h.run()
+        return True
+    if hasattr(h, "HandleUserInterrupt"):
+        h.HandleUserInterrupt = True
+    thread = threading.Thread(target=h.run, name="highs-solve", daemon=True)
+    thread.start()
+    deadline = (None if time_limit is None
+                else time.perf_counter() + time_limit * 1.02 + DEADLINE_GRACE)
+    try:
+        while thread.is_alive():
+            step = 0.1 if deadline is None else min(0.1, deadline - time.perf_counter())
+            thread.join(max(step, 0.0))
+            if deadline is not None and thread.is_alive() and time.perf_counter() >= deadline:
+                abandon_solve(thread, h)
+                return False
+    except KeyboardInterrupt:
+        if hasattr(h, "cancelSolve"):
+            h.cancelSolve()
+        thread.join(0.5)
+        if thread.is_alive():
+            _UNSTOPPED.append(thread)
+        raise
+    return True
+
+
+#: solves an interrupt could not stop (their threads still run): the command line
+#: then ends the process without the interpreter's teardown, which would wait for them
+_UNSTOPPED: list[Any] = []
+
+
+def unstopped() -> bool:
+    """Whether an interrupted HiGHS solve is still running in its thread."""
+    return any(t.is_alive() for t in _UNSTOPPED)
+
+
 def _feasibility_check(data: ProgramData, verbose, time_limit, threads, seed,
                        options) -> tuple[str, str]:
     """Tell infeasible from unbounded: solve with a zero objective (never unbounded)."""
     h = _new_highs(verbose, time_limit, None, threads, seed, options or {})
     _pass_model(h, replace(data, c=np.zeros_like(data.c), offset=0.0))
-    h.run()
+    _run(h, time_limit, _long(data))
     status = h.getModelStatus().name
     note = "HiGHS reported infeasible-or-unbounded; a zero-objective re-solve "
     if status == "kOptimal":

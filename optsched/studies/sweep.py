@@ -95,6 +95,7 @@ one panel per trace.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import importlib
@@ -109,11 +110,14 @@ from dataclasses import replace as dc_replace
 from pathlib import Path
 from typing import Any
 
-from optsched.core.files import ensure_folder, open_atomic, write_text
+from optsched.core.files import append_line, ensure_folder, open_atomic, write_text
 from optsched.core.jsonio import parse_json, parse_toml, read_text
 from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
 from optsched.progressbar import ProgressBar
 from optsched.sim.window import Window, WindowUnfinished
+from optsched.studies import interrupt
+from optsched.studies.interrupt import Interrupted, ignore_sigint, sigint_blocked, stop_pool
+from optsched.studies.store import read_records
 
 __all__ = ["SweepConfig", "Cell", "SimCell", "load_config", "cells_of", "cell_key",
            "run_cell", "run_sweep", "load_table", "write_table", "plot_sweep", "default_x",
@@ -686,9 +690,19 @@ def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None]) -> 
         return
     import multiprocessing as mp
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
-        for fut in as_completed([ex.submit(run_cell, p) for p in todo]):
+    # the workers ignore Ctrl-C: the parent alone stops them (stop_pool), so that an
+    # interrupt neither breaks the pool nor waits for the queued cells
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                             initializer=ignore_sigint)
+    try:
+        with sigint_blocked():  # the workers are started here (on submit)
+            futures = [ex.submit(run_cell, p) for p in todo]
+        for fut in as_completed(futures):
             sink(fut.result())
+    except BaseException:
+        stop_pool(ex)
+        raise
+    ex.shutdown()
 
 
 def _run_dask(todo: list[dict], workers: int, sink: Callable[[dict], None],
@@ -709,29 +723,25 @@ def _run_dask(todo: list[dict], workers: int, sink: Callable[[dict], None],
             own.append(cluster)
             client = Client(cluster)
         own.insert(0, client)
+    futures: list[Any] = []
     try:
         futures = [client.submit(run_cell, p, pure=False) for p in todo]
         for fut in dask_completed(futures):
             sink(fut.result())
+    except BaseException:
+        with contextlib.suppress(Exception):  # queued and running cells are dropped
+            client.cancel(futures, force=True)
+        raise
     finally:
         for obj in own:
             obj.close()
 
 
 def _read_store(path: Path) -> dict[str, dict]:
+    """The finished cells of ``OUT/cells.jsonl`` by key (a torn last line is cut off and
+    its cell computed again: :func:`optsched.studies.store.read_records`)."""
     done: dict[str, dict] = {}
-    if not path.exists():
-        return done
-    lines = path.read_text().splitlines()
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            if n == len(lines):
-                continue  # a line cut by an interrupted run: that cell is recomputed
-            raise InvalidOption("cells.jsonl", str(path), f"line {n} is not JSON") from None
+    for row in read_records(path, field="cells.jsonl", what="its cell"):
         if row.get("status") != "error":
             row.setdefault("kind", "solve")  # rows written before simulation cells existed
             done[row["key"]] = row
@@ -762,17 +772,22 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
     done = _read_store(store)
     grid = [c.params() for c in cells_of(config)]
     todo = [p for p in grid if cell_key(p) not in done]
-    with store.open("a") as fh, ProgressBar(len(todo), config.name, progress) as bar:
-        def sink(row: dict) -> None:
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            if row["status"] != "error":
-                done[row["key"]] = row
-            bar.advance()
-        if engine == "local":
-            _run_local(todo, workers, sink)
-        else:
-            _run_dask(todo, workers, sink, scheduler, client)
+    try:
+        with ProgressBar(len(todo), config.name, progress) as bar:
+            def sink(row: dict) -> None:
+                append_line(store, json.dumps(row), field="cells.jsonl")
+                if row["status"] != "error":
+                    done[row["key"]] = row
+                bar.advance()
+                interrupt.check()  # an interrupt a library swallowed (a retried error)
+            if engine == "local":
+                _run_local(todo, workers, sink)
+            else:
+                _run_dask(todo, workers, sink, scheduler, client)
+    except KeyboardInterrupt:
+        kept = sum(cell_key(p) in done for p in grid)
+        raise Interrupted(f"{kept} of {len(grid)} cells kept in {store}; run the same "
+                          "command again to resume") from None
     failed = [p for p in grid if cell_key(p) not in done]
     rows = [done[cell_key(p)] for p in grid if cell_key(p) in done]
     rows += [{**{c: None for c in COLUMNS}, "key": cell_key(p), **_identity(p),

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.files import write_text
 from optsched.core.instance import Instance
 from optsched.plotting import can_plot as _can_plot
 from optsched.studies.reproduce.claim import SEED, Claim
@@ -195,8 +196,8 @@ def load_curve(curves: Sequence[tuple[int, str, tuple[int, int, int], tuple[floa
                 pair.append(row)
                 rows.append(row)
                 if progress is not None:
-                    progress.write_text(json.dumps({"partial": True, "rows": rows},
-                                                   indent=1) + "\n")
+                    write_text(progress, json.dumps({"partial": True, "rows": rows},
+                                                    indent=1) + "\n")
             ratio = pair[0]["mean_jct_h"] / pair[1]["mean_jct_h"]
             for r in pair:
                 r["proportional_over_tune"] = ratio
@@ -236,8 +237,8 @@ def write_load_table(rows: list[dict[str, Any]], out: Path, name: str, *,
             "command": "python benchmarks/reproduce.py --only synergy_tune", "seed": SEED,
             "shape": shape}
     jpath, mpath = out / f"{name}.json", out / f"{name}.md"
-    jpath.write_text(json.dumps({"partial": False, "meta": meta, "rows": rows}, indent=1)
-                     + "\n")
+    write_text(jpath, json.dumps({"partial": False, "meta": meta, "rows": rows}, indent=1)
+               + "\n")
     md = ["# Synergy: window mean JCT against the load, TUNE vs GPU-proportional", "",
           f"`{meta['command']}` (the full run of the reproduction's `synergy_tune` "
           f"claim; `--quick` writes `synergy_load_quick`). optsched {__version__}, Python "
@@ -257,7 +258,7 @@ def write_load_table(rows: list[dict[str, Any]], out: Path, name: str, *,
            "waiting, less TUNE's speed-up). stream: jobs in the simulated prefix (the "
            "longer of the two runs); sim s: seconds of both simulations on the machine "
            "above, shared with other work. Rows per allocator: the JSON.", ""]
-    mpath.write_text("\n".join(md))
+    write_text(mpath, "\n".join(md))
     return jpath, mpath
 
 
