@@ -391,6 +391,7 @@ def simulate(instance: Instance, policy: str, *, seed: int = 0,
     """
     if not isinstance(bounds, bool):
         raise InvalidOption("bounds", bounds, "must be true or false")
+    instance = as_instance(instance)
     res = policy_spec(policy).run(instance, seed=seed, max_time=max_time,
                                   progress=progress, until=until, **options)
     if not bounds or until is not None or res.schedule is None:
