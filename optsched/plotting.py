@@ -281,14 +281,24 @@ def sweep_lines(rows: Iterable[Mapping[str, Any]], y: str, path: str | Path, *,
                 title: str | None = None, group: str = "model", line: str = "method") -> Path:
     """Column ``y`` against ``x`` of a tidy table: one panel per ``group`` value, one line
     per ``line`` value (mean over the other columns, min-max band). Rows without a
-    number in ``y`` are left out."""
+    number in ``y`` are left out. Where the rows carry a certified lower bound on ``y``
+    (a column ``bound_<y>``, as simulation sweeps do), each panel also draws the bound
+    under the lines: at each ``x`` the least bound of the rows there (mean over seeds),
+    which holds for every policy drawn."""
     plt = _mpl()
+    rows = list(rows)
     groups: dict[str, dict[str, dict[float, list[float]]]] = {}
+    bounds: dict[str, dict[float, dict[Any, float]]] = {}
     for r in rows:
         if r.get(y) is None or r.get(x) is None:
             continue
         groups.setdefault(str(r[group]), {}).setdefault(str(r[line]), {}).setdefault(
             float(r[x]), []).append(float(r[y]))
+        b = r.get(f"bound_{y}")
+        if b is not None:
+            at = bounds.setdefault(str(r[group]), {}).setdefault(float(r[x]), {})
+            seed = r.get("seed")
+            at[seed] = min(at.get(seed, float(b)), float(b))
     if not groups:
         raise InvalidOption("y", y, "no row has a number in this column")
     fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.8), squeeze=False)
@@ -298,6 +308,10 @@ def sweep_lines(rows: Iterable[Mapping[str, Any]], y: str, path: str | Path, *,
             vals = [np.array(pts[v]) for v in xs]
             ax.plot(xs, [v.mean() for v in vals], marker="o", label=label)
             ax.fill_between(xs, [v.min() for v in vals], [v.max() for v in vals], alpha=0.2)
+        if name in bounds:
+            bx = np.array(sorted(bounds[name]))
+            ax.plot(bx, [np.mean(list(bounds[name][v].values())) for v in bx], "k--",
+                    label="certified lower bound")
         ax.set_xlabel(x)
         ax.set_ylabel(y)
         if logy:

@@ -59,8 +59,9 @@ class _Signals:
     are remembered: :mod:`optsched.studies.interrupt`); which one came decides the exit
     code."""
 
-    def __init__(self) -> None:
+    def __init__(self, restore: bool = True) -> None:
         self.saved: dict[int, Any] = {}
+        self.restore = restore
 
     def __enter__(self) -> _Signals:
         from optsched.studies import interrupt
@@ -86,13 +87,21 @@ class _Signals:
             signal.signal(sig, signal.SIG_IGN)
 
     def __exit__(self, *exc: object) -> None:
+        # the program itself (``restore`` false) ignores an interrupt that comes once the
+        # command is over: its work is done and written, the exit must not turn it into
+        # an uncaught KeyboardInterrupt
         for sig, old in self.saved.items():
-            signal.signal(sig, old)
+            signal.signal(sig, old if self.restore else signal.SIG_IGN)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command ``argv`` (default: the process's arguments); return its exit code."""
+    return _main(argv, restore=True)
+
+
+def _main(argv: Sequence[str] | None, restore: bool) -> int:
     args = build_parser().parse_args(argv)
-    with _Signals() as signals:
+    with _Signals(restore) as signals:
         try:
             return int(args.func(args) or 0)
         except KeyboardInterrupt as exc:
@@ -138,7 +147,7 @@ def run() -> None:
     presolve cannot be stopped), the process ends at once instead of in the
     interpreter's teardown, which would wait for it.
     """
-    code = main()
+    code = _main(None, restore=False)
     if code in (EXIT_SIGINT, EXIT_SIGTERM):
         highs = sys.modules.get("optsched.solvers.highs")
         if highs is not None and highs.unstopped():

@@ -130,6 +130,7 @@ GENERATORS = ("demo", "philly")
 COLUMNS = ["key", "kind", "model", "method", "trace", "size", "load", "rate", "seed",
            "status", "objective", "bound", "gap", "ratio", "n_jobs", "n_completed", "mean_jct",
            "p50_jct", "p99_jct", "makespan", "cru", "preemptions", "queued_jobs", "epochs",
+           "bound_mean_jct", "gap_mean_jct", "bound_makespan", "gap_makespan",
            "build_seconds", "solve_seconds", "policy_seconds", "wall_seconds", "message"]
 TIMING = ("build_seconds", "solve_seconds", "policy_seconds", "wall_seconds")
 SIM_KEYS = ("policies", "traces", "jobs", "loads", "rates", "cluster", "options",
@@ -610,6 +611,10 @@ def _run_sim_cell(params: Mapping[str, Any]) -> dict[str, Any]:
                    queued_jobs=x.get("queued_jobs"),
                    solve_seconds=res.solve_seconds, policy_seconds=x.get("policy_seconds"),
                    message=_with_queue_note(res, res.message))
+        if "bounds" in x:  # certified lower bounds and the policy's gap to them
+            row.update(bound_mean_jct=x["bounds"]["mean_jct"],
+                       bound_makespan=x["bounds"]["makespan"],
+                       gap_mean_jct=x["gaps"]["mean_jct"], gap_makespan=x["gaps"]["makespan"])
     row["wall_seconds"] = time.perf_counter() - t0
     return {k: _plain(v) for k, v in row.items()}
 
@@ -839,7 +844,8 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: str | Path, fmt: str | 
 
 _NUMERIC = {"size", "seed", "load", "rate", "objective", "bound", "gap", "ratio", "n_jobs",
             "n_completed", "mean_jct", "p50_jct", "p99_jct", "makespan", "cru", "preemptions",
-            "queued_jobs", "epochs", *TIMING}
+            "queued_jobs", "epochs", "bound_mean_jct", "gap_mean_jct", "bound_makespan",
+            "gap_makespan", *TIMING}
 _INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "queued_jobs", "epochs")
 
 

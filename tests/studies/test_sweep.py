@@ -542,3 +542,49 @@ def test_simulation_rows_carry_the_queue(tmp_path, capsys):
     assert quiet["queued_jobs"] == 0 and quiet["message"].startswith(NO_QUEUE)
     assert busy["queued_jobs"] > 0 and NO_QUEUE not in busy["message"]
     assert f"1 simulation cell(s) with {NO_QUEUE}" in capsys.readouterr().err
+
+
+def test_simulation_rows_carry_the_bound_and_gap(tmp_path):
+    """bound_* and gap_* in the table: the cell's certified bounds and the policy's value
+    over them (>= 1), the same figures optsched.simulate reports; the JCT-vs-load plot
+    draws the bound."""
+    import optsched
+
+    cfg = tmp_path / "b.toml"
+    cfg.write_text('name = "b"\nseeds = [0]\n[simulate]\n'
+                   'policies = ["tiresias.las", "tiresias.yarn_fifo"]\n'
+                   'traces = ["tiresias-60"]\nloads = [1.0, 50.0]\n'
+                   'cluster = "tiresias-n32g4"\n')
+    assert main(["sweep", str(cfg), "--out", str(tmp_path / "o"), "--no-progress",
+                 "--plot", "mean_jct"]) == 0
+    rows = load_table(tmp_path / "o" / "results.csv")
+    assert len(rows) == 4
+    for r in rows:
+        assert r["bound_mean_jct"] > 0 and r["gap_mean_jct"] >= 1 - 1e-9
+        assert r["gap_mean_jct"] == pytest.approx(r["mean_jct"] / r["bound_mean_jct"])
+        assert r["gap_makespan"] == pytest.approx(r["makespan"] / r["bound_makespan"])
+    inst = optsched.catalog.read_trace("tiresias-60", "tiresias-n32g4", load=50.0)
+    res = optsched.simulate(inst, "tiresias.las")
+    busy = [r for r in rows if r["load"] == 50.0 and r["method"] == "tiresias.las"][0]
+    assert busy["bound_mean_jct"] == pytest.approx(res.extra["bounds"]["mean_jct"])
+    assert list((tmp_path / "o").glob("*mean_jct*.png"))
+
+
+def test_the_plot_draws_the_bound_under_the_policies(tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    from optsched.plotting import sweep_lines
+
+    labels: list[str] = []
+    real = matplotlib.axes.Axes.plot
+
+    def spy(self, *args, **kw):
+        labels.append(kw.get("label"))
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot", spy)
+    rows = [{"trace": "t", "method": m, "load": x, "seed": 0, "mean_jct": v,
+             "bound_mean_jct": b} for m, x, v, b in
+            [("a", 1.0, 10.0, 8.0), ("b", 1.0, 12.0, 7.0), ("a", 2.0, 20.0, 15.0)]]
+    sweep_lines(rows, "mean_jct", tmp_path / "p.png", x="load", group="trace")
+    assert labels == ["a", "b", "certified lower bound"]
