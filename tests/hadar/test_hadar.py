@@ -215,7 +215,7 @@ def test_dual_subroutine_is_optimal_for_its_priced_problem(prob):
         assert m.values[0, plan.t_hat] - plan.cost == pytest.approx(plan.payoff)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(priced_problems())
 def test_dual_subroutine_under_the_other_progress_rules(prob):
     """"partial": exact for its priced problem (every width and threshold is an option).
