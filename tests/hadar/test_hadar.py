@@ -23,6 +23,7 @@ from optsched.hadar import (
     dual_certificate,
     dual_subroutine,
     exact,
+    lp_bound,
     online,
     run_online,
 )
@@ -90,6 +91,28 @@ def test_ratio_report_and_assumptions():
         online(dead, L=0.01, bogus=1)
 
 
+def test_ratio_assumption_every_job_worth_something_at_the_horizon():
+    """OASiS Theorem 4 needs f_j > 0 at the horizon for every job (L > 0). A job whose
+    step utility is 0 from t = 3 s on, in a 5-slot horizon, breaks it: with L and U
+    given the price function exists, but the assumption is reported broken and the
+    online result states no ratio. A utility exactly 0 at the horizon counts as broken."""
+    dead = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=3)),
+                 (1, 1.0, 0.0, {"v100": 1.0}, Ut("constant", value=2))], [{"v100": 4}], T=5)
+    assert dead.jobs[0].value(5.0) == 0.0
+    rep = competitive_ratio(dead, L=0.01, U=2.0)
+    assert rep.assumptions["positive_L"] is False
+    assert not rep.holds
+    assert any("worth nothing when it completes at the horizon" in n for n in rep.notes)
+    assert online(dead, L=0.01, U=2.0).ratio is None
+    # the same jobs with the deadline past the horizon: worth 1 there, the assumption holds
+    alive = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=6)),
+                  (1, 1.0, 0.0, {"v100": 1.0}, Ut("constant", value=2))], [{"v100": 4}], T=5)
+    ok = competitive_ratio(alive, L=0.01, U=2.0)
+    assert ok.assumptions["positive_L"] is True
+    assert not any("worth nothing" in n for n in ok.notes)
+    assert competitive_ratio(alive).assumptions["positive_L"] is True
+
+
 # --------------------------------------------------------------------------- exact
 def _small_instance(seed=0, n=6, T=5):
     rng = np.random.default_rng(seed)
@@ -114,6 +137,35 @@ def test_milp_on_every_backend_and_lp_bound(backend):
     lp = exact(inst, backend=backend, relax=True)
     assert lp.status is Status.OPTIMAL and lp.objective is None and lp.schedule is None
     assert lp.bound >= ref.objective * (1 - 1e-7)
+
+
+def _gap_instance():
+    """Two gangs of 2 GPUs on 3 GPUs, one slot, each job worth 10 if it completes: only
+    one fits (OPT = 10); the LP runs both at 3/4 (LP = 15)."""
+    both = [(2, 2.0, 0.0, {"v100": 1.0}, Ut("constant", value=10))] * 2
+    return make(both, [{"v100": 3}], T=1)
+
+
+def test_lp_bound_is_the_relaxation_not_the_milp():
+    """``lp_bound`` is strictly above the MILP optimum where the relaxation has a gap,
+    reports no objective and no schedule, and passes its grid options through."""
+    from optsched import ModelTooLarge
+
+    inst = _gap_instance()
+    opt = exact(inst)
+    assert opt.status is Status.OPTIMAL and opt.objective == pytest.approx(10.0)
+    lp = lp_bound(inst)
+    assert lp.status is Status.OPTIMAL and lp.method == "exact-lp"
+    assert lp.objective is None and lp.schedule is None
+    assert lp.bound == pytest.approx(15.0)
+    assert lp.bound > opt.objective + 1.0
+    assert lp_bound(inst, lp_form="compact").bound == pytest.approx(15.0)
+    # two slots: both jobs fit one after the other, LP = MILP = 20
+    assert lp_bound(inst, slots=2).bound == pytest.approx(20.0)
+    assert exact(inst, slots=2).objective == pytest.approx(20.0)
+    assert lp_bound(inst, slot=0.5).extra["slots"] == 2
+    with pytest.raises(ModelTooLarge, match="max_columns"):
+        lp_bound(inst, max_columns=1)
 
 
 def test_node_placement_equals_type_aggregation():
@@ -308,7 +360,8 @@ def test_online_ratio_certificate_and_lp_bound(inst):
     assert D >= OPT * (1 - 1e-7) - 1e-9                # weak duality
     if P > 0:
         assert D / P <= rep.ratio * (1 + 1e-9)           # certified gap within 2*alpha
-    lp = exact(inst, relax=True)
+    lp = lp_bound(inst)
+    assert lp.objective is None
     assert lp.bound >= OPT * (1 - 1e-7) - 1e-9
 
 
