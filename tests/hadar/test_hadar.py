@@ -76,6 +76,8 @@ def test_ratio_report_and_assumptions():
     assert rep.L == pytest.approx(f5 / 3 / (4 * 20 / 3))
     big = competitive_ratio(make([(2, 3.0, 0.0, {"v100": 1.0}, None)], [{"v100": 2}], T=5))
     assert not big.assumptions["small_demand"] and not big.holds
+    assert any("of a (node, type) bucket in one slot" in n for n in big.notes), big.notes
+    assert not any("bucket" in n for n in rep.notes), rep.notes
     assert online(make([(2, 3.0, 0.0, {"v100": 1.0}, None)], [{"v100": 2}], T=5)).ratio is None
     dead = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=3))], [{"v100": 4}],
                 T=5)
@@ -231,12 +233,15 @@ def priced_problems(draw):
     rates = {"v100": float(draw(st.integers(2, 4))), "k80": 1.0,
              "p100": float(draw(st.integers(1, 3)))}
     E = float(draw(st.integers(1, 3 * W * T * 3)))
-    inst = make([(W, E, 0.0, rates, Ut("linear", value=30, slope=draw(st.integers(0, 5))))],
-                caps, T=T)
+    # utilities and prices in cents as well as in units: the subroutine's early stop
+    # compares utilities with a lower bound on any schedule's cost, whatever their scale
+    scale = draw(st.sampled_from([1.0, 0.01]))
+    inst = make([(W, E, 0.0, rates, Ut("linear", value=30 * scale,
+                                       slope=draw(st.integers(0, 5)) * scale))], caps, T=T)
     m = build_model(inst)
-    price = np.array(draw(st.lists(st.lists(st.integers(1, 9), min_size=m.n_buckets,
-                                            max_size=m.n_buckets), min_size=T, max_size=T)),
-                     dtype=float)
+    price = scale * np.array(draw(st.lists(st.lists(st.integers(1, 9), min_size=m.n_buckets,
+                                                    max_size=m.n_buckets),
+                                           min_size=T, max_size=T)), dtype=float)
     used = np.array(draw(st.lists(st.lists(st.integers(0, 1), min_size=m.n_buckets,
                                            max_size=m.n_buckets), min_size=T, max_size=T)))
     residual = np.maximum(0, m.bucket_cap[None, :] - used)
