@@ -113,6 +113,12 @@ def test_ratio_assumption_every_job_worth_something_at_the_horizon():
     assert ok.assumptions["positive_L"] is True
     assert not any("worth nothing" in n for n in ok.notes)
     assert competitive_ratio(alive).assumptions["positive_L"] is True
+    # the horizon is T slots of the slot's length: 5 slots of 2 s end at 10 s, after a
+    # deadline of 6 s
+    long_slots = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=6)),
+                       (1, 1.0, 0.0, {"v100": 1.0}, Ut("constant", value=2))], [{"v100": 4}],
+                      slot=2.0, T=5)
+    assert competitive_ratio(long_slots, L=0.01, U=2.0).assumptions["positive_L"] is False
 
 
 # --------------------------------------------------------------------------- exact
@@ -293,6 +299,12 @@ def test_dual_subroutine_under_the_other_progress_rules(prob):
         assert got_a.payoff <= add + 1e-9
     else:
         assert gang - 1e-9 <= got_a.payoff <= add + 1e-9
+    # one quantum per iteration and integral rates: every slot credits a whole number of
+    # quanta, which both roundings must credit alike
+    opt_a = dual_subroutine(m, 0, price, residual, q, "optimistic", positive_only=False,
+                            progress_rule="additive")
+    assert opt_a.payoff == pytest.approx(got_a.payoff, abs=1e-9) or (
+        math.isinf(opt_a.payoff) and math.isinf(got_a.payoff))
     for plan, rule in ((got, "partial"), (got_a, "additive")):
         if not plan.feasible:
             continue
