@@ -236,3 +236,31 @@ def test_reported_objective_is_the_plans_own(inst):
         assert r.extra["gpus_used"] == sum(1 for lanes in plan if lanes)
         g = h(inst, objective="gpus")
         assert g.objective == sum(1 for lanes in g.extra["plan"] if lanes), h.__name__
+
+
+def test_lpt_measures_work_in_seconds():
+    """Work is iterations x seconds per iteration, not iterations alone: jobs of 1 x 50 s,
+    5 x 8 s and 6 x 5 s on two GPUs. LPT: 50 -> g0, 40 -> g1, 30 -> g1 (70 < 80)."""
+    inst = make([(100.0, 100.0, 1.0, 50.0, None), (100.0, 100.0, 5.0, 8.0, None),
+                 (100.0, 100.0, 6.0, 5.0, None)], (16.0, 16.0))
+    r = lpt(inst)
+    assert r.extra["plan"] == [[["j0"]], [["j1", "j2"]]]
+    assert r.objective == pytest.approx(70.0)
+
+
+def test_solve_seconds_is_the_calls_own_time():
+    """Every heuristic reports the time it took, feasible or not, within the wall time of
+    the call."""
+    import time
+
+    fits = ffd_case()
+    too_big = make([(20000.0, 1.0, 1.0, 1.0, None)])          # 20 GB on a 16 GB GPU
+    refused = make([(100.0, 100.0, 100.0, 1.0, None)] * 2, (1.0,), horizon=150.0)
+    for h in HEURISTICS:
+        for inst in (fits, too_big, refused):
+            t0 = time.perf_counter()
+            r = h(inst)
+            wall = time.perf_counter() - t0
+            assert 0.0 <= r.solve_seconds <= wall, (h.__name__, r.status, r.solve_seconds)
+        assert h(too_big).status is Status.INFEASIBLE
+        assert h(refused).status is Status.INFEASIBLE
