@@ -291,6 +291,9 @@ def test_dual_subroutine_under_the_other_progress_rules(prob):
                           progress_rule="partial")
     assert got.payoff == pytest.approx(part, abs=1e-9) or (math.isinf(got.payoff)
                                                             and math.isinf(part))
+    # stopping the scan once no completion slot can pay (positive_only) loses nothing
+    pos = dual_subroutine(m, 0, price, residual, q, "safe", progress_rule="partial").payoff
+    assert pos == pytest.approx(part, abs=1e-9) if part > 0 else pos <= 0
     gang = _brute_priced(m, 0, price, residual)
     add = _brute_priced(m, 0, price, residual, "additive")
     got_a = dual_subroutine(m, 0, price, residual, q, "safe", positive_only=False,
