@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -137,23 +138,30 @@ def cases(draw, valid=None):
             parts = [(draw(st.sampled_from(hosts)), first)]
             if first < j.workers and draw(st.integers(0, 5)):  # else a gang short of GPUs
                 parts.append((draw(st.sampled_from(hosts)), j.workers - first))
+            if draw(st.integers(0, 7)) == 0:  # one GPU too many under every rule
+                parts.append((draw(st.sampled_from(hosts)), 1))
         return [Allocation(j.id, s, e, h, typ, g, cpus * g, mem * g, copy, share)
                 for h, g in parts]
 
     def broken():
-        """One allocation with any field drawn from values the rules accept or refuse."""
-        s, e = sorted(draw(st.lists(st.sampled_from(TIMES), min_size=2, max_size=2,
-                                    unique=True)))
-        if draw(st.integers(0, 9)) == 0:
-            s, e = e, s
-        return Allocation(draw(st.sampled_from([j.id for j in jobs] + ["zz"])), s, e,
-                          draw(st.sampled_from(node_names + ["n9"])),
-                          draw(st.sampled_from(["a", "b", "c"])),
-                          draw(st.sampled_from([1, 2, 3, 0, True, 1.0])),
-                          draw(st.sampled_from([0.0, 3.0, 6.0, -1.0, 9.0])),
-                          draw(st.sampled_from([0.0, 30.0, 60.0, np.inf])),
-                          draw(st.sampled_from([0, 1, 2])),
-                          draw(st.sampled_from([1.0, 0.5, 0.25])))
+        """A plausible allocation with one field (or its interval) set to a value drawn
+        from those the rules accept or refuse, so that each rule 1 check is reached."""
+        a = draw(st.sampled_from(gang()))
+        field = draw(st.sampled_from(["job", "node", "gpu_type", "gpus", "cpus", "memory",
+                                      "copy", "share", "interval"]))
+        if field == "interval":
+            s, e = sorted(draw(st.lists(st.sampled_from(TIMES + [np.inf]), min_size=2,
+                                        max_size=2, unique=True)))
+            if draw(st.booleans()):
+                s, e = e, s
+            return replace(a, start=s, end=e)
+        value = draw(st.sampled_from({
+            "job": [j.id for j in jobs] + ["zz"], "node": node_names + ["n9"],
+            "gpu_type": ["a", "b", "c"], "gpus": [1, 2, 3, 0, -1, True, 1.0],
+            "cpus": [0.0, 3.0, 6.0, 9.0, -1.0, np.inf, np.nan],
+            "memory": [0.0, 30.0, 60.0, -1.0, np.inf], "copy": [0, 1, 2, True, 1.0],
+            "share": [1.0, 0.5, 0.25, 0.0, 1.5]}[field]))
+        return replace(a, **{field: value})
 
     make = valid_gang if valid else gang
     allocs = [a for _ in range(draw(st.integers(1 if valid else 0, 6))) for a in make()]
