@@ -42,10 +42,12 @@ def _peak(spans, s, e):
 def cases(draw, valid=None):
     """An instance and a schedule. ``valid=True``: allocations that pass rules 1-3 by
     construction (only completions may be wrong); ``False``: plausible gangs with no
-    capacity bookkeeping, and now and then an allocation with any field broken;
-    ``None``: either."""
-    if valid is None:
-        valid = draw(st.integers(0, 2)) > 0
+    capacity bookkeeping (some a GPU too wide); ``None``: either, or plausible gangs and
+    one allocation with a field set to a value that may break rule 1."""
+    mode = "valid" if valid else "plausible"
+    if valid is None:  # half valid, a quarter plausible, a quarter with a broken field
+        mode = draw(st.sampled_from(["valid", "valid", "plausible", "broken"]))
+        valid = mode == "valid"
     nodes = tuple(Node(f"n{h}", {"a": draw(st.integers(3 if h == 0 else 0, 3)),
                                  "b": draw(st.integers(1 if h == 0 else 0, 3))},
                        cpus=8, memory=64) for h in range(draw(st.integers(1, 3))))
@@ -138,7 +140,7 @@ def cases(draw, valid=None):
             parts = [(draw(st.sampled_from(hosts)), first)]
             if first < j.workers and draw(st.integers(0, 5)):  # else a gang short of GPUs
                 parts.append((draw(st.sampled_from(hosts)), j.workers - first))
-            if draw(st.integers(0, 7)) == 0:  # one GPU too many under every rule
+            if draw(st.integers(0, 3)) == 0:  # one GPU too many under every rule
                 parts.append((draw(st.sampled_from(hosts)), 1))
         return [Allocation(j.id, s, e, h, typ, g, cpus * g, mem * g, copy, share)
                 for h, g in parts]
@@ -157,15 +159,14 @@ def cases(draw, valid=None):
             return replace(a, start=s, end=e)
         value = draw(st.sampled_from({
             "job": [j.id for j in jobs] + ["zz"], "node": node_names + ["n9"],
-            "gpu_type": ["a", "b", "c"], "gpus": [1, 2, 3, 0, -1, True, 1.0],
-            "cpus": [0.0, 3.0, 6.0, 9.0, -1.0, np.inf, np.nan],
-            "memory": [0.0, 30.0, 60.0, -1.0, np.inf], "copy": [0, 1, 2, True, 1.0],
-            "share": [1.0, 0.5, 0.25, 0.0, 1.5]}[field]))
+            "gpu_type": ["a", "b", "c"], "gpus": [2, 0, -1, True, 1.0],
+            "cpus": [3.0, 9.0, -1.0, np.inf, np.nan], "memory": [30.0, -1.0, np.inf],
+            "copy": [0, 1, True, 1.0], "share": [0.5, 0.0, 1.5]}[field]))
         return replace(a, **{field: value})
 
     make = valid_gang if valid else gang
     allocs = [a for _ in range(draw(st.integers(1 if valid else 0, 6))) for a in make()]
-    if not valid and draw(st.integers(0, 3)) == 0:
+    if mode == "broken":
         allocs.insert(draw(st.integers(0, len(allocs))), broken())
     completion = {}
     finished = set()
@@ -271,6 +272,50 @@ def test_progress_with_a_cutoff_matches_the_reference():
     # one compares iterations done
     assert set(seen) == {"compared"}, seen
     assert seen["compared"] >= examples(100) // 2, seen
+
+
+GRID_CLUSTER = Cluster((Node("n0", {"a": 4, "b": 1}, cpus=8, memory=64),
+                        Node("n1", {"a": 4}, cpus=8, memory=64)))
+GRID_JOB = Job("j0", 1.0, 2, 10.0, {"a": 2.0, "b": 0.0}, sensitivity=SENS,
+               compute_share=0.5)
+BREAKS = [("job", "zz"), ("node", "n9"), ("gpu_type", "c"), ("gpu_type", "b"),
+          ("gpus", 0), ("gpus", -1), ("gpus", True), ("gpus", 1.0), ("cpus", -1.0),
+          ("cpus", np.inf), ("cpus", np.nan), ("memory", -1.0), ("memory", np.inf),
+          ("share", 0.0), ("share", 1.5), ("share", 0.5), ("copy", 1), ("copy", True),
+          ("copy", 1.0), ("start", 0.5), ("start", 9.0), ("end", 2.0), ("end", np.inf)]
+
+
+@pytest.mark.parametrize("field,value", BREAKS)
+@pytest.mark.parametrize("sharing,forking", [(False, False), (True, True)])
+def test_each_placement_rule_matches_the_reference(field, value, sharing, forking):
+    """One allocation of a valid 2-GPU gang with one field set to a value that breaks (or,
+    with sharing or forking declared, may not break) rule 1: the same verdict and error."""
+    inst = Instance(GRID_CLUSTER, (GRID_JOB,), slot=1.0)
+    base = Allocation("j0", 2.0, 7.0, "n0", "a", 2, 2.0, 20.0)
+    sched = Schedule((replace(base, **{field: value}),), {"j0": 7.0}, sharing=sharing,
+                     forking=forking)
+    got, want = outcome(validate_schedule, inst, sched), outcome(reference, inst, sched)
+    assert got == want
+    if not (sharing and field == "share" and value == 0.5) and \
+            not (forking and field == "copy" and value == 1):
+        assert want[0] == "error" and want[1] == "allocations[0]", want
+
+
+@pytest.mark.parametrize("rule", ["gang", "partial", "additive"])
+@pytest.mark.parametrize("forking", [False, True])
+@pytest.mark.parametrize("widths", [(1,), (2,), (3,), (1, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("second_node", [False, True])
+def test_each_gang_rule_matches_the_reference(rule, forking, widths, second_node):
+    """A job of 2 workers holding 1-3 GPUs over one or two allocations (on one node or
+    two) under every progress rule, with and without forking: the same verdict, error
+    and progress."""
+    inst = Instance(GRID_CLUSTER, (GRID_JOB,), slot=1.0)
+    nodes = ["n0", "n1" if second_node else "n0"]
+    allocs = tuple(Allocation("j0", 2.0, 7.0, nodes[k], "a", g, 0.0, 0.0)
+                   for k, g in enumerate(widths))
+    sched = Schedule(allocs, {}, forking=forking, progress_rule=rule)
+    got, want = outcome(validate_schedule, inst, sched), outcome(reference, inst, sched)
+    assert same(got, want, sched), (got, want)
 
 
 def test_reference_and_vectorised_agree_on_a_simulated_schedule():
