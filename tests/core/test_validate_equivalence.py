@@ -242,8 +242,9 @@ def test_vectorised_validator_matches_the_reference():
     check()
     total = sum(seen.values())
     # every rule is reached, and a large share of cases compare progress, not an error
+    # (29-45 % over random seeds; every other case compares the first error)
     assert {"ok", "allocation", "capacity", "gang", "completion"} <= set(seen), seen
-    assert seen["ok"] >= 0.3 * total, seen
+    assert seen["ok"] >= 0.2 * total, seen
 
 
 def test_progress_with_a_cutoff_matches_the_reference():
