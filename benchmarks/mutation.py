@@ -280,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                         if args.sample else range(len(points)))
     print(f"{target}: {len(points)} mutation points, {len(chosen)} drawn (seed {args.seed});"
           f" tests {tests}", flush=True)
+    commit = _commit(root)  # of the tree as copied, not as it is when the run ends
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         work = Path(tmp)
         for folder in ("optsched", "tests"):
@@ -315,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     score = killed / len(counted) if counted else float("nan")
     print(f"score {killed}/{len(counted)} = {100 * score:.0f} % killed")
     if args.out:
-        _report(Path(args.out), root, target, tests, args, len(points), base, rows, killed,
+        _report(Path(args.out), commit, target, tests, args, len(points), base, rows, killed,
                 counted)
     return 0
 
@@ -324,13 +325,13 @@ def _escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _report(path: Path, root: Path, target: Path, tests: str, args, n_points: int,
+def _report(path: Path, commit: str, target: Path, tests: str, args, n_points: int,
             base: float, rows, killed: int, counted) -> None:
     survivors = [r for r in rows if r[1] == "survived"]
     timeouts = sum(r[1] == "timeout" for r in rows)
     title = f"## `{target}` against `{tests}`" + (f" ({args.label})" if args.label else "")
     lines = [title, "",
-             f"Source tree commit {_commit(root)}; {_machine()}.",
+             f"Source tree commit {commit}; {_machine()}.",
              f"{n_points} mutation points, {len(rows)} drawn (`--sample {args.sample} --seed "
              f"{args.seed}`); unmutated test run {base:.1f} s.", "",
              f"**{killed} of {len(counted)} killed ({100 * killed / max(1, len(counted)):.0f} %)**"
