@@ -6,10 +6,13 @@ Profiles (``OPTSCHED_HYPOTHESIS_PROFILE``):
 * ``long``: CI's second step; 10x the examples of every property test and fresh random
   seeds each run (a failure prints the seed and the shrunk example to reproduce it).
 
-Per-test example counts are written as ``examples(n)`` (tests/strategies.py), so that
-the long profile scales them too. Markers: ``slow`` (documentation build, the quick
-reproduction) is left out of the default run and run by CI's second step; ``property``
-is set on every Hypothesis test, for ``pytest -m property``.
+Per-test example counts are written as ``examples(n)`` (tests/strategies.py), which
+scales ``n`` by the active profile's ``max_examples`` over the default's, so that the
+long profile scales them too (tests/test_structure.py refuses a bare count).
+
+Markers: ``slow`` (documentation build, the quick reproduction) is left out of the
+default run and run by CI's second step; ``property`` is set on every Hypothesis test,
+for ``pytest -m property``.
 
 The test tree mirrors the package (tests/core, tests/solvers, tests/sim, one folder per
 paper, ...); shared helpers sit at the top: ``strategies`` (Hypothesis strategies),
@@ -20,11 +23,12 @@ import os
 
 import pytest
 from hypothesis import settings
+from strategies import BASE_EXAMPLES
 
-settings.register_profile("default", deadline=None, max_examples=50, derandomize=True,
-                          database=None)
-settings.register_profile("long", deadline=None, max_examples=500, derandomize=False,
-                          database=None, print_blob=True)
+settings.register_profile("default", deadline=None, max_examples=BASE_EXAMPLES,
+                          derandomize=True, database=None)
+settings.register_profile("long", deadline=None, max_examples=10 * BASE_EXAMPLES,
+                          derandomize=False, database=None, print_blob=True)
 settings.load_profile(os.environ.get("OPTSCHED_HYPOTHESIS_PROFILE", "default"))
 
 

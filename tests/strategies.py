@@ -3,12 +3,16 @@ profile, and (see the papers' test modules) the strategies that build instances.
 
 from __future__ import annotations
 
-import os
+from hypothesis import settings
 
-#: Factor on per-test example counts: 10 under the ``long`` profile (tests/conftest.py).
-SCALE = 10 if os.environ.get("OPTSCHED_HYPOTHESIS_PROFILE") == "long" else 1
+#: ``max_examples`` of the default profile (tests/conftest.py); a test's own count ``n``
+#: is scaled by the active profile's ``max_examples`` over this.
+BASE_EXAMPLES = 50
 
 
 def examples(n: int) -> int:
-    """``n`` examples in the default run, ``10 n`` in the long one."""
-    return n * SCALE
+    """``n`` examples under the default profile, scaled with the active one: ``10 n`` under
+    ``long`` (500 / 50), and in proportion under any profile a user registers and loads
+    (never fewer than 1). Every per-test count is written this way
+    (tests/test_structure.py checks it)."""
+    return max(1, round(n * settings.default.max_examples / BASE_EXAMPLES))

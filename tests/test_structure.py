@@ -232,3 +232,46 @@ def test_every_heuristic_declares_what_is_proved():
     with pytest.raises(InvalidOption, match="proved"):
         Method("h", fn)
     assert Method("x", fn, "exact").proved == ""  # exact and bound methods need none
+
+
+def _bare_example_counts(text: str) -> list[int]:
+    """Lines of ``text`` where ``max_examples=`` is given anything but ``examples(...)``."""
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "max_examples" and not (
+                        isinstance(kw.value, ast.Call) and isinstance(kw.value.func, ast.Name)
+                        and kw.value.func.id == "examples"):
+                    out.append(kw.value.lineno)
+    return out
+
+
+def test_property_tests_scale_with_the_hypothesis_profile():
+    """A per-test ``max_examples`` is written ``examples(n)`` (tests/strategies.py), so that
+    the long profile runs 10x as many; a bare number would stay at n under every profile.
+    Only conftest.py, which defines the profiles, states counts of its own."""
+    tests = PACKAGE.parent / "tests"
+    bare = {f"{p.relative_to(tests)}:{line}"
+            for p in sorted(tests.rglob("*.py")) if p.name != "conftest.py"
+            for line in _bare_example_counts(p.read_text())}
+    assert not bare, f"max_examples not written as examples(n): {sorted(bare)}"
+    # the check itself sees the forms a bare count takes
+    assert _bare_example_counts("@settings(max_examples=25)\ndef f(): pass") == [1]
+    assert _bare_example_counts("s = settings(deadline=None, max_examples=N * 2)") == [1]
+    assert _bare_example_counts("@settings(max_examples=examples(25))\ndef f(): pass") == []
+
+
+def test_examples_follow_the_active_profile():
+    import os
+
+    from hypothesis import settings
+    from strategies import BASE_EXAMPLES, examples
+
+    assert examples(7) == round(7 * settings.default.max_examples / BASE_EXAMPLES)
+    try:
+        for profile, factor in (("default", 1), ("long", 10)):
+            settings.load_profile(profile)
+            assert examples(7) == 7 * factor
+    finally:
+        settings.load_profile(os.environ.get("OPTSCHED_HYPOTHESIS_PROFILE", "default"))

@@ -313,7 +313,10 @@ def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "flui
     ---------
     Memory-safe; :math:`C_{LPT} \ge C^*`. No ratio is proved for lanes with memory
     (Graham's :math:`4/3 - 1/(3G)` for identical machines does not carry over once memory
-    restricts which jobs share a GPU).
+    restricts which jobs share a GPU). In the special case of :math:`G` identical GPUs,
+    :math:`u_i = 1` for every job and memory for all jobs in one lane on any GPU, a GPU's
+    makespan is its total work :math:`W_g` and the rule is Graham's LPT, so
+    :math:`C_{LPT} \le (4/3 - 1/(3G))\,C^*` (tested against the exact optimum).
 
     Complexity
     ----------

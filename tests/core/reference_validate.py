@@ -1,189 +1,311 @@
-"""The validator as it was before it was vectorised: one Python loop per allocation and
-per elementary interval. Kept as the reference the vectorised
-:mod:`optsched.core.validate` is held to (tests/core/test_validate_equivalence.py):
-same verdict, same error path, value and message, same progress.
+"""A second, plain statement of the schedule rules: the reference the vectorised
+validator (:mod:`optsched.core.validate`) is held to in
+tests/core/test_validate_equivalence.py.
+
+It imports nothing that states a rule: not :mod:`optsched.core.rules`, not
+:mod:`optsched.core.progress`, not the validator. It reads only the instance (its jobs'
+``rate``, ``arrival``, ``workers``, ``work``, ``compute_share`` and the sensitivity's
+``relative``) and the schedule, loops over allocations and elementary intervals one at
+a time, and writes every rule and every message out again, so that a change to one of
+the package's rules (a comparison, a tolerance, a message) makes the two disagree.
+
+The rules, in the order they are checked (the first broken one raises
+:class:`~optsched.errors.InvalidSchedule` with the path, value and message below):
+
+1. **Allocations**, in order: known job; known node; finite ``start < end``; no start
+   before the job's arrival (tolerance :data:`TIME_TOL`); then :func:`placement_reason`:
+   the node has GPUs of the type; ``gpus`` a positive ``int`` (not ``bool``); the job
+   runs on the type; ``cpus``, ``memory`` finite and ``>= 0``; ``0 < share <= 1`` and
+   ``share < 1`` only with sharing; ``copy`` an ``int`` (not ``bool``), other than 0
+   only with forking.
+2. **Capacity**: per (node, type), in order of first allocation, the GPUs held
+   (times ``share`` with sharing) never exceed the node's count by more than
+   :data:`GPU_TOL`; then per node, in order of first allocation, CPU cores and then
+   DRAM never exceed the node's by more than :data:`RESOURCE_TOL` (relative and
+   absolute). Allocations are half-open ``[start, end)``.
+3. **Gangs**: per (job, copy), in order of first allocation, and per elementary
+   interval in time order (:func:`gang_reason`): without forking exactly ``workers``
+   GPUs (1..``workers`` under the ``"partial"`` progress rule); with forking a copy
+   holds 1..``workers`` GPUs on one node; then, with forking, no two copies of a job on
+   one node at once (:func:`copies_reason`).
+   Speed of an interval (:func:`gang_speed`): share factor ``min(1, s / u)`` (``s``
+   alone when ``compute_share`` is unset; ``s`` the least share of the gang) times
+   ``g x`` the slowest per-worker rate (``"gang"``, ``"partial"``) or the summed
+   per-worker rates (``"additive"``), times the least CPU/DRAM sensitivity factor in a
+   resource-sensitive schedule. With forking the copies' speeds add up; with
+   ``copy_efficiency`` e < 1 the fastest copy counts in full at every instant and the
+   others at e.
+4. **Completion**, per declared job in order: a known job; finite and not before
+   arrival; nothing held after it; and at least ``work`` iterations (relative
+   tolerance :data:`REL_TOL`) by ``completion - consolidation``.
+
+To extend it with a new rule: add the check at its place in this order, with the
+message the package uses, and a case drawing it in the test's strategy.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-
-import numpy as np
+from dataclasses import dataclass
 
 from optsched.core.instance import Instance
-from optsched.core.progress import gang_rate
-from optsched.core.rules import (
-    copies_error,
-    gang_error,
-    gpu_overload,
-    placement_error,
-    resource_overload,
-)
 from optsched.core.schedule import Allocation, Schedule
-from optsched.core.validate import Progress
 from optsched.errors import InvalidSchedule
 
 REL_TOL = 1e-6
 TIME_TOL = 1e-6
+GPU_TOL = 1e-9
+RESOURCE_TOL = 1e-9
 
 
-def _fail(i: int | None, a: Allocation | None, reason: str, value=None) -> None:
-    path = f"allocations[{i}]" if i is not None else "schedule"
-    raise InvalidSchedule(path, value if value is not None else (a.to_dict() if a else None),
-                          reason)
+@dataclass(frozen=True)
+class Done:
+    """Iterations done per job (the part of the validator's ``Progress`` compared)."""
+
+    done: dict[str, float]
 
 
-def validate_schedule(instance: Instance, schedule: Schedule) -> Progress:
-    """Check ``schedule`` against ``instance``; return per-job progress or raise."""
-    cl = instance.cluster
-    nodes = {n.name: n for n in cl.nodes}
-    sharing = schedule.sharing
-    for i, a in enumerate(schedule.allocations):
-        if a.job not in instance.job_index:
-            _fail(i, a, f"unknown job {a.job!r}")
-        j = instance.job(a.job)
-        if a.node not in nodes:
-            _fail(i, a, f"unknown node {a.node!r}")
-        if not (np.isfinite(a.start) and np.isfinite(a.end)) or not a.end > a.start:
-            _fail(i, a, "interval must satisfy start < end (finite)")
-        if a.start < j.arrival - TIME_TOL:
-            _fail(i, a, f"starts at {a.start:g} before job {a.job!r} arrives at {j.arrival:g}")
-        reason = placement_error(a.job, a.node, a.gpu_type, nodes[a.node].gpus.get(a.gpu_type, 0),
-                                 j.rate(a.gpu_type), a.gpus, a.cpus, a.memory, a.copy, a.share,
-                                 sharing=sharing, forking=schedule.forking)
-        if reason is not None:
-            _fail(i, a, reason)
-    _check_capacity(instance, schedule)
-    done = job_progress(instance, schedule)
-    _check_completion(instance, schedule, done)
-    return done
+def _fail(i: int, a: Allocation, reason: str) -> None:
+    raise InvalidSchedule(f"allocations[{i}]", a.to_dict(), reason)
 
 
-def _sweep_max(starts: np.ndarray, ends: np.ndarray, amount: np.ndarray) -> tuple[float, float]:
-    """Maximum of the summed ``amount`` over time, and an instant where it is reached."""
-    t = np.concatenate([starts, ends])
-    d = np.concatenate([amount, -amount])
-    # at equal times releases come before acquisitions: [s, e) intervals
-    order = np.lexsort((d, t))
-    level = np.cumsum(d[order])
-    k = int(np.argmax(level))
-    return float(level[k]), float(t[order][k])
+# --------------------------------------------------------------------------- rule 1
+def placement_reason(a: Allocation, node_gpus: int, rate: float, sharing: bool,
+                     forking: bool) -> str | None:
+    """Rule 1 past the names and the interval: the first broken part, or ``None``."""
+    job = a.job
+    if node_gpus <= 0:
+        return f"node {a.node!r} has no GPU of type {a.gpu_type!r}"
+    if isinstance(a.gpus, bool) or not isinstance(a.gpus, int) or a.gpus < 1:
+        return f"job {job!r}: gpus must be a positive integer, got {a.gpus!r}"
+    if not rate > 0:
+        return f"job {job!r} cannot run on {a.gpu_type!r}"
+    if not (math.isfinite(a.cpus) and math.isfinite(a.memory)) or a.cpus < 0 or a.memory < 0:
+        return f"job {job!r}: cpus and memory must be finite numbers >= 0"
+    if not 0 < a.share <= 1 or (a.share < 1 and not sharing):
+        return (f"job {job!r}: share {a.share!r} must be in (0, 1], and below 1 only where "
+                "sharing is declared")
+    if isinstance(a.copy, bool) or not isinstance(a.copy, int):
+        return f"job {job!r}: copy must be an integer, got {a.copy!r}"
+    if a.copy != 0 and not forking:
+        return f"job {job!r}: copy {a.copy} (other than 0) needs forking to be declared"
+    return None
 
 
-def _check_capacity(instance: Instance, schedule: Schedule) -> None:
-    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-    per_node: dict[str, list[int]] = defaultdict(list)
-    allocs = schedule.allocations
-    for i, a in enumerate(allocs):
-        groups[(a.node, a.gpu_type)].append(i)
-        per_node[a.node].append(i)
+def check_allocation(instance: Instance, schedule: Schedule, i: int, a: Allocation) -> None:
     nodes = {n.name: n for n in instance.cluster.nodes}
-    for (node, typ), idx in groups.items():
-        s = np.array([allocs[i].start for i in idx])
-        e = np.array([allocs[i].end for i in idx])
-        g = np.array([allocs[i].gpus * (allocs[i].share if schedule.sharing else 1.0)
-                      for i in idx])
-        peak, when = _sweep_max(s, e, g)
+    if a.job not in instance.job_index:
+        _fail(i, a, f"unknown job {a.job!r}")
+    j = instance.job(a.job)
+    if a.node not in nodes:
+        _fail(i, a, f"unknown node {a.node!r}")
+    if not (math.isfinite(a.start) and math.isfinite(a.end)) or not a.end > a.start:
+        _fail(i, a, "interval must satisfy start < end (finite)")
+    if a.start < j.arrival - TIME_TOL:
+        _fail(i, a, f"starts at {a.start:g} before job {a.job!r} arrives at {j.arrival:g}")
+    reason = placement_reason(a, nodes[a.node].gpus.get(a.gpu_type, 0), j.rate(a.gpu_type),
+                              schedule.sharing, schedule.forking)
+    if reason is not None:
+        _fail(i, a, reason)
+
+
+# --------------------------------------------------------------------------- rule 2
+def peak_use(spans: list[tuple[float, float, float]]) -> tuple[float, float]:
+    """The largest summed amount held at one instant by ``(start, end, amount)`` spans,
+    half-open, and the first instant it is reached."""
+    best, when = -math.inf, 0.0
+    for t in sorted({s for s, _, _ in spans}):
+        level = 0.0
+        for s, e, amount in spans:
+            if s <= t < e:
+                level += amount
+        if level > best:
+            best, when = level, t
+    return best, when
+
+
+def check_capacity(instance: Instance, schedule: Schedule) -> None:
+    nodes = {n.name: n for n in instance.cluster.nodes}
+    groups: dict[tuple[str, str], list[Allocation]] = defaultdict(list)
+    per_node: dict[str, list[Allocation]] = defaultdict(list)
+    for a in schedule.allocations:
+        groups[(a.node, a.gpu_type)].append(a)
+        per_node[a.node].append(a)
+    for (node, typ), allocs in groups.items():
+        held = [(a.start, a.end, a.gpus * (a.share if schedule.sharing else 1.0))
+                for a in allocs]
+        peak, when = peak_use(held)
         cap = nodes[node].gpus[typ]
-        if gpu_overload(peak, cap):
+        if peak > cap + GPU_TOL:
             raise InvalidSchedule(f"node {node!r} type {typ!r}", peak,
                                   f"{peak:g} GPUs in use at t={when:g}, capacity {cap}")
-    for node, idx in per_node.items():
-        s = np.array([allocs[i].start for i in idx])
-        e = np.array([allocs[i].end for i in idx])
-        for attr, limit in (("cpus", nodes[node].cpus), ("memory", nodes[node].memory)):
-            amt = np.array([getattr(allocs[i], attr) for i in idx], dtype=float)
-            if not amt.any():
+    for node, allocs in per_node.items():
+        for attr in ("cpus", "memory"):
+            if not any(getattr(a, attr) for a in allocs):
                 continue
-            peak, when = _sweep_max(s, e, amt)
-            if resource_overload(peak, limit):
+            limit = getattr(nodes[node], attr)
+            peak, when = peak_use([(a.start, a.end, float(getattr(a, attr))) for a in allocs])
+            if peak > limit * (1 + RESOURCE_TOL) + RESOURCE_TOL:
                 raise InvalidSchedule(f"node {node!r} {attr}", peak,
                                       f"{peak:g} in use at t={when:g}, capacity {limit:g}")
 
 
-def job_progress(instance: Instance, schedule: Schedule,
-                 until: dict[str, float] | None = None) -> Progress:
-    """Iterations done per job, checking gang rules (see module docstring).
-
-    ``until`` optionally caps the time counted per job (used for completion checks).
-    """
-    by_copy: dict[tuple[str, int], list[int]] = defaultdict(list)
-    allocs = schedule.allocations
-    for i, a in enumerate(allocs):
-        by_copy[(a.job, a.copy)].append(i)
-    done: dict[str, float] = defaultdict(float)
-    copy_nodes: dict[str, list[tuple[float, float, str, int]]] = defaultdict(list)
-    for (jid, copy), idx in by_copy.items():
-        job = instance.job(jid)
-        cut = np.inf if until is None else until.get(jid, np.inf)
-        idx = sorted(idx, key=lambda i: (allocs[i].start, allocs[i].end))
-        if all(allocs[a].end <= allocs[b].start for a, b in zip(idx, idx[1:])):
-            # no two allocations of this gang overlap: each is an elementary interval
-            segments = [(allocs[i].start, allocs[i].end, [i]) for i in idx]
-        else:
-            segments = _elementary(allocs, idx)
-        for t0, t1, act in segments:
-            g = sum(allocs[i].gpus for i in act)
-            speed = gang_rate(job, [allocs[i] for i in act], schedule.resource_sensitive)
-            node_set = {allocs[i].node for i in act}
-            reason = gang_error(jid, job.workers, copy, g, node_set, forking=schedule.forking)
-            if reason is not None:
-                raise InvalidSchedule(f"job {jid!r}", g, f"{reason} during [{t0:g}, {t1:g})")
-            if schedule.forking:
-                copy_nodes[jid].append((t0, t1, next(iter(node_set)), copy))
-            lo, hi = t0, min(t1, cut)
-            if hi > lo:
-                done[jid] += speed * (hi - lo)
-    if schedule.forking:
-        for jid, spans in copy_nodes.items():
-            spans.sort()
-            active: dict[str, tuple[float, int]] = {}
-            for t0, t1, node, copy in spans:
-                prev = active.get(node)
-                if prev is not None and prev[0] > t0 + TIME_TOL and prev[1] != copy:
-                    raise InvalidSchedule(f"job {jid!r}", node,
-                                          f"{copies_error(jid, node, prev[1], copy)} at "
-                                          f"t={t0:g}")
-                active[node] = (t1, copy)
-    return Progress(dict(done))
+# --------------------------------------------------------------------------- rule 3
+def gang_reason(job: str, workers: int, copy: int, gpus: int, nodes: set[str],
+                forking: bool, progress_rule: str) -> str | None:
+    if forking:
+        if len(nodes) != 1 or not 1 <= gpus <= workers:
+            return (f"job {job!r} copy {copy}: a copy must hold 1..{workers} GPUs on one "
+                    f"node, holds {gpus} on {sorted(nodes)}")
+        return None
+    if progress_rule == "partial":
+        if not 1 <= gpus <= workers:
+            return (f"job {job!r}: a gang must hold 1..{workers} GPUs (progress rule "
+                    f"partial), holds {gpus}")
+        return None
+    if gpus != workers:
+        return f"job {job!r}: gang of {workers} GPUs required, holds {gpus}"
+    return None
 
 
-def _elementary(allocs, idx: list[int]) -> list[tuple[float, float, list[int]]]:
-    """Split overlapping allocations into intervals with a constant active set."""
-    pts = sorted({allocs[i].start for i in idx} | {allocs[i].end for i in idx})
-    starts = np.array([allocs[i].start for i in idx])
-    ends = np.array([allocs[i].end for i in idx])
+def copies_reason(job: str, node: str, first: int, second: int) -> str:
+    return f"job {job!r}: copies {first} and {second} share node {node!r}"
+
+
+def gang_speed(instance: Instance, schedule: Schedule, jid: str,
+               parts: list[Allocation]) -> float:
+    """Iterations per second of one gang during an elementary interval."""
+    job = instance.job(jid)
+    share = min(a.share for a in parts)
+    if job.compute_share is not None:
+        share = min(1.0, share / job.compute_share)
+    sens = job.sensitivity if schedule.resource_sensitive else None
+    if schedule.progress_rule == "additive":
+        speed = float(sum(a.gpus * job.rate(a.gpu_type) for a in parts))
+        if sens is not None:
+            speed *= min(sens.relative(a.cpus / a.gpus, a.memory / a.gpus) for a in parts)
+        return share * speed
+    g = sum(a.gpus for a in parts)
+    rate = min(job.rate(a.gpu_type) for a in parts)
+    if sens is not None:
+        rate *= min(sens.relative(a.cpus / a.gpus, a.memory / a.gpus) for a in parts)
+    return share * g * rate
+
+
+def elementary(allocs: list[Allocation]) -> list[tuple[float, float, list[Allocation]]]:
+    """The intervals between consecutive endpoints where some allocation is active, with
+    the active ones, in time order."""
+    pts = sorted({a.start for a in allocs} | {a.end for a in allocs})
     out = []
     for t0, t1 in zip(pts, pts[1:]):
-        if t1 - t0 <= 0:
-            continue
-        mid = 0.5 * (t0 + t1)
-        act = [idx[k] for k in np.flatnonzero((starts <= mid) & (ends > mid))]
+        act = [a for a in allocs if a.start <= t0 and a.end >= t1]
         if act:
             out.append((t0, t1, act))
     return out
 
 
-def _check_completion(instance: Instance, schedule: Schedule, done: Progress) -> None:
-    last_end: dict[str, float] = defaultdict(lambda: -np.inf)
+def job_progress(instance: Instance, schedule: Schedule,
+                 until: dict[str, float] | None = None) -> Done:
+    """Rule 3 and the iterations each job does, counting time up to ``until[job]``.
+
+    As the package's ``job_progress``, the allocations are taken to pass rule 1 except
+    for names: the first allocation naming an unknown job, node or GPU type is checked
+    (and raises)."""
+    types = set(instance.cluster.gpu_types)
+    nodes = {n.name for n in instance.cluster.nodes}
+    for i, a in enumerate(schedule.allocations):
+        if a.job not in instance.job_index or a.node not in nodes or a.gpu_type not in types:
+            check_allocation(instance, schedule, i, a)
+            break
+    return _progress(instance, schedule, until)
+
+
+def _progress(instance: Instance, schedule: Schedule, until: dict[str, float] | None) -> Done:
+    gangs: dict[tuple[str, int], list[Allocation]] = defaultdict(list)
+    for a in schedule.allocations:
+        gangs[(a.job, a.copy)].append(a)
+    # (t0, t1, speed) per copy interval, per job in order of its first gang
+    pieces: dict[str, list[tuple[float, float, float, str, int]]] = defaultdict(list)
+    for (jid, copy), allocs in gangs.items():
+        job = instance.job(jid)
+        for t0, t1, act in elementary(allocs):
+            g = sum(a.gpus for a in act)
+            node_set = {a.node for a in act}
+            reason = gang_reason(jid, job.workers, copy, g, node_set, schedule.forking,
+                                 schedule.progress_rule)
+            if reason is not None:
+                raise InvalidSchedule(f"job {jid!r}", g, f"{reason} during [{t0:g}, {t1:g})")
+            pieces[jid].append((t0, t1, gang_speed(instance, schedule, jid, act),
+                                next(iter(node_set)), copy))
+    if schedule.forking:
+        for jid, spans in pieces.items():
+            active: dict[str, tuple[float, int]] = {}
+            for t0, t1, _, node, copy in sorted(spans, key=lambda p: (p[0], p[1], p[3], p[4])):
+                prev = active.get(node)
+                if prev is not None and prev[0] > t0 + TIME_TOL and prev[1] != copy:
+                    raise InvalidSchedule(f"job {jid!r}", node,
+                                          f"{copies_reason(jid, node, prev[1], copy)} at "
+                                          f"t={t0:g}")
+                active[node] = (t1, copy)
+    e = schedule.copy_efficiency
+    done: dict[str, float] = {}
+    for jid, spans in pieces.items():
+        runs = [(t0, t1, v) for t0, t1, v, _, _ in spans]
+        if schedule.forking and e < 1:
+            runs = _with_efficiency(runs, e)
+        cut = math.inf if until is None else until.get(jid, math.inf)
+        for t0, t1, v in runs:
+            hi = min(t1, cut)
+            if hi > t0:
+                done[jid] = done.get(jid, 0.0) + v * (hi - t0)
+    return Done(done)
+
+
+def _with_efficiency(runs: list[tuple[float, float, float]], e: float
+                     ) -> list[tuple[float, float, float]]:
+    """One job's copy intervals as pieces where the fastest copy running counts in full
+    and every other at ``e``."""
+    pts = sorted({t for t0, t1, _ in runs for t in (t0, t1)})
+    out = []
+    for lo, hi in zip(pts, pts[1:]):
+        on = [v for t0, t1, v in runs if t0 <= lo and t1 >= hi]
+        if on:
+            top = max(on)
+            out.append((lo, hi, top + e * (sum(on) - top)))
+    return out
+
+
+# --------------------------------------------------------------------------- rule 4
+def check_completion(instance: Instance, schedule: Schedule, done: Done) -> None:
+    last_end: dict[str, float] = defaultdict(lambda: -math.inf)
     for a in schedule.allocations:
         last_end[a.job] = max(last_end[a.job], a.end)
-    cons = schedule.consolidation
     cutoff = {}
     for jid, c in schedule.completion.items():
         if jid not in instance.job_index:
             raise InvalidSchedule(f"completion.{jid}", c, "unknown job")
         j = instance.job(jid)
-        if not np.isfinite(c) or c < j.arrival:
+        if not math.isfinite(c) or c < j.arrival:
             raise InvalidSchedule(f"completion.{jid}", c, "completion before arrival")
         if last_end[jid] > c + TIME_TOL * max(1.0, abs(c)):
             raise InvalidSchedule(f"completion.{jid}", c,
                                   f"job holds resources until {last_end[jid]:g}, after completing")
-        cutoff[jid] = c - cons
-    by_done = job_progress(instance, schedule, until=cutoff) if cons > 0 else done
-    for jid in schedule.completion:
-        j = instance.job(jid)
+        cutoff[jid] = c - schedule.consolidation
+    by_done = _progress(instance, schedule, cutoff) if schedule.consolidation > 0 else done
+    for jid, c in schedule.completion.items():
+        work = instance.job(jid).work
         got = by_done.done.get(jid, 0.0)
-        if got < j.work * (1 - REL_TOL):
-            raise InvalidSchedule(f"completion.{jid}", schedule.completion[jid],
-                                  f"job did {got:.6g} of its {j.work:.6g} iterations by then")
+        if got < work * (1 - REL_TOL):
+            raise InvalidSchedule(f"completion.{jid}", c,
+                                  f"job did {got:.6g} of its {work:.6g} iterations by then")
+
+
+def validate_schedule(instance: Instance, schedule: Schedule) -> Done:
+    """Rules 1-4 in order; the iterations done per job, or the first broken rule."""
+    for i, a in enumerate(schedule.allocations):
+        check_allocation(instance, schedule, i, a)
+    check_capacity(instance, schedule)
+    done = _progress(instance, schedule, None)
+    check_completion(instance, schedule, done)
+    return done

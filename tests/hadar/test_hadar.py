@@ -23,6 +23,7 @@ from optsched.hadar import (
     dual_certificate,
     dual_subroutine,
     exact,
+    lp_bound,
     online,
     run_online,
 )
@@ -75,6 +76,8 @@ def test_ratio_report_and_assumptions():
     assert rep.L == pytest.approx(f5 / 3 / (4 * 20 / 3))
     big = competitive_ratio(make([(2, 3.0, 0.0, {"v100": 1.0}, None)], [{"v100": 2}], T=5))
     assert not big.assumptions["small_demand"] and not big.holds
+    assert any("of a (node, type) bucket in one slot" in n for n in big.notes), big.notes
+    assert not any("bucket" in n for n in rep.notes), rep.notes
     assert online(make([(2, 3.0, 0.0, {"v100": 1.0}, None)], [{"v100": 2}], T=5)).ratio is None
     dead = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=3))], [{"v100": 4}],
                 T=5)
@@ -88,6 +91,34 @@ def test_ratio_report_and_assumptions():
         online(dead, L=0.01, quanta=0)
     with pytest.raises(InvalidOption):
         online(dead, L=0.01, bogus=1)
+
+
+def test_ratio_assumption_every_job_worth_something_at_the_horizon():
+    """OASiS Theorem 4 needs f_j > 0 at the horizon for every job (L > 0). A job whose
+    step utility is 0 from t = 3 s on, in a 5-slot horizon, breaks it: with L and U
+    given the price function exists, but the assumption is reported broken and the
+    online result states no ratio. A utility exactly 0 at the horizon counts as broken."""
+    dead = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=3)),
+                 (1, 1.0, 0.0, {"v100": 1.0}, Ut("constant", value=2))], [{"v100": 4}], T=5)
+    assert dead.jobs[0].value(5.0) == 0.0
+    rep = competitive_ratio(dead, L=0.01, U=2.0)
+    assert rep.assumptions["positive_L"] is False
+    assert not rep.holds
+    assert any("worth nothing when it completes at the horizon" in n for n in rep.notes)
+    assert online(dead, L=0.01, U=2.0).ratio is None
+    # the same jobs with the deadline past the horizon: worth 1 there, the assumption holds
+    alive = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=6)),
+                  (1, 1.0, 0.0, {"v100": 1.0}, Ut("constant", value=2))], [{"v100": 4}], T=5)
+    ok = competitive_ratio(alive, L=0.01, U=2.0)
+    assert ok.assumptions["positive_L"] is True
+    assert not any("worth nothing" in n for n in ok.notes)
+    assert competitive_ratio(alive).assumptions["positive_L"] is True
+    # the horizon is T slots of the slot's length: 5 slots of 2 s end at 10 s, after a
+    # deadline of 6 s
+    long_slots = make([(1, 3.0, 0.0, {"v100": 1.0}, Ut("step", value=1, deadline=6)),
+                       (1, 1.0, 0.0, {"v100": 1.0}, Ut("constant", value=2))], [{"v100": 4}],
+                      slot=2.0, T=5)
+    assert competitive_ratio(long_slots, L=0.01, U=2.0).assumptions["positive_L"] is False
 
 
 # --------------------------------------------------------------------------- exact
@@ -114,6 +145,35 @@ def test_milp_on_every_backend_and_lp_bound(backend):
     lp = exact(inst, backend=backend, relax=True)
     assert lp.status is Status.OPTIMAL and lp.objective is None and lp.schedule is None
     assert lp.bound >= ref.objective * (1 - 1e-7)
+
+
+def _gap_instance():
+    """Two gangs of 2 GPUs on 3 GPUs, one slot, each job worth 10 if it completes: only
+    one fits (OPT = 10); the LP runs both at 3/4 (LP = 15)."""
+    both = [(2, 2.0, 0.0, {"v100": 1.0}, Ut("constant", value=10))] * 2
+    return make(both, [{"v100": 3}], T=1)
+
+
+def test_lp_bound_is_the_relaxation_not_the_milp():
+    """``lp_bound`` is strictly above the MILP optimum where the relaxation has a gap,
+    reports no objective and no schedule, and passes its grid options through."""
+    from optsched import ModelTooLarge
+
+    inst = _gap_instance()
+    opt = exact(inst)
+    assert opt.status is Status.OPTIMAL and opt.objective == pytest.approx(10.0)
+    lp = lp_bound(inst)
+    assert lp.status is Status.OPTIMAL and lp.method == "exact-lp"
+    assert lp.objective is None and lp.schedule is None
+    assert lp.bound == pytest.approx(15.0)
+    assert lp.bound > opt.objective + 1.0
+    assert lp_bound(inst, lp_form="compact").bound == pytest.approx(15.0)
+    # two slots: both jobs fit one after the other, LP = MILP = 20
+    assert lp_bound(inst, slots=2).bound == pytest.approx(20.0)
+    assert exact(inst, slots=2).objective == pytest.approx(20.0)
+    assert lp_bound(inst, slot=0.5).extra["slots"] == 2
+    with pytest.raises(ModelTooLarge, match="max_columns"):
+        lp_bound(inst, max_columns=1)
 
 
 def test_node_placement_equals_type_aggregation():
@@ -179,12 +239,15 @@ def priced_problems(draw):
     rates = {"v100": float(draw(st.integers(2, 4))), "k80": 1.0,
              "p100": float(draw(st.integers(1, 3)))}
     E = float(draw(st.integers(1, 3 * W * T * 3)))
-    inst = make([(W, E, 0.0, rates, Ut("linear", value=30, slope=draw(st.integers(0, 5))))],
-                caps, T=T)
+    # utilities and prices in cents as well as in units: the subroutine's early stop
+    # compares utilities with a lower bound on any schedule's cost, whatever their scale
+    scale = draw(st.sampled_from([1.0, 0.01]))
+    inst = make([(W, E, 0.0, rates, Ut("linear", value=30 * scale,
+                                       slope=draw(st.integers(0, 5)) * scale))], caps, T=T)
     m = build_model(inst)
-    price = np.array(draw(st.lists(st.lists(st.integers(1, 9), min_size=m.n_buckets,
-                                            max_size=m.n_buckets), min_size=T, max_size=T)),
-                     dtype=float)
+    price = scale * np.array(draw(st.lists(st.lists(st.integers(1, 9), min_size=m.n_buckets,
+                                                    max_size=m.n_buckets),
+                                           min_size=T, max_size=T)), dtype=float)
     used = np.array(draw(st.lists(st.lists(st.integers(0, 1), min_size=m.n_buckets,
                                            max_size=m.n_buckets), min_size=T, max_size=T)))
     residual = np.maximum(0, m.bucket_cap[None, :] - used)
@@ -215,7 +278,7 @@ def test_dual_subroutine_is_optimal_for_its_priced_problem(prob):
         assert m.values[0, plan.t_hat] - plan.cost == pytest.approx(plan.payoff)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(priced_problems())
 def test_dual_subroutine_under_the_other_progress_rules(prob):
     """"partial": exact for its priced problem (every width and threshold is an option).
@@ -228,6 +291,9 @@ def test_dual_subroutine_under_the_other_progress_rules(prob):
                           progress_rule="partial")
     assert got.payoff == pytest.approx(part, abs=1e-9) or (math.isinf(got.payoff)
                                                             and math.isinf(part))
+    # stopping the scan once no completion slot can pay (positive_only) loses nothing
+    pos = dual_subroutine(m, 0, price, residual, q, "safe", progress_rule="partial").payoff
+    assert pos == pytest.approx(part, abs=1e-9) if part > 0 else pos <= 0
     gang = _brute_priced(m, 0, price, residual)
     add = _brute_priced(m, 0, price, residual, "additive")
     got_a = dual_subroutine(m, 0, price, residual, q, "safe", positive_only=False,
@@ -236,6 +302,12 @@ def test_dual_subroutine_under_the_other_progress_rules(prob):
         assert got_a.payoff <= add + 1e-9
     else:
         assert gang - 1e-9 <= got_a.payoff <= add + 1e-9
+    # one quantum per iteration and integral rates: every slot credits a whole number of
+    # quanta, which both roundings must credit alike
+    opt_a = dual_subroutine(m, 0, price, residual, q, "optimistic", positive_only=False,
+                            progress_rule="additive")
+    assert opt_a.payoff == pytest.approx(got_a.payoff, abs=1e-9) or (
+        math.isinf(opt_a.payoff) and math.isinf(got_a.payoff))
     for plan, rule in ((got, "partial"), (got_a, "additive")):
         if not plan.feasible:
             continue
@@ -308,7 +380,8 @@ def test_online_ratio_certificate_and_lp_bound(inst):
     assert D >= OPT * (1 - 1e-7) - 1e-9                # weak duality
     if P > 0:
         assert D / P <= rep.ratio * (1 + 1e-9)           # certified gap within 2*alpha
-    lp = exact(inst, relax=True)
+    lp = lp_bound(inst)
+    assert lp.objective is None
     assert lp.bound >= OPT * (1 - 1e-7) - 1e-9
 
 

@@ -316,7 +316,7 @@ def timed(draw):
     return inst.replace(horizon=round(frac * total, 3))
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(timed())
 def test_no_heuristic_ends_after_the_horizon(inst):
     """Every heuristic result ends within the horizon; exact admits at least as many."""

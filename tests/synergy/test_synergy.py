@@ -341,7 +341,7 @@ def off_grid_instances(draw):
 
 
 # the backend fixture is only a name, so sharing it across examples is safe
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(inst=off_grid_instances())
 def test_exact_bounds_tune_and_proportional_off_grid(backend, inst):
     """Every configuration a heuristic picks is offered; joint >= TUNE, >= proportional."""
