@@ -169,15 +169,41 @@ def cmd_compare(args) -> int:
 
 
 def cmd_validate(args) -> int:
+    from optsched.core.jsonio import load_json
     from optsched.core.metrics import compute_metrics
-    from optsched.core.schedule import load_schedule
-    from optsched.core.validate import validate_schedule
+    from optsched.core.schedule import Schedule
+    from optsched.core.validate import STRICT, validate_schedule
+    from optsched.errors import InvalidSchedule, UnknownName
+    from optsched.registry import capabilities
 
     inst = load_instance(args.instance)
-    sched = load_schedule(args.schedule)
-    validate_schedule(inst, sched)
+    data = load_json(args.schedule, InvalidSchedule)
+    sched = Schedule.from_dict(data)
+    # the rules come from the producer: --model, else the model (or simulated policy) a
+    # result file names, which the registry's capabilities then bound; never the flags
+    name, origin = args.model, "--model"
+    if name is None and isinstance(data, dict) and "allocations" not in data:
+        model, method = data.get("model"), data.get("method")
+        name = method if model == "simulate" else model
+        origin = "the result file"
+    caps, note = STRICT, ""
+    if isinstance(name, str) and name:
+        try:
+            caps = capabilities(name)
+            note = "" if origin == "--model" else f", named by {origin}"
+        except UnknownName:
+            if origin == "--model":
+                raise
+            note = f"; {origin} names {name!r}, which is not registered"
+    rules = caps.describe() + note
+    progress(f"rules: {rules}")
+    validate_schedule(inst, sched, caps)
     m = compute_metrics(inst, sched)
-    print(json.dumps({"valid": True, "metrics": m.to_dict(per_job=False)}, indent=1))
+    if m.n_completed < m.n_jobs:
+        progress(f"metrics cover the {m.n_completed} completed of {m.n_jobs} jobs "
+                 f"({m.n_jobs - m.n_completed} unfinished)")
+    print(json.dumps({"valid": True, "rules": rules, "metrics": m.to_dict(per_job=False)},
+                     indent=1))
     return EXIT_OK
 
 
@@ -296,6 +322,9 @@ def add_parsers(sub) -> None:
     v = sub.add_parser("validate", help="check a schedule (or result JSON) against an instance")
     v.add_argument("instance", help="instance JSON file")
     v.add_argument("schedule", help="schedule JSON, or a result JSON holding one")
+    v.add_argument("--model", help="the model or policy that produced the schedule (default: "
+                   "the one a result JSON names; else the strict rules): its relaxed rules "
+                   "(sharing, forking, progress rule, ...) are the only ones applied")
     v.set_defaults(func=cmd_validate)
 
     sub.add_parser("schema", help="print the instance JSON Schema").set_defaults(func=cmd_schema)
