@@ -6,8 +6,16 @@ import json
 
 import pytest
 
-from optsched import Allocation, Cluster, Instance, InvalidSchedule, Job, Node, Schedule
-from optsched import validate_schedule
+from optsched import (
+    Allocation,
+    Cluster,
+    Instance,
+    InvalidSchedule,
+    Job,
+    Node,
+    Schedule,
+    validate_schedule,
+)
 from optsched.registry import capabilities
 
 
