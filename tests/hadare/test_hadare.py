@@ -377,7 +377,7 @@ def test_exact_with_copy_efficiency_is_the_heuristics_model(eff):
     lower = eff * 0.5
     if np.ceil(30.0 / (6.0 + 6.0 * lower) - 1e-9) > slots:  # too few slots at e/2
         with pytest.raises(InvalidSchedule, match="iterations"):
-            validate_schedule(inst, replace(x.schedule, copy_efficiency=lower))
+            validate_schedule(inst, replace(x.schedule, copy_efficiency=lower), "hadare")
     with pytest.raises(InvalidOption, match="copy_efficiency"):
         exact(inst, copy_efficiency=0.0)
 
