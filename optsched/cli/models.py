@@ -195,9 +195,16 @@ def cmd_validate(args) -> int:
             if origin == "--model":
                 raise
             note = f"; {origin} names {name!r}, which is not registered"
+    slot, slot_from = args.slot, "--slot"
+    extra = data.get("extra") if isinstance(data, dict) else None
+    if slot is None and isinstance(extra, dict) and isinstance(extra.get("slot"), (int, float)):
+        slot, slot_from = extra["slot"], "the result file"
+    if caps.time == "slots":
+        note += f"; slot {slot if slot is not None else inst.slot:g} s" + \
+            (f" (from {slot_from})" if slot is not None else "")
     rules = caps.describe() + note
     progress(f"rules: {rules}")
-    validate_schedule(inst, sched, caps)
+    validate_schedule(inst, sched, caps, slot=slot if caps.time == "slots" else None)
     m = compute_metrics(inst, sched)
     if m.n_completed < m.n_jobs:
         progress(f"metrics cover the {m.n_completed} completed of {m.n_jobs} jobs "
@@ -325,6 +332,8 @@ def add_parsers(sub) -> None:
     v.add_argument("--model", help="the model or policy that produced the schedule (default: "
                    "the one a result JSON names; else the strict rules): its relaxed rules "
                    "(sharing, forking, progress rule, ...) are the only ones applied")
+    v.add_argument("--slot", type=float, help="seconds per slot a slotted model planned on "
+                   "(default: the result file's, else the instance's slot)")
     v.set_defaults(func=cmd_validate)
 
     sub.add_parser("schema", help="print the instance JSON Schema").set_defaults(func=cmd_schema)

@@ -162,6 +162,10 @@ def finalize(instance: Instance, schedule: Schedule | None, **fields: Any) -> Re
     # the registry runs every method and policy with its model's rules; a direct call of
     # a method's code validates with the rules that code declared on its schedule
     rules = current_producer() or Capabilities.declared_by(schedule)
-    validate_schedule(instance, schedule, rules)
+    # a slotted method states the slot it planned on (Hadar's may exceed instance.slot)
+    slot = (fields.get("extra") or {}).get("slot")
+    if isinstance(slot, bool) or not isinstance(slot, (int, float)) or not slot > 0:
+        slot = None
+    validate_schedule(instance, schedule, rules, slot=slot)
     fields.setdefault("status", Status.FEASIBLE)
     return Result(schedule=schedule, metrics=compute_metrics(instance, schedule), **fields)

@@ -26,8 +26,9 @@ naming the first violated rule and the allocation it concerns:
 5. completion time: a completion is when the work got done (plus ``consolidation``),
    within the time granularity of the rules (:class:`Capabilities`): in
    ``"continuous"`` time no later than that instant; in ``"slots"`` time no later than
-   one slot (``instance.slot``) after it, or than the end of the job's last allocation
-   (a slotted model holds whole slots, and may plan more of them than the work needs);
+   the end of the slot it falls in (on the grid ``0, slot, 2 slot, ...`` of the
+   model's planning slot, by default ``instance.slot``), or than the end of the job's
+   last allocation (a slotted model holds whole slots);
 6. every job is accounted for: a job that did all its ``work`` but is absent from
    ``completion`` is refused (absent from ``completion`` means *unfinished*).
 
@@ -55,6 +56,7 @@ and the instance are read, never a simulator's or a model's own bookkeeping.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -75,7 +77,7 @@ from optsched.core.rules import (
     resource_overload,
 )
 from optsched.core.schedule import Allocation, Schedule
-from optsched.errors import InvalidSchedule
+from optsched.errors import InvalidOption, InvalidSchedule
 
 __all__ = ["validate_schedule", "Progress", "job_progress", "work_done_at", "Capabilities",
            "STRICT", "producing", "current_producer"]
@@ -126,11 +128,11 @@ class Capabilities:
         object.__setattr__(self, "progress_rules", rules)
         bad = [r for r in rules if r not in PROGRESS_RULES]
         if bad or not rules:
-            raise InvalidSchedule("progress_rules", list(rules),
-                                  f"must be a non-empty list of {', '.join(PROGRESS_RULES)}")
+            raise InvalidOption("progress_rules", list(rules),
+                                f"must be a non-empty list of {', '.join(PROGRESS_RULES)}")
         if self.time not in TIME_GRANULARITIES:
-            raise InvalidSchedule("time", self.time,
-                                  f"must be one of {', '.join(TIME_GRANULARITIES)}")
+            raise InvalidOption("time", self.time,
+                                f"must be one of {', '.join(TIME_GRANULARITIES)}")
 
     @classmethod
     def declared_by(cls, schedule: Schedule, source: str = "the producing method",
@@ -207,8 +209,8 @@ def _capabilities(model: str | Capabilities | None) -> Capabilities:
     if isinstance(model, Capabilities):
         return model
     if not isinstance(model, str):
-        raise InvalidSchedule("model", model, "must be a model or policy name, or "
-                              "Capabilities")
+        raise InvalidOption("model", model, "must be a model or policy name, or "
+                            "Capabilities")
     from optsched.registry import capabilities
 
     return capabilities(model)
@@ -221,7 +223,8 @@ def _fail(i: int | None, a: Allocation | None, reason: str, value=None) -> None:
 
 
 def validate_schedule(instance: Instance, schedule: Schedule,
-                      model: str | Capabilities | None = None) -> Progress:
+                      model: str | Capabilities | None = None, *,
+                      slot: float | None = None) -> Progress:
     """Check ``schedule`` against ``instance``; return per-job progress or raise.
 
     Parameters
@@ -234,6 +237,10 @@ def validate_schedule(instance: Instance, schedule: Schedule,
         (:func:`optsched.registry.capabilities`), or the capabilities themselves. The
         rules they relax are the only ones applied; a schedule declaring another is
         refused. ``None``: the strict rules (:data:`STRICT`).
+    slot : float or None
+        The slot (seconds) a slotted model planned on, when it is not ``instance.slot``
+        (Hadar and HadarE plan on a multiple of it): the grid of ``"slots"`` time. Not
+        read in continuous time.
 
     Raises
     ------
@@ -242,13 +249,19 @@ def validate_schedule(instance: Instance, schedule: Schedule,
     """
     caps = _capabilities(model)
     caps.admit(schedule)
+    grid = float(instance.slot)
+    if slot is not None:
+        if isinstance(slot, bool) or not isinstance(slot, (int, float)) \
+                or not np.isfinite(slot) or slot <= 0:
+            raise InvalidOption("slot", slot, "must be a finite number of seconds > 0")
+        grid = float(slot)
     cols = _Columns.of(instance, schedule)
     _check_allocations(instance, schedule, cols)
     cols.finish()
     _check_capacity(instance, schedule, cols)
     gangs = _Gangs(instance, schedule, cols)
     done = gangs.progress()
-    _check_completion(instance, schedule, cols, gangs, done, caps)
+    _check_completion(instance, schedule, cols, gangs, done, caps, grid)
     return done
 
 
@@ -710,7 +723,8 @@ def work_done_at(instance: Instance, schedule: Schedule) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- completion
 def _check_completion(instance: Instance, schedule: Schedule, c: _Columns, gangs: _Gangs,
-                      done: Progress, caps: Capabilities = STRICT) -> None:
+                      done: Progress, caps: Capabilities = STRICT,
+                      grid: float | None = None) -> None:
     last = np.full(instance.n_jobs, -np.inf)
     np.maximum.at(last, c.job, c.end)
     idx = instance.job_index
@@ -756,12 +770,15 @@ def _check_completion(instance: Instance, schedule: Schedule, c: _Columns, gangs
             continue  # a job with no work to do (work is > 0: never here)
         latest = t_done + cons
         if caps.time == "slots":
-            # a slotted model holds whole slots: the job may keep GPUs it was planned
-            # (its last allocation) and report its completion when it releases them
-            latest = max(t_done + instance.slot, float(last[k])) + cons
+            # the end of the slot the work got done in (generous by one slot exactly at
+            # a boundary, where rounding may put it either side); a slotted model holds
+            # whole slots: the job may keep GPUs it was planned (its last allocation) and
+            # complete when it releases them
+            d = float(grid or instance.slot)
+            latest = max(math.ceil(t_done / d + 1e-6) * d, float(last[k])) + cons
         tol = TIME_TOL * max(1.0, abs(comp)) + 1e-6 * max(0.0, comp - instance.jobs[k].arrival)
         if comp > latest + tol:
-            grain = ("within one slot, or when it releases its last allocation"
+            grain = ("at the end of its slot, or when it releases its last allocation"
                      if caps.time == "slots"
                      else "in continuous time")
             raise InvalidSchedule(

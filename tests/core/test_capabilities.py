@@ -88,13 +88,32 @@ def test_cli_validate_names_the_rules_and_refuses_flags(inst, tmp_path, capsys):
     assert main(["validate", str(i), str(s), "--model", "hadare"]) == 0
     out = capsys.readouterr()
     assert "rules: gang progress, forking with consolidation, no sharing" in out.err
-    assert json.loads(out.out)["rules"].endswith("(model hadare)")
+    assert json.loads(out.out)["rules"].endswith("(model hadare); slot 10 s")
     # a result file names its model: its capabilities bound the flags
     r = tmp_path / "r.json"
     r.write_text(json.dumps({"model": "hadare", "method": "exact",
                              "schedule": forked().to_dict()}))
     assert main(["validate", str(i), str(r)]) == 0
     assert "named by the result file" in capsys.readouterr().err
+    # work done at 5 s, completion at 9 s: within the 10 s slot, not within a 2 s one
+    late = dict(forked().to_dict(), completion={"a": 9.0})
+    s.write_text(json.dumps(late))
+    assert main(["validate", str(i), str(s), "--model", "hadare"]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(i), str(s), "--model", "hadare", "--slot", "2"]) == 2
+    assert "at most 6" in capsys.readouterr().err
     r.write_text(json.dumps({"model": "allox", "method": "exact",
                              "schedule": forked().to_dict()}))
     assert main(["validate", str(i), str(r)]) == 2
+
+
+def test_capabilities_are_checked_on_construction():
+    from optsched.core.validate import Capabilities
+    from optsched.errors import InvalidOption
+
+    with pytest.raises(InvalidOption, match="progress_rules"):
+        Capabilities(progress_rules=("async",))
+    with pytest.raises(InvalidOption, match="progress_rules"):
+        Capabilities(progress_rules=())
+    with pytest.raises(InvalidOption, match="time"):
+        Capabilities(time="rounds")

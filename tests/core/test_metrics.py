@@ -165,11 +165,15 @@ def test_a_completion_long_after_the_work_is_refused():
         validate_schedule(inst, s)
     assert err.value.path == "completion.A"
     validate_schedule(inst, _late(5.0)[1])
-    # slotted time (a 10 s slot): up to one slot after the work, no later
+    # slotted time (10 s slots): up to the end of the slot the work is done in, no later
     validate_schedule(inst, s, "tiresias")
-    validate_schedule(inst, _late(15.0)[1], "tiresias")
-    with pytest.raises(InvalidSchedule, match="at most 15"):
-        validate_schedule(inst, _late(16.0)[1], "tiresias")
+    validate_schedule(inst, _late(10.0)[1], "tiresias")
+    with pytest.raises(InvalidSchedule, match="at most 10"):
+        validate_schedule(inst, _late(11.0)[1], "tiresias")
+    # a model planning on 30 s slots (declared by the caller)
+    validate_schedule(inst, _late(30.0)[1], "hadar", slot=30.0)
+    with pytest.raises(InvalidSchedule, match="at most 30"):
+        validate_schedule(inst, _late(31.0)[1], "hadar", slot=30.0)
     # holding the GPU to the end of its allocation: completion at its end
     validate_schedule(inst, _late(30.0, end=30.0)[1], "tiresias")
     with pytest.raises(InvalidSchedule, match="did its work by t=5"):
@@ -183,8 +187,9 @@ def test_completion_work_done_at_50_declared_at_90():
     s = Schedule((Allocation("A", 0, 50, "n0", "v100", 1),), {"A": 90})
     with pytest.raises(InvalidSchedule, match="completion must be when the work is done"):
         validate_schedule(inst, s)
+    # slotted (10 s): work done exactly at a slot boundary may count in either slot
     with pytest.raises(InvalidSchedule, match="at most 60"):
-        validate_schedule(inst, s, "hadar")  # slotted: one 10 s slot after 50
+        validate_schedule(inst, s, "hadar")
 
 
 def test_completion_with_consolidation_and_forked_copies():
