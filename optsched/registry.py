@@ -178,14 +178,17 @@ class PolicySpec:
             if until is not None and "until" in inspect.signature(self.runner).parameters:
                 kw["until"] = until
             with producing(caps):
-                return self.runner(instance, seed=seed, max_time=max_time,
-                                   progress=progress, **kw)
-        from optsched.sim.simulator import simulate as run_simulation
+                res = self.runner(instance, seed=seed, max_time=max_time,
+                                  progress=progress, **kw)
+        else:
+            from optsched.sim.simulator import simulate as run_simulation
 
-        assert self.factory is not None
-        with producing(caps):
-            return run_simulation(instance, self.factory(**kw), seed=seed, progress=progress,
-                                  max_time=max_time, until=until)
+            assert self.factory is not None
+            with producing(caps):
+                res = run_simulation(instance, self.factory(**kw), seed=seed,
+                                     progress=progress, max_time=max_time, until=until)
+        # the name whose rules validated it (optsched validate reads it from the file)
+        return res.replace(extra={**res.extra, "registered_policy": self.qualified})
 
     @property
     def capabilities(self) -> Capabilities:

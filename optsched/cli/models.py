@@ -183,8 +183,11 @@ def cmd_validate(args) -> int:
     # result file names, which the registry's capabilities then bound; never the flags
     name, origin = args.model, "--model"
     if name is None and isinstance(data, dict) and "allocations" not in data:
+        extra = data.get("extra")
+        policy = extra.get("registered_policy") if isinstance(extra, dict) else None
         model, method = data.get("model"), data.get("method")
-        name = method if model == "simulate" else model
+        name = policy if isinstance(policy, str) else \
+            method if model == "simulate" else model
         origin = "the result file"
     caps, note = STRICT, ""
     if isinstance(name, str) and name:

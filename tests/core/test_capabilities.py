@@ -117,3 +117,22 @@ def test_capabilities_are_checked_on_construction():
         Capabilities(progress_rules=())
     with pytest.raises(InvalidOption, match="time"):
         Capabilities(time="rounds")
+
+
+def test_a_simulation_result_file_names_its_registered_policy(tmp_path, capsys):
+    """optsched simulate's result names the policy under its registry name, whose rules
+    (here Synergy's CPU/DRAM-sensitive rates) optsched validate then applies."""
+    from optsched.cli import main
+    from optsched.registry import get_model, simulate
+
+    inst = get_model("salus").demo_instance()
+    res = simulate(inst, "synergy.greedy", progress=False)
+    assert res.extra["registered_policy"] == "synergy.greedy"
+    assert res.schedule.resource_sensitive
+    i, r = tmp_path / "i.json", tmp_path / "r.json"
+    inst.to_json(i)
+    r.write_text(json.dumps(res.to_dict()))
+    assert main(["validate", str(i), str(r)]) == 0
+    assert "(policy synergy.greedy), named by the result file" in capsys.readouterr().err
+    assert main(["validate", str(i), str(r), "--model", "gavel"]) == 2
+    assert "model gavel does not have it" in capsys.readouterr().err
