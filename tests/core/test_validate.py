@@ -246,3 +246,34 @@ def test_copy_efficiency_credits_the_largest_copy_in_full(inst):
         Schedule((), {}, copy_efficiency=0.5)  # no forking: one copy
     with pytest.raises(InvalidSchedule, match="copy_efficiency"):
         Schedule.from_dict({**half.to_dict(), "copy_efficiency": 2})
+
+
+# ------------------------------------------------------------------ defence in depth
+def test_a_copy_on_two_nodes_is_an_invalid_schedule(inst, monkeypatch):
+    """A forked copy spanning two nodes is named as InvalidSchedule; and should the rule
+    module ever fail to name a violation the arrays found, the validator still refuses
+    it (no AssertionError, no silent pass)."""
+    import optsched.core.validate as v
+
+    two = Schedule((Allocation("a", 0, 3, "n0", "k80", 1, copy=1),
+                    Allocation("a", 0, 3, "n1", "k80", 1, copy=1)), {}, forking=True)
+    with pytest.raises(InvalidSchedule, match=r"one node, holds 2 on \['n0', 'n1'\]"):
+        validate_schedule(inst, two, "hadare")
+    monkeypatch.setattr(v, "gang_error", lambda *a, **k: None)
+    with pytest.raises(InvalidSchedule, match=r"holds 2 GPUs on \['n0', 'n1'\]"):
+        validate_schedule(inst, two, "hadare")
+
+
+@pytest.mark.parametrize("field,value", [("cpus", -1.0), ("memory", -8.0)])
+def test_negative_cpu_or_memory_is_refused_even_if_a_rule_misses_it(inst, monkeypatch,
+                                                                     field, value):
+    import optsched.core.validate as v
+
+    a = Allocation("c", 0, 10, "n0", "v100", 1, **{field: value})
+    s = Schedule((a,), {"c": 10})
+    with pytest.raises(InvalidSchedule, match="cpus and memory must be finite numbers >= 0"):
+        validate_schedule(inst, s)
+    monkeypatch.setattr(v, "placement_error", lambda *a, **k: None)
+    with pytest.raises(InvalidSchedule, match="breaks a placement rule") as err:
+        validate_schedule(inst, s)
+    assert err.value.path == "allocations[0]"
