@@ -231,3 +231,28 @@ def test_simulated_schedules_complete_when_their_work_is_done():
         validate_schedule(inst, Schedule(res.schedule.allocations, moved),
                           "gavel.max_min_fairness")
     assert np.isfinite(res.metrics.mean_jct)
+
+
+def test_isolated_runtime_counts_only_usable_types():
+    # one job alone on 1 V100 + 1 K80, both usable: fractions (1, 1) sum to 2, scaled to
+    # (0.5, 0.5): 0.5 x 10 + 0.5 x 5 = 7.5 it/s
+    cl = Cluster((Node("n0", {"v100": 1, "k80": 1}),))
+    both = Instance(cl, (Job("A", 0, 1, 75, {"v100": 10, "k80": 5}),))
+    assert isolated_runtime(both) == pytest.approx([10])
+    # a job that can use the K80 only (at 0.5 it/s): the V100 is no part of its share,
+    # so it holds the K80 the whole time: 0.5 it/s -> 100 s for 50 it
+    k80 = Instance(cl, (Job("C", 0, 1, 50, {"k80": 0.5}),))
+    assert isolated_runtime(k80) == pytest.approx([100])
+
+
+def test_metrics_of_a_schedule_that_completes_nothing():
+    cl = Cluster((Node("n0", {"v100": 1}),))
+    inst = Instance(cl, (Job("A", 3, 1, 100, {"v100": 1}),))
+    s = Schedule((Allocation("A", 3, 13, "n0", "v100", 1),), {})
+    validate_schedule(inst, s)
+    m = compute_metrics(inst, s)
+    assert (m.n_completed, m.unfinished) == (0, ("A",))
+    assert m.mean_jct is m.p50_jct is m.p99_jct is m.makespan is m.cru is None
+    assert m.mean_ftf is m.max_ftf is m.mean_slowdown is None
+    assert m.busy_gpu_seconds == 10 and m.utility == 0
+    assert m.queueing_delay == {"A": 0} and m.mean_queueing_delay == 0
