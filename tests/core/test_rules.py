@@ -30,6 +30,7 @@ def test_a_valid_placement_passes():
     assert place(share=0.5, sharing=True) is None
     assert place(copy=3, forking=True) is None
     assert place(cpus=8.0, memory=64.0, gpus=4) is None
+    assert place(node_gpus=1) is None  # a node with a single GPU of the type
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -89,4 +90,7 @@ def test_capacity_tolerances():
     assert resource_overload(64.0 * (1 + 10 * RESOURCE_TOL), 64.0)
     assert resource_overload(10 * RESOURCE_TOL, 0.0)
     assert not resource_overload(RESOURCE_TOL / 2, 0.0)
+    # exactly at the tolerance is still within capacity
+    assert not gpu_overload(4 + GPU_TOL, 4)
+    assert not resource_overload(64.0 * (1 + RESOURCE_TOL) + RESOURCE_TOL, 64.0)
     assert GPU_TOL == 1e-9 and RESOURCE_TOL == 1e-9
