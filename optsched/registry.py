@@ -6,7 +6,12 @@ A paper package (``optsched.allox``, ``optsched.gavel``, ...) registers one
 its heuristics (each a :class:`Method` that declares its options) and its simulator
 policies (each a :class:`PolicySpec`). :func:`solve` runs a method by name,
 :func:`simulate` a policy by name; both check the options against the declaration
-(:mod:`optsched.options`). Policies are named by paper (``gavel.max_min_fairness``,
+(:mod:`optsched.options`). Each paper declares the relaxed rules its schedules may use
+(:class:`~optsched.core.validate.Capabilities`: sharing, forking, consolidation,
+resource sensitivity, progress rules, time granularity); :func:`capabilities` looks them
+up by model or policy name, and every method and policy run validates its schedule with
+them, never with the rules the schedule declares. Policies are named by paper
+(``gavel.max_min_fairness``,
 ``synergy.tune``); the short names of earlier releases (``max_min_fairness``,
 ``synergy_tune``) are aliases.
 """
@@ -16,20 +21,22 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
+from contextlib import nullcontext as _nothing
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from optsched.core.coerce import as_instance
 from optsched.core.instance import Instance
 from optsched.core.result import Result
+from optsched.core.validate import Capabilities, producing
 from optsched.errors import InvalidOption, UnknownName
 from optsched.options import SOLVER_OPTIONS, check_options, declared_options
 from optsched.sim.policy import Policy
 
 __all__ = ["Method", "PolicySpec", "PaperSpec", "ModelSpec", "register", "get_model",
            "models", "papers", "solve", "simulate", "get_policy", "policy_spec", "policies",
-           "simulation_names", "METHOD_KINDS", "SIM_ARGS"]
+           "simulation_names", "capabilities", "METHOD_KINDS", "SIM_ARGS"]
 
 METHOD_KINDS = ("exact", "bound", "heuristic")
 #: Arguments of a simulation, not options of its policy.
@@ -103,15 +110,36 @@ class Method:
         instance = as_instance(instance)
         check_options(where, options, self.options)
         kw = {**self.fixed, **options}
-        if not self.backend:
-            if backend is not None:
-                raise InvalidOption("backend", backend, f"{where} solves no LP/MILP, so it "
-                                    "takes no solver backend")
-            res = self.fn(instance, **kw)
-        else:
-            res = self.fn(instance, backend=backend or "highs", **kw)
+        if not self.backend and backend is not None:
+            raise InvalidOption("backend", backend, f"{where} solves no LP/MILP, so it "
+                                "takes no solver backend")
+        # the schedule is validated with the model's rules, not the ones it declares
+        caps = capabilities(model) if model in _PAPERS else None
+        with producing(caps) if caps is not None else _nothing():
+            if not self.backend:
+                res = self.fn(instance, **kw)
+            else:
+                res = self.fn(instance, backend=backend or "highs", **kw)
         # results carry the registry's names, whatever function computed them
-        return res.replace(method=self.name, model=model or res.model)
+        res = res.replace(method=self.name, model=model or res.model)
+        if self.kind == "exact" and res.ratio == 1.0 and res.gap:
+            res = _gap_ratio(res, get_model(model).sense_for(options)[0]
+                             if model in _PAPERS else "min")
+        return res
+
+
+def _gap_ratio(res: Result, sense: str) -> Result:
+    """An exact result stopped at a positive gap proves the ratio of its incumbent to
+    its bound, not 1: ``objective / bound`` (minimisation) or ``bound / objective``
+    (maximisation); ``None`` when the bound does not give one (sign, zero)."""
+    obj, bound = res.objective, res.bound
+    ratio = None
+    if obj is not None and bound is not None and obj > 0 and bound > 0:
+        ratio = max(1.0, obj / bound if sense == "min" else bound / obj)
+    note = (f"within a gap of {res.gap:.3g} of the bound: ratio "
+            + ("objective/bound" if sense == "min" else "bound/objective")
+            if ratio is not None else f"gap {res.gap:.3g}: no ratio proved")
+    return res.replace(ratio=ratio, ratio_note=note)
 
 
 # =========================================================================== policies
@@ -195,16 +223,33 @@ class PolicySpec:
         """
         instance = as_instance(instance)
         kw = self.check(options)
+        caps = self.capabilities
         if self.runner is not None:
             if until is not None and "until" in inspect.signature(self.runner).parameters:
                 kw["until"] = until
-            return self.runner(instance, seed=seed, max_time=max_time, progress=progress,
-                               **kw)
-        from optsched.sim.simulator import simulate as run_simulation
+            with producing(caps):
+                res = self.runner(instance, seed=seed, max_time=max_time,
+                                  progress=progress, **kw)
+        else:
+            from optsched.sim.simulator import simulate as run_simulation
 
-        assert self.factory is not None
-        return run_simulation(instance, self.factory(**kw), seed=seed, progress=progress,
-                              max_time=max_time, until=until)
+            assert self.factory is not None
+            with producing(caps):
+                res = run_simulation(instance, self.factory(**kw), seed=seed,
+                                     progress=progress, max_time=max_time, until=until)
+        # the name whose rules validated it (optsched validate reads it from the file)
+        return res.replace(extra={**res.extra, "registered_policy": self.qualified})
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The rules its schedules may relax: its paper's
+        (:attr:`PaperSpec.capabilities`), in continuous time when the simulator runs
+        it (a simulated job completes at the instant its work is done)."""
+        paper = _PAPERS.get(self.paper)
+        base = paper.capabilities if paper is not None and paper.capabilities else \
+            Capabilities()
+        time = base.time if self.runner is not None else "continuous"
+        return replace(base, time=time, source=f"policy {self.qualified}")
 
 
 # =========================================================================== papers
@@ -219,6 +264,8 @@ class PaperSpec:
     ``objectives`` maps the values of a method option ``objective`` to their ``(sense,
     label)`` for papers that offer several. ``demo_instance()`` builds the paper's
     default instance from the catalog; ``reference`` cites the paper.
+    ``capabilities`` are the relaxed rules its schedules may use (default: those of
+    :data:`BUILTIN_CAPABILITIES` for a paper of this package, else none relaxed).
     """
 
     name: str
@@ -231,8 +278,11 @@ class PaperSpec:
     demo_instance: Callable[..., Instance] | None = None
     objectives: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     reference: str = ""
+    capabilities: Capabilities | None = None
 
     def __post_init__(self) -> None:
+        caps = self.capabilities or BUILTIN_CAPABILITIES.get(self.name, Capabilities())
+        object.__setattr__(self, "capabilities", replace(caps, source=f"model {self.name}"))
         names = [m.name for m in self.methods]
         if len(set(names)) != len(names):
             raise InvalidOption("methods", names, "method names must be unique")
@@ -282,6 +332,18 @@ class PaperSpec:
 #: The name of earlier releases.
 ModelSpec = PaperSpec
 
+#: The relaxed rules of this package's papers: Salus shares GPUs (lanes), Synergy's rates
+#: depend on CPU cores and DRAM, HadarE forks jobs across nodes and consolidates them,
+#: Hadar's policy offers every progress rule; Hadar, HadarE and Tiresias plan on slots
+#: (a job keeps the slot it finishes in). Every other rule is strict.
+BUILTIN_CAPABILITIES: dict[str, Capabilities] = {
+    "salus": Capabilities(sharing=True),
+    "synergy": Capabilities(resource_sensitive=True),
+    "hadar": Capabilities(progress_rules=("gang", "partial", "additive"), time="slots"),
+    "hadare": Capabilities(forking=True, consolidation=True, time="slots"),
+    "tiresias": Capabilities(time="slots"),
+}
+
 _PAPERS: dict[str, PaperSpec] = {}
 _POLICIES: dict[str, PolicySpec] = {}   # qualified names and aliases
 
@@ -323,6 +385,22 @@ def simulation_names(aliases: bool = True) -> list[str]:
     """Every name :func:`simulate` accepts (qualified names, and aliases if asked)."""
     names = set(_POLICIES) if aliases else {p.qualified for p in _POLICIES.values()}
     return sorted(names)
+
+
+def capabilities(name: str) -> Capabilities:
+    """The relaxed rules of the model or policy registered as ``name`` (a paper name,
+    a qualified policy name or an alias): what
+    :func:`~optsched.core.validate.validate_schedule` applies to its schedules."""
+    if name in _PAPERS:
+        caps = _PAPERS[name].capabilities
+        assert caps is not None  # set by PaperSpec.__post_init__
+        return caps
+    if name in _POLICIES:
+        return _POLICIES[name].capabilities
+    close = difflib.get_close_matches(str(name), [*_PAPERS, *_POLICIES], n=3)
+    hint = f"; did you mean {close}?" if close else ""
+    raise UnknownName("model", name, f"not a registered model or policy; models: "
+                      f"{sorted(_PAPERS)}, policies: optsched catalog lists them{hint}")
 
 
 def policy_spec(name: str) -> PolicySpec:

@@ -175,15 +175,51 @@ def cmd_compare(args) -> int:
 
 
 def cmd_validate(args) -> int:
+    from optsched.core.jsonio import load_json
     from optsched.core.metrics import compute_metrics
-    from optsched.core.schedule import load_schedule
-    from optsched.core.validate import validate_schedule
+    from optsched.core.schedule import Schedule
+    from optsched.core.validate import STRICT, validate_schedule
+    from optsched.errors import InvalidSchedule, UnknownName
+    from optsched.registry import capabilities
 
     inst = load_instance(args.instance)
-    sched = load_schedule(args.schedule)
-    validate_schedule(inst, sched)
+    data = load_json(args.schedule, InvalidSchedule)
+    sched = Schedule.from_dict(data)
+    # the rules come from the producer: --model, else the model (or simulated policy) a
+    # result file names, which the registry's capabilities then bound; never the flags
+    name, origin = args.model, "--model"
+    if name is None and isinstance(data, dict) and "allocations" not in data:
+        extra = data.get("extra")
+        policy = extra.get("registered_policy") if isinstance(extra, dict) else None
+        model, method = data.get("model"), data.get("method")
+        name = policy if isinstance(policy, str) else \
+            method if model == "simulate" else model
+        origin = "the result file"
+    caps, note = STRICT, ""
+    if isinstance(name, str) and name:
+        try:
+            caps = capabilities(name)
+            note = "" if origin == "--model" else f", named by {origin}"
+        except UnknownName:
+            if origin == "--model":
+                raise
+            note = f"; {origin} names {name!r}, which is not registered"
+    slot, slot_from = args.slot, "--slot"
+    extra = data.get("extra") if isinstance(data, dict) else None
+    if slot is None and isinstance(extra, dict) and isinstance(extra.get("slot"), (int, float)):
+        slot, slot_from = extra["slot"], "the result file"
+    if caps.time == "slots":
+        note += f"; slot {slot if slot is not None else inst.slot:g} s" + \
+            (f" (from {slot_from})" if slot is not None else "")
+    rules = caps.describe() + note
+    progress(f"rules: {rules}")
+    validate_schedule(inst, sched, caps, slot=slot if caps.time == "slots" else None)
     m = compute_metrics(inst, sched)
-    print(json.dumps({"valid": True, "metrics": m.to_dict(per_job=False)}, indent=1))
+    if m.n_completed < m.n_jobs:
+        progress(f"metrics cover the {m.n_completed} completed of {m.n_jobs} jobs "
+                 f"({m.n_jobs - m.n_completed} unfinished)")
+    print(json.dumps({"valid": True, "rules": rules, "metrics": m.to_dict(per_job=False)},
+                     indent=1))
     return EXIT_OK
 
 
@@ -305,6 +341,11 @@ def add_parsers(sub) -> None:
     v = sub.add_parser("validate", help="check a schedule (or result JSON) against an instance")
     v.add_argument("instance", help="instance JSON file")
     v.add_argument("schedule", help="schedule JSON, or a result JSON holding one")
+    v.add_argument("--model", help="the model or policy that produced the schedule (default: "
+                   "the one a result JSON names; else the strict rules): its relaxed rules "
+                   "(sharing, forking, progress rule, ...) are the only ones applied")
+    v.add_argument("--slot", type=float, help="seconds per slot a slotted model planned on "
+                   "(default: the result file's, else the instance's slot)")
     v.set_defaults(func=cmd_validate)
 
     sub.add_parser("schema", help="print the instance JSON Schema").set_defaults(func=cmd_schema)

@@ -2,6 +2,11 @@ r"""One metrics module, computed from an instance and a validated schedule.
 
 Definitions (time in seconds; :math:`C_j` completion, :math:`a_j` arrival):
 
+* coverage: ``n_jobs`` jobs in the instance, ``n_completed`` of them completed (in the
+  schedule's ``completion``), the others listed in ``unfinished``. Every average,
+  percentile and maximum below is over the ``n_completed`` completed jobs only, which
+  the record states beside them (the validator refuses a schedule that leaves a job that
+  did all its work out of ``completion``, so no finished job is skipped);
 * JCT :math:`C_j - a_j`; mean, median (p50) and p99 over completed jobs;
 * makespan ("total time duration"): :math:`\max_j C_j - \min_j a_j` over completed jobs;
 * CRU (cluster resource utilization): busy GPU-seconds / (total GPUs x makespan), with a
@@ -33,6 +38,9 @@ __all__ = ["Metrics", "compute_metrics", "isolated_runtime"]
 
 @dataclass(frozen=True)
 class Metrics:
+    """Metrics of one schedule (module docstring): ``n_completed`` of the ``n_jobs`` jobs
+    completed, and every statistic is over those; ``unfinished`` lists the others."""
+
     n_jobs: int
     n_completed: int
     mean_jct: float | None
@@ -49,16 +57,29 @@ class Metrics:
     completion: dict[str, float] = field(default_factory=dict)
     jct: dict[str, float] = field(default_factory=dict)
     queueing_delay: dict[str, float] = field(default_factory=dict)
+    unfinished: tuple[str, ...] = ()
+
+    @property
+    def n_unfinished(self) -> int:
+        """Jobs of the instance no statistic covers (not completed)."""
+        return self.n_jobs - self.n_completed
+
+    @property
+    def complete(self) -> bool:
+        """Every job of the instance completed: the statistics cover them all."""
+        return self.n_completed == self.n_jobs
 
     def to_dict(self, per_job: bool = True) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in (
-            "n_jobs", "n_completed", "mean_jct", "p50_jct", "p99_jct", "makespan", "cru",
+            "n_jobs", "n_completed", "n_unfinished", "mean_jct", "p50_jct", "p99_jct",
+            "makespan", "cru",
             "busy_gpu_seconds", "mean_queueing_delay", "utility", "mean_ftf", "max_ftf",
             "mean_slowdown")}
         if per_job:
             d["completion"] = dict(self.completion)
             d["jct"] = dict(self.jct)
             d["queueing_delay"] = dict(self.queueing_delay)
+            d["unfinished"] = list(self.unfinished)
         return d
 
 
@@ -107,4 +128,5 @@ def compute_metrics(instance: Instance, schedule: Schedule) -> Metrics:
         makespan=makespan, cru=cru, busy_gpu_seconds=float(busy),
         mean_queueing_delay=stat(np.mean, np.array(list(qd.values()), dtype=float)),
         utility=util, mean_ftf=stat(np.mean, ftf), max_ftf=stat(np.max, ftf),
-        mean_slowdown=stat(np.mean, slow), completion=comp, jct=jct, queueing_delay=qd)
+        mean_slowdown=stat(np.mean, slow), completion=comp, jct=jct, queueing_delay=qd,
+        unfinished=tuple(j.id for j in instance.jobs if j.id not in comp))

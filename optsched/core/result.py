@@ -148,13 +148,24 @@ def finalize(instance: Instance, schedule: Schedule | None, **fields: Any) -> Re
     """Validate ``schedule`` against ``instance``, attach its metrics, build the Result.
 
     A schedule that fails validation raises :class:`~optsched.errors.InvalidSchedule`:
-    a method that produced it is wrong, and no result is returned for it.
+    a method that produced it is wrong, and no result is returned for it. The rules are
+    those of the model or policy the registry is running
+    (:func:`optsched.core.validate.producing`), so a schedule declaring a rule its model
+    does not have is refused; outside a registry run, the rules the calling method's code
+    put on the schedule, in slotted time.
     """
     if schedule is None:
         return Result(**fields)
     from optsched.core.metrics import compute_metrics
-    from optsched.core.validate import validate_schedule
+    from optsched.core.validate import Capabilities, current_producer, validate_schedule
 
-    validate_schedule(instance, schedule)
+    # the registry runs every method and policy with its model's rules; a direct call of
+    # a method's code validates with the rules that code declared on its schedule
+    rules = current_producer() or Capabilities.declared_by(schedule)
+    # a slotted method states the slot it planned on (Hadar's may exceed instance.slot)
+    slot = (fields.get("extra") or {}).get("slot")
+    if isinstance(slot, bool) or not isinstance(slot, (int, float)) or not slot > 0:
+        slot = None
+    validate_schedule(instance, schedule, rules, slot=slot)
     fields.setdefault("status", Status.FEASIBLE)
     return Result(schedule=schedule, metrics=compute_metrics(instance, schedule), **fields)

@@ -22,7 +22,23 @@ naming the first violated rule and the allocation it concerns:
    multiplied by the job's CPU/DRAM sensitivity at the allocation's per-GPU cores and
    memory (:meth:`optsched.core.instance.Sensitivity.relative`);
 4. work: each job declared complete did at least its ``work`` iterations by
-   ``completion - consolidation``, and holds nothing after its completion.
+   ``completion - consolidation``, and holds nothing after its completion;
+5. completion time: a completion is when the work got done (plus ``consolidation``),
+   within the time granularity of the rules (:class:`Capabilities`): in
+   ``"continuous"`` time no later than that instant; in ``"slots"`` time no later than
+   the end of the slot it falls in (on the grid ``0, slot, 2 slot, ...`` of the
+   model's planning slot, by default ``instance.slot``), or than the end of the job's
+   last allocation (a slotted model holds whole slots);
+6. every job is accounted for: a job that did all its ``work`` but is absent from
+   ``completion`` is refused (absent from ``completion`` means *unfinished*).
+
+Which relaxed rules apply (sharing, forking, consolidation, resource sensitivity,
+progress rule, time granularity) comes from the model or policy that produced the
+schedule, never from the schedule itself: :func:`validate_schedule` takes its name (the
+registry knows its :class:`Capabilities`) or the capabilities, and refuses a schedule
+that declares a rule they do not have. Without either, the strict rules apply (gang
+progress, no sharing, no forking, no consolidation, not resource-sensitive, continuous
+time).
 
 Returns a :class:`Progress` record (iterations done per job) that metrics reuse.
 
@@ -40,7 +56,11 @@ and the instance are read, never a simulator's or a model's own bookkeeping.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
@@ -49,6 +69,7 @@ import numpy as np
 
 from optsched.core.coerce import as_instance, as_schedule
 from optsched.core.instance import Instance
+from optsched.core.progress import PROGRESS_RULES
 from optsched.core.rules import (
     copies_error,
     gang_error,
@@ -57,9 +78,10 @@ from optsched.core.rules import (
     resource_overload,
 )
 from optsched.core.schedule import Allocation, Schedule
-from optsched.errors import InvalidSchedule
+from optsched.errors import InvalidOption, InvalidSchedule
 
-__all__ = ["validate_schedule", "Progress", "job_progress"]
+__all__ = ["validate_schedule", "Progress", "job_progress", "work_done_at", "Capabilities",
+           "STRICT", "producing", "current_producer"]
 
 REL_TOL = 1e-6
 TIME_TOL = 1e-6
@@ -75,25 +97,175 @@ class Progress:
         return {j.id: self.done.get(j.id, 0.0) / j.work for j in instance.jobs}
 
 
+STRICT_SOURCE = "strict rules"
+#: Time granularities a model or policy may declare (see :class:`Capabilities`).
+TIME_GRANULARITIES = ("continuous", "slots")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """The relaxed rules a model or policy may use, which the validator then applies.
+
+    Each flag licenses the schedule flag of the same name (:class:`Schedule`):
+    ``sharing`` (shares below 1), ``forking`` (copies other than 0),
+    ``consolidation`` (a positive ``consolidation`` delay), ``resource_sensitive``
+    (CPU/DRAM-dependent rates); ``progress_rules`` the progress rules it may declare
+    (:data:`optsched.core.progress.PROGRESS_RULES`). ``time`` is the granularity of its
+    completions: ``"continuous"`` (a job completes when its work is done) or
+    ``"slots"`` (a job may keep the slot it finished in). ``source`` names who declares
+    them (``"model allox"``, ``"policy gavel.max_min_fairness"``).
+    """
+
+    sharing: bool = False
+    forking: bool = False
+    consolidation: bool = False
+    resource_sensitive: bool = False
+    progress_rules: tuple[str, ...] = ("gang",)
+    time: str = "continuous"
+    source: str = "strict rules"  # STRICT_SOURCE
+
+    def __post_init__(self) -> None:
+        rules = tuple(self.progress_rules)
+        object.__setattr__(self, "progress_rules", rules)
+        bad = [r for r in rules if r not in PROGRESS_RULES]
+        if bad or not rules:
+            raise InvalidOption("progress_rules", list(rules),
+                                f"must be a non-empty list of {', '.join(PROGRESS_RULES)}")
+        if self.time not in TIME_GRANULARITIES:
+            raise InvalidOption("time", self.time,
+                                f"must be one of {', '.join(TIME_GRANULARITIES)}")
+
+    @classmethod
+    def declared_by(cls, schedule: Schedule, source: str = "the producing method",
+                    time: str = "slots") -> Capabilities:
+        """Exactly the rules ``schedule`` declares: for code that built the schedule
+        itself (:func:`optsched.core.result.finalize`), never for a schedule read from
+        elsewhere."""
+        return cls(sharing=schedule.sharing, forking=schedule.forking,
+                   consolidation=schedule.consolidation > 0,
+                   resource_sensitive=schedule.resource_sensitive,
+                   progress_rules=(schedule.progress_rule,), time=time, source=source)
+
+    def describe(self) -> str:
+        """The rules in words, e.g. ``"gang progress, no forking, no sharing, ...
+        (model allox)"``."""
+        parts = [" or ".join(self.progress_rules) + " progress",
+                 ("forking" + (" with consolidation" if self.consolidation else ""))
+                 if self.forking else "no forking",
+                 "sharing" if self.sharing else "no sharing",
+                 "resource-sensitive" if self.resource_sensitive else "not resource-sensitive",
+                 "slotted time" if self.time == "slots" else "continuous time"]
+        if self.consolidation and not self.forking:
+            parts.insert(2, "consolidation")
+        return f"{', '.join(parts)} ({self.source})"
+
+    def admit(self, schedule: Schedule) -> None:
+        """Raise :class:`~optsched.errors.InvalidSchedule` naming the first rule
+        ``schedule`` declares that these capabilities do not license."""
+        for flag, allowed in (("sharing", self.sharing), ("forking", self.forking),
+                              ("resource_sensitive", self.resource_sensitive)):
+            if getattr(schedule, flag) and not allowed:
+                self._refuse(flag, True, flag)
+        if schedule.consolidation > 0 and not self.consolidation:
+            self._refuse("consolidation", schedule.consolidation, "a consolidation delay")
+        if schedule.progress_rule not in self.progress_rules:
+            self._refuse("progress_rule", schedule.progress_rule,
+                         f"progress rule {schedule.progress_rule!r}")
+
+    def _refuse(self, flag: str, value: Any, what: str) -> None:
+        if self.source == STRICT_SOURCE:
+            why = ("no model or policy is named, so the strict rules apply: name the one "
+                   "that produced the schedule")
+        else:
+            why = f"{self.source} does not have it"
+        raise InvalidSchedule(flag, value, f"the schedule declares {what}, but {why} "
+                              f"(rules: {self.describe()})")
+
+
+#: The rules when nobody names the producer: nothing relaxed.
+STRICT = Capabilities()
+
+_PRODUCER: ContextVar[Capabilities | None] = ContextVar("optsched_producer", default=None)
+
+
+@contextmanager
+def producing(capabilities: Capabilities) -> Iterator[None]:
+    """Within the block, :func:`optsched.core.result.finalize` validates with
+    ``capabilities`` (the registry wraps each method and policy run in it)."""
+    token = _PRODUCER.set(capabilities)
+    try:
+        yield
+    finally:
+        _PRODUCER.reset(token)
+
+
+def current_producer() -> Capabilities | None:
+    """The capabilities set by the innermost :func:`producing` block, if any."""
+    return _PRODUCER.get()
+
+
+def _capabilities(model: str | Capabilities | None) -> Capabilities:
+    if model is None:
+        return STRICT
+    if isinstance(model, Capabilities):
+        return model
+    if not isinstance(model, str):
+        raise InvalidOption("model", model, "must be a model or policy name, or "
+                            "Capabilities")
+    from optsched.registry import capabilities
+
+    return capabilities(model)
+
+
 def _fail(i: int | None, a: Allocation | None, reason: str, value=None) -> None:
     path = f"allocations[{i}]" if i is not None else "schedule"
     raise InvalidSchedule(path, value if value is not None else (a.to_dict() if a else None),
                           reason)
 
 
-def validate_schedule(instance: Instance, schedule: Schedule) -> Progress:
+def validate_schedule(instance: Instance, schedule: Schedule,
+                      model: str | Capabilities | None = None, *,
+                      slot: float | None = None) -> Progress:
     """Check ``schedule`` against ``instance``; return per-job progress or raise.
 
-    Either argument may also be a mapping in its JSON form (:mod:`optsched.core.coerce`).
+    Parameters
+    ----------
+    instance : Instance
+        Or a mapping in its JSON form (:mod:`optsched.core.coerce`).
+    schedule : Schedule
+        Or a mapping in its JSON form.
+    model : str, Capabilities or None
+        Who produced the schedule: a registered model (``"hadare"``) or policy
+        (``"salus.fifo"``) name, whose :class:`Capabilities` the registry knows
+        (:func:`optsched.registry.capabilities`), or the capabilities themselves. The
+        rules they relax are the only ones applied; a schedule declaring another is
+        refused. ``None``: the strict rules (:data:`STRICT`).
+    slot : float or None
+        The slot (seconds) a slotted model planned on, when it is not ``instance.slot``
+        (Hadar and HadarE plan on a multiple of it): the grid of ``"slots"`` time. Not
+        read in continuous time.
+
+    Raises
+    ------
+    InvalidSchedule
+        Naming the first rule broken (module docstring) and where.
     """
     instance, schedule = as_instance(instance), as_schedule(schedule)
+    caps = _capabilities(model)
+    caps.admit(schedule)
+    grid = float(instance.slot)
+    if slot is not None:
+        if isinstance(slot, bool) or not isinstance(slot, (int, float)) \
+                or not np.isfinite(slot) or slot <= 0:
+            raise InvalidOption("slot", slot, "must be a finite number of seconds > 0")
+        grid = float(slot)
     cols = _Columns.of(instance, schedule)
     _check_allocations(instance, schedule, cols)
     cols.finish()
     _check_capacity(instance, schedule, cols)
     gangs = _Gangs(instance, schedule, cols)
     done = gangs.progress()
-    _check_completion(instance, schedule, cols, gangs, done)
+    _check_completion(instance, schedule, cols, gangs, done, caps, grid)
     return done
 
 
@@ -228,9 +400,14 @@ def _check_allocations(instance: Instance, schedule: Schedule, c: _Columns) -> N
             bad |= c.share < 1
         if not schedule.forking:
             bad |= c.copy != 0
-    # a superset of the violations: the first one, in allocation order, raises
+    # the violations, which the per-allocation rules name: the first one, in allocation
+    # order, raises
     for i in np.flatnonzero(bad).tolist():
         _check_one(instance, schedule, i, allocs[i])
+        # the arrays and the rules disagree: a violation is never let through unnamed
+        _fail(i, allocs[i], "breaks a placement rule (known job and node, a type the job "
+              "runs on, start < end after arrival, a positive integer GPU count, CPU cores "
+              "and DRAM finite and >= 0, share in (0, 1], copy 0 unless forking)")
 
 
 # --------------------------------------------------------------------------- capacity
@@ -420,7 +597,9 @@ class _Gangs:
         nodes = {c.raw[3][i] for i in act}
         reason = gang_error(job.id, job.workers, copy, g, nodes, forking=self.schedule.forking,
                             progress_rule=self.schedule.progress_rule)
-        assert reason is not None
+        if reason is None:  # the arrays saw a violation: never let it pass unnamed
+            reason = (f"job {job.id!r} copy {copy}: holds {g} GPUs on {sorted(nodes)}, not "
+                      "a gang the rules allow")
         t0, t1 = float(self.t0[s]), float(self.t1[s])
         raise InvalidSchedule(f"job {job.id!r}", g, f"{reason} during [{t0:g}, {t1:g})")
 
@@ -467,6 +646,40 @@ class _Gangs:
                                           f"t={t0:g}")
                 active[node] = (t1, copy)
 
+    def done_times(self, target: np.ndarray) -> np.ndarray:
+        """Per job, the first instant its iterations reach ``target[j]`` (``inf`` if they
+        never do, or if the target is not positive)."""
+        n = self.instance.n_jobs
+        when = np.full(n, np.inf)
+        S = len(self.t0)
+        if S == 0 or n == 0:
+            return when
+        job = np.concatenate([self.seg_job, self.seg_job])
+        t = np.concatenate([self.t0, self.t1])
+        d = np.concatenate([self.speed, -self.speed])
+        o = np.lexsort((d, t, job))  # per job, in time order; releases first at a tie
+        job, t, d = job[o], t[o], d[o]
+        head = np.flatnonzero(np.r_[True, job[1:] != job[:-1]])
+        size = np.diff(np.r_[head, 2 * S])
+        rate = np.cumsum(d)
+        rate -= np.repeat(np.where(head > 0, rate[np.maximum(head - 1, 0)], 0.0), size)
+        same = np.r_[job[1:] == job[:-1], False]  # the next event is the same job's
+        dt = np.where(same, np.r_[t[1:], 0.0] - t, 0.0)
+        inc = np.where(same, np.maximum(rate, 0.0) * dt, 0.0)
+        cum = np.cumsum(inc)
+        base = np.where(head > 0, cum[np.maximum(head - 1, 0)], 0.0)
+        after = cum - np.repeat(base, size)      # iterations done by the next event
+        before = after - inc                     # iterations done at this event
+        goal = target[job]
+        hit = same & (after >= goal) & (goal > 0) & (inc > 0)
+        rows = np.flatnonzero(hit)
+        # the first hit of each job (rows are grouped by job, in time order)
+        jobs_hit, pos = np.unique(job[rows], return_index=True)
+        r = rows[pos]
+        w = t[r] + (goal[r] - before[r]) / rate[r]
+        when[jobs_hit] = np.minimum(np.maximum(w, t[r]), t[r + 1])
+        return when
+
     def progress(self, until: dict[str, float] | None = None) -> Progress:
         """Iterations done per job, counting time up to ``until[job]`` if given."""
         jobs = self.instance.jobs
@@ -499,9 +712,23 @@ def job_progress(instance: Instance, schedule: Schedule,
     return _Gangs(instance, schedule, c).progress(until)
 
 
+def work_done_at(instance: Instance, schedule: Schedule) -> dict[str, float]:
+    """The instant each job's iterations reach its ``work`` under ``schedule`` (jobs that
+    never get there are left out); progress as :func:`job_progress` counts it, under the
+    rules the schedule declares (a helper for code that builds schedules, not a check).
+    """
+    c = _Columns.of(instance, schedule)
+    for i in np.flatnonzero((c.job < 0) | (c.node < 0) | (c.typ < 0)).tolist()[:1]:
+        _check_one(instance, schedule, i, schedule.allocations[i])
+    c.finish()
+    when = _Gangs(instance, schedule, c).done_times(instance.work * (1 - REL_TOL))
+    return {j.id: float(t) for j, t in zip(instance.jobs, when.tolist()) if np.isfinite(t)}
+
+
 # --------------------------------------------------------------------------- completion
 def _check_completion(instance: Instance, schedule: Schedule, c: _Columns, gangs: _Gangs,
-                      done: Progress) -> None:
+                      done: Progress, caps: Capabilities = STRICT,
+                      grid: float | None = None) -> None:
     last = np.full(instance.n_jobs, -np.inf)
     np.maximum.at(last, c.job, c.end)
     idx = instance.job_index
@@ -525,3 +752,42 @@ def _check_completion(instance: Instance, schedule: Schedule, c: _Columns, gangs
         if got < j.work * (1 - REL_TOL):
             raise InvalidSchedule(f"completion.{jid}", schedule.completion[jid],
                                   f"job did {got:.6g} of its {j.work:.6g} iterations by then")
+    # rule 6: a job that did all its work is completed, or the metrics would skip it
+    for j in instance.jobs:
+        if j.id not in schedule.completion and done.done.get(j.id, 0.0) >= j.work * (1 - REL_TOL):
+            raise InvalidSchedule(f"completion.{j.id}", None,
+                                  f"job {j.id!r} did all its {j.work:.6g} iterations but has no "
+                                  "completion time (a job absent from completion is "
+                                  "unfinished): declare when it completed")
+    if not schedule.completion:
+        return
+    # rule 5: the completion is when the work got done, within the time granularity
+    target = np.zeros(instance.n_jobs)
+    for jid in schedule.completion:
+        k = idx[jid]
+        target[k] = min(instance.jobs[k].work, by_done.done.get(jid, 0.0)) * (1 - 1e-9)
+    when = gangs.done_times(target)
+    for jid, comp in schedule.completion.items():
+        k = idx[jid]
+        t_done = float(when[k])
+        if not np.isfinite(t_done):
+            continue  # a job with no work to do (work is > 0: never here)
+        latest = t_done + cons
+        if caps.time == "slots":
+            # the end of the slot the work got done in (generous by one slot exactly at
+            # a boundary, where rounding may put it either side); a slotted model holds
+            # whole slots: the job may keep GPUs it was planned (its last allocation) and
+            # complete when it releases them
+            d = float(grid or instance.slot)
+            latest = max(math.ceil(t_done / d + 1e-6) * d, float(last[k])) + cons
+        tol = TIME_TOL * max(1.0, abs(comp)) + 1e-6 * max(0.0, comp - instance.jobs[k].arrival)
+        if comp > latest + tol:
+            grain = ("at the end of its slot, or when it releases its last allocation"
+                     if caps.time == "slots"
+                     else "in continuous time")
+            raise InvalidSchedule(
+                f"completion.{jid}", comp,
+                f"job {jid!r} did its work by t={t_done:g}"
+                + (f" (+ consolidation {cons:g} s)" if cons else "")
+                + f": a completion must be when the work is done ({grain}, {caps.source}), "
+                f"at most {latest:g}")

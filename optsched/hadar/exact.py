@@ -67,6 +67,7 @@ vectorised (numpy coordinate arrays).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -75,6 +76,7 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, finalize, relative_gap
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
+from optsched.core.validate import work_done_at
 from optsched.errors import InvalidOption
 from optsched.hadar.model import (
     DEFAULT_MAX_COLUMNS,
@@ -342,9 +344,19 @@ def _schedule(model: HadarModel, values: dict[str, np.ndarray], index: dict) -> 
             allocs.append(Allocation(inst.jobs[j].id, t * d, (t + 1) * d,
                                      nodes[model.bucket_node[b]].name,
                                      types[model.bucket_type[b]], int(y[i])))
+    allocs = merge_intervals(allocs)
+    # a job completes at the end of the slot its work is done in: the program's
+    # completion slot may be later where the utility does not tell them apart
+    # (never before it releases its GPUs)
+    done = work_done_at(inst, Schedule(tuple(allocs)))
+    held: dict[str, float] = {}
+    for a in allocs:
+        held[a.job] = max(held.get(a.job, 0.0), a.end)
     for j, t in comp_slot.items():
-        comp[inst.jobs[j].id] = model.completion_time(t)
-    return Schedule(tuple(merge_intervals(allocs)), comp)
+        jid = inst.jobs[j].id
+        first = math.ceil(done[jid] / d - 1e-9) - 1 if jid in done else t
+        comp[jid] = max(model.completion_time(min(t, max(first, 0))), held.get(jid, 0.0))
+    return Schedule(tuple(allocs), comp)
 
 
 @declares(solver=True)

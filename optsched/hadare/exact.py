@@ -74,6 +74,7 @@ Size: :math:`N = \sum_j (T - a_j)` job-slots; :math:`2 N B_j + 3N` columns (with
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -82,6 +83,7 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.core.result import Result, Status, finalize, relative_gap
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
+from optsched.core.validate import work_done_at
 from optsched.errors import InvalidOption
 from optsched.hadar.exact import utility_ceiling
 from optsched.hadar.model import (
@@ -321,8 +323,21 @@ def _schedule(instance: Instance, values: dict[str, np.ndarray], index: dict,
         h = int(index["bucket_node"][b])
         allocs.append(Allocation(instance.jobs[j].id, t * d, (t + 1) * d, nodes[h].name,
                                  types[index["bucket_type"][b]], int(xv[i]), copy=h))
-    comp = {instance.jobs[j].id: (t + 1) * d + kappa for j, t in comp_slot.items()}
-    return Schedule(tuple(merge_intervals(allocs)), comp, forking=True, consolidation=kappa,
+    allocs = merge_intervals(allocs)
+    # a job completes (plus kappa) at the end of the slot its work is done in, never
+    # before it releases its GPUs: the program's completion slot may be later where the
+    # objective does not tell them apart
+    done = work_done_at(instance, Schedule(tuple(allocs), forking=True,
+                                           copy_efficiency=efficiency))
+    held: dict[str, float] = {}
+    for a in allocs:
+        held[a.job] = max(held.get(a.job, 0.0), a.end)
+    comp = {}
+    for j, t in comp_slot.items():
+        jid = instance.jobs[j].id
+        first = math.ceil(done[jid] / d - 1e-9) - 1 if jid in done else t
+        comp[jid] = max((min(t, max(first, 0)) + 1) * d, held.get(jid, 0.0)) + kappa
+    return Schedule(tuple(allocs), comp, forking=True, consolidation=kappa,
                     copy_efficiency=efficiency)
 
 

@@ -15,6 +15,7 @@ from optsched import (
     compute_metrics,
     validate_schedule,
 )
+from optsched.core.validate import job_progress
 
 
 @pytest.fixture
@@ -75,7 +76,8 @@ def bad(inst, *allocs, completion=None, **kw) -> Schedule:
 ])
 def test_violations_are_named(inst, sched, match):
     with pytest.raises(InvalidSchedule, match=match):
-        validate_schedule(inst, sched(inst))
+        s = sched(inst)
+        validate_schedule(inst, s, "hadare" if s.forking else None)
 
 
 def test_mixed_type_gang_runs_at_slowest_rate(inst):
@@ -92,20 +94,22 @@ def test_forked_copies_add_up_and_consolidation_delays_completion(inst):
     allocs = (Allocation("a", 0, 10, "n0", "k80", 1, copy=0),
               Allocation("a", 0, 10, "n1", "k80", 1, copy=1))
     s = Schedule(allocs, {"a": 12}, forking=True, consolidation=2)
-    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    assert validate_schedule(inst, s, "hadare").done["a"] == pytest.approx(100)
     with pytest.raises(InvalidSchedule, match="iterations"):
-        validate_schedule(inst, Schedule(allocs, {"a": 11}, forking=True, consolidation=2))
+        validate_schedule(inst, Schedule(allocs, {"a": 11}, forking=True, consolidation=2),
+                          "hadare")
 
 
 def test_sharing_weighs_gpus_by_share(inst):
+    # c: 3 it/s x 0.5 for 20 s = 30 it; a: 2 x 10 it/s x 0.5 = 10 it/s for 10 s = 100 it
     allocs = (Allocation("c", 0, 20, "n0", "v100", 1, share=0.5),
-              Allocation("a", 0, 20, "n0", "v100", 2, share=0.5))
-    s = Schedule(allocs, {"c": 20}, sharing=True)
-    assert validate_schedule(inst, s).done["c"] == pytest.approx(30)
+              Allocation("a", 0, 10, "n0", "v100", 2, share=0.5))
+    s = Schedule(allocs, {"c": 20, "a": 10}, sharing=True)
+    assert validate_schedule(inst, s, "salus").done == pytest.approx({"c": 30, "a": 100})
     over = allocs + (Allocation("b", 5, 6, "n0", "k80", 1),
                      Allocation("c", 0, 1, "n0", "v100", 1, share=0.6, copy=0))
     with pytest.raises(InvalidSchedule):
-        validate_schedule(inst, Schedule(over, {}, sharing=True))
+        validate_schedule(inst, Schedule(over, {}, sharing=True), "salus")
 
 
 def test_schedule_json_round_trip(inst):
@@ -160,13 +164,13 @@ def test_resource_sensitive_progress_uses_cpu_and_memory_per_gpu():
     # 2 GPUs with 6 cores and 60 GB each: 2 x 5 x 2.0 = 20 it/s -> 5 s
     fast = (Allocation("a", 0, 5, "s", "v100", 2, cpus=12, memory=120),)
     s = Schedule(fast, {"a": 5}, resource_sensitive=True)
-    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    assert validate_schedule(inst, s, "synergy").done["a"] == pytest.approx(100)
     # the same allocation without the flag runs at the proportional rate: not done
     with pytest.raises(InvalidSchedule, match="iterations"):
-        validate_schedule(inst, Schedule(fast, {"a": 5}))
+        validate_schedule(inst, Schedule(fast, {"a": 5}), "synergy")
     # 4.5 cores per GPU interpolates between 0.8/1.0 and 0.8/2.0 at 60 GB: 1.5
     mid = (Allocation("a", 0, 10, "s", "v100", 2, cpus=9, memory=120),)
-    done = validate_schedule(inst, Schedule(mid, {}, resource_sensitive=True)).done["a"]
+    done = job_progress(inst, Schedule(mid, {}, resource_sensitive=True)).done["a"]
     assert done == pytest.approx(2 * 5 * 1.5 * 10)
     assert sens.relative(0.5, 60) == 0.0          # below the profiled grid
     assert sens.relative(100, 1000) == 2.0        # above it: the last point
@@ -180,20 +184,20 @@ def test_progress_rule_partial_gang_runs_at_its_width(inst):
     # under the default rule and a valid, half-speed gang under "partial"
     allocs = (Allocation("a", 0, 10, "n0", "v100", 1),)
     s = Schedule(allocs, {"a": 10}, progress_rule="partial")
-    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    assert validate_schedule(inst, s, "hadar").done["a"] == pytest.approx(100)
     with pytest.raises(InvalidSchedule, match="gang of 2"):
         validate_schedule(inst, Schedule(allocs, {"a": 10}))
     with pytest.raises(InvalidSchedule, match="iterations"):
         validate_schedule(inst, Schedule((Allocation("a", 0, 9.9, "n0", "v100", 1),),
-                                         {"a": 9.9}, progress_rule="partial"))
+                                         {"a": 9.9}, progress_rule="partial"), "hadar")
     # mixed types: the slowest still paces the gang
     mixed = (Allocation("a", 0, 10, "n0", "v100", 1), Allocation("a", 10, 20, "n0", "k80", 1))
-    assert validate_schedule(inst, Schedule(mixed, {"a": 20}, progress_rule="partial")
-                             ).done["a"] == pytest.approx(150)
+    assert job_progress(inst, Schedule(mixed, {}, progress_rule="partial")
+                        ).done["a"] == pytest.approx(150)
     with pytest.raises(InvalidSchedule, match=r"1\.\.2 GPUs"):
         validate_schedule(inst, Schedule((Allocation("a", 0, 10, "n0", "v100", 2),
                                           Allocation("a", 0, 10, "n0", "k80", 1)), {},
-                                         progress_rule="partial"))
+                                         progress_rule="partial"), "hadar")
 
 
 def test_progress_rule_additive_sums_workers_rates(inst):
@@ -201,13 +205,13 @@ def test_progress_rule_additive_sums_workers_rates(inst):
     allocs = (Allocation("a", 0, 20 / 3, "n0", "v100", 1),
               Allocation("a", 0, 20 / 3, "n0", "k80", 1))
     s = Schedule(allocs, {"a": 20 / 3}, progress_rule="additive")
-    assert validate_schedule(inst, s).done["a"] == pytest.approx(100)
+    assert validate_schedule(inst, s, "hadar").done["a"] == pytest.approx(100)
     # the same schedule does not hold under the slowest-type rule
     with pytest.raises(InvalidSchedule, match="iterations"):
         validate_schedule(inst, Schedule(allocs, {"a": 20 / 3}))
     # the width is still W under "additive"
     with pytest.raises(InvalidSchedule, match="gang of 2"):
-        validate_schedule(inst, Schedule(allocs[:1], {}, progress_rule="additive"))
+        validate_schedule(inst, Schedule(allocs[:1], {}, progress_rule="additive"), "hadar")
 
 
 def test_progress_rule_unknown_is_a_typed_error_and_round_trips(inst):
@@ -228,11 +232,11 @@ def test_copy_efficiency_credits_the_largest_copy_in_full(inst):
     # copies of a: 2 V100 on n0 (20/s) over [0, 4), 2 K80 on n1 (10/s) over [2, 6)
     allocs = (Allocation("a", 0, 4, "n0", "v100", 2, copy=0),
               Allocation("a", 2, 6, "n1", "k80", 2, copy=1))
-    full = validate_schedule(inst, Schedule(allocs, {}, forking=True)).done["a"]
+    full = job_progress(inst, Schedule(allocs, {}, forking=True)).done["a"]
     assert full == pytest.approx(80 + 40)
     half = Schedule(allocs, {}, forking=True, copy_efficiency=0.5)
     # [0, 2): V100 alone 40; [2, 4): 20 + 0.5 x 10 = 50; [4, 6): K80 alone (main) 20
-    assert validate_schedule(inst, half).done["a"] == pytest.approx(110)
+    assert job_progress(inst, half).done["a"] == pytest.approx(110)
     assert Schedule.from_dict(half.to_dict()) == half
     from optsched.errors import InvalidOption
 
@@ -242,3 +246,34 @@ def test_copy_efficiency_credits_the_largest_copy_in_full(inst):
         Schedule((), {}, copy_efficiency=0.5)  # no forking: one copy
     with pytest.raises(InvalidSchedule, match="copy_efficiency"):
         Schedule.from_dict({**half.to_dict(), "copy_efficiency": 2})
+
+
+# ------------------------------------------------------------------ defence in depth
+def test_a_copy_on_two_nodes_is_an_invalid_schedule(inst, monkeypatch):
+    """A forked copy spanning two nodes is named as InvalidSchedule; and should the rule
+    module ever fail to name a violation the arrays found, the validator still refuses
+    it (no AssertionError, no silent pass)."""
+    import optsched.core.validate as v
+
+    two = Schedule((Allocation("a", 0, 3, "n0", "k80", 1, copy=1),
+                    Allocation("a", 0, 3, "n1", "k80", 1, copy=1)), {}, forking=True)
+    with pytest.raises(InvalidSchedule, match=r"one node, holds 2 on \['n0', 'n1'\]"):
+        validate_schedule(inst, two, "hadare")
+    monkeypatch.setattr(v, "gang_error", lambda *a, **k: None)
+    with pytest.raises(InvalidSchedule, match=r"holds 2 GPUs on \['n0', 'n1'\]"):
+        validate_schedule(inst, two, "hadare")
+
+
+@pytest.mark.parametrize("field,value", [("cpus", -1.0), ("memory", -8.0)])
+def test_negative_cpu_or_memory_is_refused_even_if_a_rule_misses_it(inst, monkeypatch,
+                                                                     field, value):
+    import optsched.core.validate as v
+
+    a = Allocation("c", 0, 10, "n0", "v100", 1, **{field: value})
+    s = Schedule((a,), {"c": 10})
+    with pytest.raises(InvalidSchedule, match="cpus and memory must be finite numbers >= 0"):
+        validate_schedule(inst, s)
+    monkeypatch.setattr(v, "placement_error", lambda *a, **k: None)
+    with pytest.raises(InvalidSchedule, match="breaks a placement rule") as err:
+        validate_schedule(inst, s)
+    assert err.value.path == "allocations[0]"

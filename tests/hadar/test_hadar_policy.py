@@ -224,7 +224,7 @@ def test_progress_rule_additive_is_planned_credited_and_validated_as_oasis():
     assert gang.metrics.completion["A"] == pytest.approx(100.0)
     assert add.metrics.completion["A"] == pytest.approx(400.0 / 6.0)
     assert add.schedule.progress_rule == "additive" and gang.schedule.progress_rule == "gang"
-    assert validate_schedule(inst, add.schedule).done["A"] == pytest.approx(400.0)
+    assert validate_schedule(inst, add.schedule, "hadar").done["A"] == pytest.approx(400.0)
     with pytest.raises(InvalidSchedule, match="iterations"):
         validate_schedule(inst, replace(add.schedule, progress_rule="gang"))
 
@@ -244,7 +244,7 @@ def test_progress_rule_partial_runs_a_narrower_gang_beside_a_full_one():
     assert part.metrics.completion == pytest.approx({"A": 100.0, "B": 150.0})
     assert pol.stats()["fill_job_rounds"] == 0  # from the plan, not the fill
     assert {a.gpus for a in part.schedule.allocations if a.job == "B"} == {1, 2}
-    validate_schedule(inst, part.schedule)
+    validate_schedule(inst, part.schedule, "hadar")
     with pytest.raises(InvalidSchedule, match="gang of 2"):
         validate_schedule(inst, replace(part.schedule, progress_rule="gang"))
 

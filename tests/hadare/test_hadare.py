@@ -79,7 +79,7 @@ def test_every_schedule_validates_and_fills_idle_gpus(inst, kappa, completion, F
     res = online(inst, consolidation=kappa, completion=completion, max_copies=F)
     sched = res.schedule
     assert sched.forking and sched.consolidation == kappa
-    validate_schedule(inst, sched)  # finalize did too; checked again independently
+    validate_schedule(inst, sched, "hadare")  # finalize did too; checked again independently
     # maximal utilization in every round, checked from the schedule alone
     assert utilization_violations(inst, sched, res.extra["admitted"], max_copies=F,
                                   rounds=res.extra["slots"]) == []
@@ -113,10 +113,10 @@ def test_property_checker_can_fail():
                      Allocation("J1", 0.0, 4.0, "n0", "v100", 1, copy=0)),
                     {"J0": 4.0}, forking=True)
     with pytest.raises(optsched.InvalidSchedule):
-        validate_schedule(inst, lazy)  # two GPUs on a 1-GPU node
+        validate_schedule(inst, lazy, "hadare")  # two GPUs on a 1-GPU node
     lazy = Schedule((Allocation("J0", 0.0, 4.0, "n0", "v100", 1),), {"J0": 4.0},
                     forking=True)
-    validate_schedule(inst, lazy)
+    validate_schedule(inst, lazy, "hadare")
     bad = utilization_violations(inst, lazy, ["J0", "J1"])
     # rounds 0..3: node n1 idle while J0 (a second copy) and J1 could use it
     assert {(v["round"], v["job"]) for v in bad} == {(s, j) for s in range(4)
@@ -373,11 +373,11 @@ def test_exact_with_copy_efficiency_is_the_heuristics_model(eff):
     assert online(inst, copy_efficiency=eff).metrics.makespan == pytest.approx(slots)
     assert x.schedule.copy_efficiency == eff and x.extra["copy_efficiency"] == eff
     assert lp_bound(inst, objective="makespan", copy_efficiency=eff).bound <= slots + 1e-6
-    validate_schedule(inst, x.schedule)
+    validate_schedule(inst, x.schedule, "hadare")
     lower = eff * 0.5
     if np.ceil(30.0 / (6.0 + 6.0 * lower) - 1e-9) > slots:  # too few slots at e/2
         with pytest.raises(InvalidSchedule, match="iterations"):
-            validate_schedule(inst, replace(x.schedule, copy_efficiency=lower))
+            validate_schedule(inst, replace(x.schedule, copy_efficiency=lower), "hadare")
     with pytest.raises(InvalidOption, match="copy_efficiency"):
         exact(inst, copy_efficiency=0.0)
 
@@ -397,7 +397,7 @@ def test_heuristic_never_beats_exact_or_bound_under_copy_efficiency(inst, eff, F
     assert x.objective >= h.objective - tol - 1e-4 * abs(x.objective)  # MILP gap 1e-4
     assert lp.bound >= x.objective - tol
     assert x.schedule.copy_efficiency == eff
-    validate_schedule(inst, x.schedule)
+    validate_schedule(inst, x.schedule, "hadare")
     if h.metrics.n_completed == inst.n_jobs:
         m = exact(inst, objective="makespan", copy_efficiency=eff, max_copies=F)
         assert m.status is Status.OPTIMAL
@@ -411,7 +411,7 @@ def test_efficiency_schedules_validate_and_never_beat_the_fork_bound(inst, eff, 
     from optsched.hadare.bounds import time_bounds
 
     res = simulate_hadare(inst, copy_efficiency=eff, max_copies=F)
-    validate_schedule(inst, res.schedule)  # raises on a violation
+    validate_schedule(inst, res.schedule, "hadare")  # raises on a violation
     fork = time_bounds(inst, forking=True, copy_efficiency=eff, max_copies=F)
     arrival = {j.id: j.arrival for j in inst.jobs}
     for jid, c in res.metrics.completion.items():

@@ -38,18 +38,19 @@ def test_validator_progress_is_capped_by_compute_share():
     half = Schedule((Allocation("a", 0, 10, "n", "v100", 1, share=0.5),
                      Allocation("b", 0, 10, "n", "v100", 1, share=0.5)),
                     {"a": 10, "b": 10}, sharing=True)
-    assert validate_schedule(inst, half).done == pytest.approx({"a": 10.0, "b": 10.0})
+    assert validate_schedule(inst, half, "salus").done == pytest.approx({"a": 10.0, "b": 10.0})
     quarter = Schedule((Allocation("a", 0, 10, "n", "v100", 1, share=0.25),), {"a": 10},
                        sharing=True)
     with pytest.raises(Exception, match="iterations"):
-        validate_schedule(inst, quarter)   # 0.25 / 0.5 of the speed: 5 of 10 iterations
+        validate_schedule(inst, quarter, "salus")   # 0.25 / 0.5 of the speed: 5 of 10 iterations
     whole = Schedule((Allocation("a", 0, 9, "n", "v100", 1),), {"a": 9})
     with pytest.raises(Exception, match="iterations"):
-        validate_schedule(inst, whole)     # a whole GPU is no faster than u of it
+        validate_schedule(inst, whole, "salus")     # a whole GPU is no faster than u of it
     plain = Instance(cl, (Job("c", 0.0, 1, 10.0, {"v100": 1.0}),))
     s = Schedule((Allocation("c", 0, 20, "n", "v100", 1, share=0.5),), {"c": 20},
                  sharing=True)
-    assert validate_schedule(plain, s).done["c"] == pytest.approx(10.0)  # unchanged: s * rate
+    # unchanged: s * rate
+    assert validate_schedule(plain, s, "salus").done["c"] == pytest.approx(10.0)
 
 
 # ------------------------------------------------------------------ Salus model

@@ -321,6 +321,7 @@ def test_simulator_credits_the_policys_progress_rule():
     from dataclasses import replace
 
     from optsched import InvalidSchedule, validate_schedule
+    from optsched.core.validate import Capabilities
 
     inst = _two_types()
     mixed = [Placement("j", "n0", "fast", 1), Placement("j", "n0", "slow", 1)]
@@ -337,7 +338,11 @@ def test_simulator_credits_the_policys_progress_rule():
     with pytest.raises(PolicyViolation, match="gang of 2"):
         simulate(inst, FixedPolicy(one, "additive"), progress=False)
     for res in (add, part):
-        validate_schedule(inst, res.schedule)
+        # the policy's own rule, named by the caller (a schedule's flag licenses nothing)
+        with pytest.raises(InvalidSchedule, match="progress_rule"):
+            validate_schedule(inst, res.schedule)
+        rules = Capabilities(progress_rules=(res.schedule.progress_rule,), source="FixedPolicy")
+        validate_schedule(inst, res.schedule, rules)
         with pytest.raises(InvalidSchedule):
             validate_schedule(inst, replace(res.schedule, progress_rule="gang"))
     with pytest.raises(PolicyViolation, match=r"1\.\.2 GPUs"):
