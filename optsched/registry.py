@@ -30,6 +30,7 @@ from optsched.core.coerce import as_instance
 from optsched.core.instance import Instance
 from optsched.core.result import Result
 from optsched.core.validate import Capabilities, producing
+from optsched.core.validate import set_capability_lookup as _set_capability_lookup
 from optsched.errors import InvalidOption, UnknownName
 from optsched.options import SOLVER_OPTIONS, check_options, declared_options
 from optsched.sim.policy import Policy
@@ -477,3 +478,7 @@ def simulate(instance: Instance, policy: str, *, seed: int = 0,
     from optsched.sim.bounds import gap_report
 
     return res.replace(extra={**res.extra, **gap_report(instance, res)})
+
+
+# validate_schedule (in core, below this module) resolves model and policy names here
+_set_capability_lookup(capabilities)

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -204,6 +204,19 @@ def current_producer() -> Capabilities | None:
     return _PRODUCER.get()
 
 
+#: How a model or policy name becomes its :class:`Capabilities`. The registry, which sits
+#: above this module (core never imports it), installs its lookup when it is imported,
+#: and ``import optsched`` imports it.
+_named_capabilities: Callable[[str], Capabilities] | None = None
+
+
+def set_capability_lookup(lookup: Callable[[str], Capabilities]) -> None:
+    """Install how :func:`validate_schedule` resolves a model or policy name (the
+    registry's :func:`optsched.registry.capabilities`)."""
+    global _named_capabilities
+    _named_capabilities = lookup
+
+
 def _capabilities(model: str | Capabilities | None) -> Capabilities:
     if model is None:
         return STRICT
@@ -212,9 +225,10 @@ def _capabilities(model: str | Capabilities | None) -> Capabilities:
     if not isinstance(model, str):
         raise InvalidOption("model", model, "must be a model or policy name, or "
                             "Capabilities")
-    from optsched.registry import capabilities
-
-    return capabilities(model)
+    if _named_capabilities is None:  # pragma: no cover - import optsched installs it
+        raise InvalidOption("model", model, "no registry to name models from: import "
+                            "optsched, or pass the Capabilities")
+    return _named_capabilities(model)
 
 
 def _fail(i: int | None, a: Allocation | None, reason: str, value=None) -> None:

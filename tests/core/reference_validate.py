@@ -38,6 +38,12 @@ The rules, in the order they are checked (the first broken one raises
 4. **Completion**, per declared job in order: a known job; finite and not before
    arrival; nothing held after it; and at least ``work`` iterations (relative
    tolerance :data:`REL_TOL`) by ``completion - consolidation``.
+5. **Every finished job declared**, in instance order: a job that did its ``work`` but
+   is absent from ``completion`` is refused.
+6. **Completion when the work is done**, per declared job: no later than the instant
+   its work (or what it did by its cutoff) was reached, plus ``consolidation``; in
+   ``"slots"`` time no later than the end of the slot that instant falls in, or than
+   the end of the job's last allocation.
 
 To extend it with a new rule: add the check at its place in this order, with the
 message the package uses, and a case drawing it in the test's strategy.
@@ -221,7 +227,10 @@ def job_progress(instance: Instance, schedule: Schedule,
     return _progress(instance, schedule, until)
 
 
-def _progress(instance: Instance, schedule: Schedule, until: dict[str, float] | None) -> Done:
+def _runs(instance: Instance, schedule: Schedule
+          ) -> dict[str, list[tuple[float, float, float]]]:
+    """Per job, its (start, end, iterations per second) runs, copies at their efficiency;
+    rule 3 checked on the way."""
     gangs: dict[tuple[str, int], list[Allocation]] = defaultdict(list)
     for a in schedule.allocations:
         gangs[(a.job, a.copy)].append(a)
@@ -249,17 +258,41 @@ def _progress(instance: Instance, schedule: Schedule, until: dict[str, float] | 
                                           f"t={t0:g}")
                 active[node] = (t1, copy)
     e = schedule.copy_efficiency
-    done: dict[str, float] = {}
+    runs_of: dict[str, list[tuple[float, float, float]]] = {}
     for jid, spans in pieces.items():
         runs = [(t0, t1, v) for t0, t1, v, _, _ in spans]
         if schedule.forking and e < 1:
             runs = _with_efficiency(runs, e)
+        runs_of[jid] = runs
+    return runs_of
+
+
+def _progress(instance: Instance, schedule: Schedule, until: dict[str, float] | None) -> Done:
+    done: dict[str, float] = {}
+    for jid, runs in _runs(instance, schedule).items():
         cut = math.inf if until is None else until.get(jid, math.inf)
         for t0, t1, v in runs:
             hi = min(t1, cut)
             if hi > t0:
                 done[jid] = done.get(jid, 0.0) + v * (hi - t0)
     return Done(done)
+
+
+def done_time(runs: list[tuple[float, float, float]], target: float) -> float:
+    """The first instant the runs' iterations reach ``target`` (``inf`` if never, or if
+    the target is not positive): runs that overlap (copies) add up."""
+    if target <= 0:
+        return math.inf
+    pts = sorted({t for t0, t1, _ in runs for t in (t0, t1)})
+    got = 0.0
+    for lo, hi in zip(pts, pts[1:]):
+        rate = sum(v for t0, t1, v in runs if t0 <= lo and t1 >= hi)
+        if rate <= 0:
+            continue
+        if got + rate * (hi - lo) >= target:
+            return min(max(lo + (target - got) / rate, lo), hi)
+        got += rate * (hi - lo)
+    return math.inf
 
 
 def _with_efficiency(runs: list[tuple[float, float, float]], e: float
@@ -276,8 +309,9 @@ def _with_efficiency(runs: list[tuple[float, float, float]], e: float
     return out
 
 
-# --------------------------------------------------------------------------- rule 4
-def check_completion(instance: Instance, schedule: Schedule, done: Done) -> None:
+# --------------------------------------------------------------------------- rules 4-6
+def check_completion(instance: Instance, schedule: Schedule, done: Done, time: str,
+                     source: str, grid: float | None) -> None:
     last_end: dict[str, float] = defaultdict(lambda: -math.inf)
     for a in schedule.allocations:
         last_end[a.job] = max(last_end[a.job], a.end)
@@ -299,13 +333,47 @@ def check_completion(instance: Instance, schedule: Schedule, done: Done) -> None
         if got < work * (1 - REL_TOL):
             raise InvalidSchedule(f"completion.{jid}", c,
                                   f"job did {got:.6g} of its {work:.6g} iterations by then")
+    # rule 6: a job that did its work is declared complete
+    for j in instance.jobs:
+        if j.id not in schedule.completion and done.done.get(j.id, 0.0) >= j.work * (1 - REL_TOL):
+            raise InvalidSchedule(f"completion.{j.id}", None,
+                                  f"job {j.id!r} did all its {j.work:.6g} iterations but has no "
+                                  "completion time (a job absent from completion is "
+                                  "unfinished): declare when it completed")
+    # rule 5: the completion is when the work got done (continuous), or by the end of
+    # the slot it got done in or of the job's last allocation (slots)
+    runs = _runs(instance, schedule) if schedule.completion else {}
+    cons = schedule.consolidation
+    for jid, c in schedule.completion.items():
+        j = instance.job(jid)
+        target = min(j.work, by_done.done.get(jid, 0.0)) * (1 - 1e-9)
+        t_done = done_time(runs.get(jid, []), target)
+        if not math.isfinite(t_done):
+            continue
+        latest = t_done + cons
+        if time == "slots":
+            d = float(grid or instance.slot)
+            latest = max(math.ceil(t_done / d + 1e-6) * d, last_end[jid]) + cons
+        tol = TIME_TOL * max(1.0, abs(c)) + 1e-6 * max(0.0, c - j.arrival)
+        if c > latest + tol:
+            grain = ("at the end of its slot, or when it releases its last allocation"
+                     if time == "slots" else "in continuous time")
+            raise InvalidSchedule(
+                f"completion.{jid}", c,
+                f"job {jid!r} did its work by t={t_done:g}"
+                + (f" (+ consolidation {cons:g} s)" if cons else "")
+                + f": a completion must be when the work is done ({grain}, {source}), "
+                f"at most {latest:g}")
 
 
-def validate_schedule(instance: Instance, schedule: Schedule) -> Done:
-    """Rules 1-4 in order; the iterations done per job, or the first broken rule."""
+def validate_schedule(instance: Instance, schedule: Schedule, *, time: str = "slots",
+                      source: str = "the producing method", grid: float | None = None
+                      ) -> Done:
+    """Rules 1-6 in order under the rules ``schedule`` declares and the time granularity
+    ``time``; the iterations done per job, or the first broken rule."""
     for i, a in enumerate(schedule.allocations):
         check_allocation(instance, schedule, i, a)
     check_capacity(instance, schedule)
     done = _progress(instance, schedule, None)
-    check_completion(instance, schedule, done)
+    check_completion(instance, schedule, done, time, source, grid)
     return done

@@ -62,7 +62,7 @@ def test_tiny_work_off_round_boundary(name, case):
         res = simulate(inst, name)
     assert res.schedule is not None
     assert set(res.schedule.completion) == {j.id for j in inst.jobs}
-    validate_schedule(inst, res.schedule)  # the independent referee agrees
+    validate_schedule(inst, res.schedule, name)  # the independent referee agrees
     assert all(res.schedule.completion[j.id] >= j.arrival for j in inst.jobs)
 
 

@@ -59,7 +59,8 @@ def check_stopped_result(inst: Instance, res, sense: str) -> None:
     """A schedule that validates, its objective on the right side of the bound."""
     assert res.status in (Status.TIME_LIMIT, Status.OPTIMAL), res.message
     assert res.schedule is not None and res.objective is not None, res.message
-    validate_schedule(inst, res.schedule)
+    # the independent referee, under the producing model's rules and planning slot
+    validate_schedule(inst, res.schedule, res.model, slot=res.extra.get("slot"))
     if res.bound is not None:
         slack = 1e-6 * max(1.0, abs(res.bound))
         if sense == "max":
