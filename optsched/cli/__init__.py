@@ -5,8 +5,8 @@ limit without incumbent, solver missing, error) or a method failed (e.g. a polic
 an invalid decision, or its LP failed, in a simulation); 2 bad input (malformed instance
 or schedule, unknown name, unknown or bad option) or a bad output path (an input of the
 same command, a missing folder, a folder, an unwritable place, a full disk), with the
-message on stderr; 130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM (``kill``): 128 + the signal's
-number, as a shell reports a process the signal ended.
+message on stderr; 130 interrupted by Ctrl-C (SIGINT), 143 stopped by SIGTERM
+(``kill``): 128 + the signal's number, as a shell reports a process the signal ended.
 
 An interrupt stops every command within a second or two (the worker processes of a
 sweep or a reproduction are terminated, the queued work cancelled) and prints one
