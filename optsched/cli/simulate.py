@@ -200,9 +200,9 @@ def _print_gaps(extra: dict) -> None:
               f"({src['mean_jct']}), makespan >= {hours(b['makespan'])} h "
               f"({src['makespan']}); no gap: {extra.get('gaps_note', 'no value')}")
         return
-    print(f"mean JCT at most {g['mean_jct']:.3g}x the optimum (certified bound "
+    print(f"mean JCT at most {g['mean_jct']:.2f}x the optimum (certified bound "
           f"{hours(b['mean_jct'])} h, {src['mean_jct']}); makespan at most "
-          f"{g['makespan']:.3g}x (bound {hours(b['makespan'])} h, {src['makespan']})")
+          f"{g['makespan']:.2f}x (bound {hours(b['makespan'])} h, {src['makespan']})")
 
 
 def _cluster_file(spec: str | None) -> Path | None:
