@@ -28,6 +28,14 @@ from optsched.studies.sweep import TIMING, SweepConfig, cell_key, cells_of, run_
 #: a small solve grid: 16 cells of well under a second each
 TINY = {"name": "tiny", "models": ["allox"], "methods": ["exact", "sjf"], "sizes": [3, 4],
         "seeds": [0, 1, 2, 3]}
+#: a sweep whose cells take tens of milliseconds each (about 1 s in all), so that a kill
+#: after one or two stored cells lands while the sweep still runs (TINY's 16 cells take
+#: a few milliseconds in all: a kill after them may come once the run is over)
+KILLED = {"name": "killed", "seeds": [0],
+          "simulate": {"policies": ["tiresias.las", "tiresias.yarn_fifo", "tiresias.srtf",
+                                    "tiresias.gittins"],
+                       "traces": ["tiresias-60"], "loads": [1.0, 4.0, 16.0, 32.0],
+                       "cluster": "tiresias-n32g4"}}
 #: quick reproduction rows of a few seconds in all
 ROWS = ["hadare_vs_hadar", "tiresias_vs_fifo", "allox_talk", "salus_inference"]
 RESUME = "run the same command again to resume"
@@ -130,6 +138,13 @@ def one_line_interrupt(err: str) -> str:
 def tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny")
     rows, _ = run_sweep(SweepConfig.from_dict(TINY), out, progress=False)
+    return out, rows
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("killed")
+    rows, _ = run_sweep(SweepConfig.from_dict(KILLED), out, progress=False)
     return out, rows
 
 
@@ -299,14 +314,14 @@ def test_ctrl_c_stops_a_long_milp(tmp_path):
 
 # --------------------------------------------------- kills at random points, resumed
 def _kill_sweep_and_resume(tmp_path: Path, kills: list[int], seed: int, reference) -> None:
-    """Run the tiny sweep, kill it with each signal of ``kills`` at a random point
+    """Run the KILLED sweep, kill it with each signal of ``kills`` at a random point
     (after a random number of stored cells, plus a random delay), resume it each time,
     and compare the end result with the uninterrupted run."""
     _, rows = reference
     rng = random.Random(seed)
     tmp_path.mkdir(exist_ok=True)
-    cfg = tmp_path / "tiny.json"
-    cfg.write_text(json.dumps(TINY))
+    cfg = tmp_path / "killed.json"
+    cfg.write_text(json.dumps(KILLED))
     out = tmp_path / "out"
     store = out / "cells.jsonl"
     stopped = 0
@@ -326,10 +341,10 @@ def _kill_sweep_and_resume(tmp_path: Path, kills: list[int], seed: int, referenc
         stopped += proc.returncode != 0
         no_process_left(proc)
     assert stopped >= len(kills) // 2           # the kills landed while it ran
-    again, _ = run_sweep(SweepConfig.from_dict(TINY), out, progress=False)
+    again, _ = run_sweep(SweepConfig.from_dict(KILLED), out, progress=False)
     assert strip(again) == strip(rows)                              # nothing changed
     keys = [json.loads(line)["key"] for line in store.read_text().splitlines()]
-    grid = [cell_key(c.params()) for c in cells_of(SweepConfig.from_dict(TINY))]
+    grid = [cell_key(c.params()) for c in cells_of(SweepConfig.from_dict(KILLED))]
     assert sorted(keys) == sorted(grid)                             # none lost or doubled
 
 
@@ -362,16 +377,16 @@ def _kill_reproduction_and_resume(tmp_path: Path, kills: list[int], seed: int,
 
 
 def test_killed_sweep_and_reproduction_resume_to_the_uninterrupted_result(
-        tiny, reproduced, tmp_path):
-    _kill_sweep_and_resume(tmp_path / "sweep", [signal.SIGKILL, signal.SIGINT], 1, tiny)
+        killed, reproduced, tmp_path):
+    _kill_sweep_and_resume(tmp_path / "sweep", [signal.SIGKILL, signal.SIGINT], 1, killed)
     _kill_reproduction_and_resume(tmp_path / "rep", [signal.SIGKILL, signal.SIGINT], 2,
                                   reproduced)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [11, 12, 13])
-def test_killed_sweep_resumes_at_random_points(tiny, tmp_path, seed):
-    _kill_sweep_and_resume(tmp_path, [signal.SIGKILL, signal.SIGINT] * 3, seed, tiny)
+def test_killed_sweep_resumes_at_random_points(killed, tmp_path, seed):
+    _kill_sweep_and_resume(tmp_path, [signal.SIGKILL, signal.SIGINT] * 3, seed, killed)
 
 
 @pytest.mark.slow
