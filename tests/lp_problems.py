@@ -152,11 +152,13 @@ def oracle(data: ProgramData) -> float:
         kw = dict(integrality=data.integer.astype(int), constraints=cons,
                   bounds=Bounds(data.col_lb, data.col_ub))
         res = milp(sign * data.c, options={"mip_rel_gap": 0}, **kw)
-        if res.status == 4:
+        if res.status in (2, 4):
             # scipy's bundled HiGHS reports "Solve error" from its presolve on some tiny
-            # feasible MILPs (seen with 5-6 columns); without presolve it solves most
+            # feasible MILPs (seen with 5-6 columns), and once "infeasible" on a 3-column
+            # MILP feasible by construction (every program here is); without presolve it
+            # solves most
             res = milp(sign * data.c, options={"mip_rel_gap": 0, "presolve": False}, **kw)
-        if res.status == 4:  # and for the rest, highspy itself, outside optsched's code
+        if res.status in (2, 4):  # and for the rest, highspy itself, outside optsched's code
             return _highspy_milp(data)
         assert res.status == 0, res.message
         return sign * res.fun + data.offset

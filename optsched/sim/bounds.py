@@ -18,8 +18,10 @@ scale the rate by at most :math:`\bar\rho_j = \max` of the job's sensitivity tab
 Three quantities bound every such schedule, job by job:
 
 * the **fastest rate** :math:`R_j = G_j \max_k \tau_{jk} \bar\rho_j`, with
-  :math:`G_j` the most GPUs the job may hold at once (:math:`W_j`; with forking
-  :math:`\sum_h \min(W_j, \text{usable GPUs of node } h)`), so the job is busy at least
+  :math:`G_j` the most workers the job may run at once (:math:`W_j`; with forking
+  :math:`\sum_h \min(W_j, \text{usable GPUs of node } h)`, or :math:`W_j` per node with a
+  usable GPU when GPUs are shared, since workers then hold fractions of a GPU), so the
+  job is busy at least
   :math:`p_j = E_j / R_j` seconds;
 * the **area** :math:`a_{jk} = E_j u_j / (\tau_{jk} \bar\rho_j)` GPU-seconds of type
   :math:`k` per unit of its work (:math:`u_j` the compute share under ``sharing``, else
@@ -242,12 +244,16 @@ def _data(instance: Instance, setting: Setting) -> _Data:
         if not usable.any():
             raise ModelNotApplicable(f"jobs[{j}].throughput", dict(job.throughput),
                                      "the job can run on no GPU type of the cluster")
+        per_node = cap[:, usable].sum(axis=1)
         if setting.forking:
-            per_node = cap[:, usable].sum(axis=1)
-            G[j] = float(np.minimum(job.workers, per_node).sum())
+            # one copy per node, each of at most W workers; without sharing a worker is
+            # a whole GPU, with sharing any number of workers fit a GPU at fractions
+            on_node = np.full(per_node.shape, job.workers) if setting.sharing else \
+                np.minimum(job.workers, per_node)
+            G[j] = float(on_node[per_node > 0].sum())
         else:
             G[j] = float(job.workers)
-            if job.workers > cap[:, usable].sum():
+            if job.workers > per_node.sum() and not setting.sharing:
                 raise ModelNotApplicable(f"jobs[{j}].workers", job.workers,
                                          "more workers than GPUs of the types it can use")
         if setting.sharing and job.compute_share is not None:

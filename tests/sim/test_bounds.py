@@ -243,3 +243,22 @@ def test_simulate_cli_prints_the_gap_and_writes_it(tmp_path, capsys):
                  "--no-bound", "--out", str(out)]) == 0
     assert "optimum" not in capsys.readouterr().out
     assert "gaps" not in json.loads(out.read_text())
+
+
+def test_forked_shared_workers_are_not_capped_by_whole_gpus():
+    """With forking and sharing, a copy's workers hold fractions of a GPU: two 1-GPU
+    nodes run two copies of 2 workers each (4 workers at share 0.5), 2 iterations/s.
+    A bound that took at most one worker per GPU said 20 s where a policy did 14.8."""
+    from test_sim_capabilities import RandomPolicy
+
+    nodes = (Node("n0", {"a": 1}, cpus=12.0, memory=100.0),
+             Node("n1", {"a": 1}, cpus=12.0, memory=100.0))
+    job = Job("j0", 0.0, 2, 20.0, {"a": 0.5}, compute_share=0.25)
+    inst = Instance(Cluster(nodes), (job,), slot=5.0)
+    policy = RandomPolicy(sharing=True, forking=True, resource_sensitive=True,
+                          consolidation=1.5)
+    res = simulate(inst, policy, seed=0, max_time=5000.0)
+    b = lower_bounds(inst, Setting.of(policy))
+    assert b.mean_jct == pytest.approx(10.0)          # 20 iterations at 2 per second
+    assert _le(b.mean_jct, res.metrics.mean_jct)
+    assert lower_bounds(inst, Setting(forking=True)).mean_jct == pytest.approx(20.0)
