@@ -144,19 +144,24 @@ def run() -> None:
     """The ``optsched`` program: :func:`main`, then exit with its code.
 
     After an interrupt that left a solver running in a thread of its own (HiGHS's
-    presolve cannot be stopped), the process ends at once instead of in the
-    interpreter's teardown, which would wait for it.
+    presolve cannot be stopped), or a solve given up at its time limit, the process ends
+    at once instead of in the interpreter's teardown, which would wait for it.
     """
     code = _main(None, restore=False)
-    if code in (EXIT_SIGINT, EXIT_SIGTERM):
-        highs = sys.modules.get("optsched.solvers.highs")
-        if highs is not None and highs.unstopped():
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):
-                    pass
-            os._exit(code)
+    highs = sys.modules.get("optsched.solvers.highs")
+    common = sys.modules.get("optsched.solvers.common")
+    # a solve stopped by an interrupt, or given up at its time limit while HiGHS's
+    # presolve was still running, would hold the interpreter's teardown until HiGHS
+    # stops by itself (seconds past the limit); the command's work is done and its
+    # files are written (atomically, synced), so the process ends here
+    if (code in (EXIT_SIGINT, EXIT_SIGTERM) and highs is not None and highs.unstopped()) \
+            or (common is not None and common.abandoned_solves_running()):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
     sys.exit(code)
 
 

@@ -200,6 +200,12 @@ def abandon_solve(thread: threading.Thread, highs: Any) -> None:
         _abandoned.append((thread, highs))
 
 
+def abandoned_solves_running() -> bool:
+    """Whether a solve given up at its deadline is still running in the background."""
+    with _abandoned_lock:
+        return any(t.is_alive() for t, _ in _abandoned)
+
+
 def wait_for_abandoned_solves() -> None:
     """Join every abandoned solve (see :func:`abandon_solve`)."""
     with _abandoned_lock:

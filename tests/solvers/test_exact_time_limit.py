@@ -173,3 +173,26 @@ def test_each_heuristic_start_is_feasible_as_given(model, method, opts, build, s
         better = res.objective >= start["objective"] - 1e-6 * abs(start["objective"]) \
             if sense == "max" else res.objective <= start["objective"] * (1 + 1e-6) + 1e-6
         assert better, (res.objective, start["objective"])
+
+
+@pytest.mark.slow
+def test_the_command_ends_by_its_limit_when_presolve_runs_over(tmp_path):
+    """The optsched program itself (not only the method) ends by the limit: the solve
+    given up at its deadline no longer holds the process's exit until HiGHS stops."""
+    import json
+    import subprocess
+    import sys
+
+    inst = hadar_instance(95, nodes=5, slots=48)
+    path = tmp_path / "hadare95.json"
+    inst.to_json(path)
+    out = tmp_path / "r.json"
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "optsched.cli", "solve", "hadare", str(path),
+                           "--time-limit", "3", "--json", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    wall = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(out.read_text())["status"] in ("time_limit", "optimal")
+    # interpreter start-up and reading the instance come on top of the method's limit
+    assert wall <= 3.0 + ALLOWANCE + 6.0, wall
