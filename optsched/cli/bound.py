@@ -65,14 +65,10 @@ def _setting(args):
     if args.progress_rule or args.forking or args.sharing or args.resource_sensitive:
         raise InvalidOption("--policy", args.policy, "give either a policy or the setting's "
                                                      "flags, not both")
-    from optsched.registry import policy_spec
+    from optsched.registry import capabilities, policy_spec
 
-    spec = policy_spec(args.policy)
-    caps = {k: getattr(spec.takes, k, None) for k in
-            ("progress_rule", "forking", "sharing", "resource_sensitive")}
-    return Setting(progress_rule=caps["progress_rule"] or "gang",
-                   forking=bool(caps["forking"]), sharing=bool(caps["sharing"]),
-                   resource_sensitive=bool(caps["resource_sensitive"]))
+    # the rules the registry holds the policy's schedules to (what the validator applies)
+    return Setting.of(capabilities(policy_spec(args.policy).qualified))
 
 
 def cmd_bound(args) -> int:

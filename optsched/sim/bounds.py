@@ -141,12 +141,19 @@ class Setting:
                 raise InvalidOption(name, getattr(self, name), "must be true or false")
 
     @classmethod
-    def of(cls, policy: Any) -> Setting:
-        """The setting a simulator policy declares (its optional capabilities)."""
-        return cls(progress_rule=getattr(policy, "progress_rule", "gang") or "gang",
-                   forking=bool(getattr(policy, "forking", False)),
-                   sharing=bool(getattr(policy, "sharing", False)),
-                   resource_sensitive=bool(getattr(policy, "resource_sensitive", False)))
+    def of(cls, source: Any) -> Setting:
+        """The setting a simulator policy object or a schedule declares (their optional
+        capabilities, read by name), or that a registry
+        :class:`~optsched.core.validate.Capabilities` record allows (for a policy known by
+        name: ``Setting.of(optsched.registry.capabilities(name))``)."""
+        rules = getattr(source, "progress_rules", None)
+        if rules:  # a Capabilities record: the bound is the same under every rule
+            rule = rules[0]
+        else:
+            rule = getattr(source, "progress_rule", "gang") or "gang"
+        return cls(progress_rule=rule, forking=bool(getattr(source, "forking", False)),
+                   sharing=bool(getattr(source, "sharing", False)),
+                   resource_sensitive=bool(getattr(source, "resource_sensitive", False)))
 
     def describe(self) -> str:
         extra = [n for n in ("forking", "sharing", "resource_sensitive") if getattr(self, n)]
@@ -657,12 +664,8 @@ def gap_report(instance: Instance, result: Any, setting: Setting | None = None, 
     complete, as the policy's mean then covers fewer jobs than the bound. ``setting``
     defaults to the capabilities the run's schedule declares.
     """
-    sched = result.schedule
     if setting is None:
-        setting = Setting(progress_rule=getattr(sched, "progress_rule", "gang") or "gang",
-                          forking=bool(getattr(sched, "forking", False)),
-                          sharing=bool(getattr(sched, "sharing", False)),
-                          resource_sensitive=bool(getattr(sched, "resource_sensitive", False)))
+        setting = Setting.of(result.schedule)
     t0 = time.perf_counter()
     b = lower_bounds(instance, setting, max_columns=max_columns, time_limit=time_limit)
     m = result.metrics

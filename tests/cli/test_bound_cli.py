@@ -27,6 +27,19 @@ def test_bound_json_and_policy_setting(capsys):
     assert d["setting"]["progress_rule"] == "gang"
 
 
+@pytest.mark.parametrize("policy,flag", [("salus.lanes", "sharing"),
+                                         ("hadare.online", "forking"),
+                                         ("synergy.tune", "resource_sensitive")])
+def test_bound_takes_a_policys_capabilities_from_the_registry(policy, flag, capsys):
+    """--policy bounds the schedules the registry lets that policy produce: a sharing,
+    forking or resource-sensitive policy gets the wider setting (a bound for the strict
+    one need not hold for its schedules)."""
+    assert main(["bound", "--trace", "tiresias-60", "--policy", policy, "--method",
+                 "per_job", "--json"]) == 0
+    setting = json.loads(capsys.readouterr().out)["setting"]
+    assert setting[flag] is True
+
+
 def test_bound_of_a_forking_policy_is_no_larger(capsys):
     args = ["bound", "--trace", "gavel-philly-2000", "--cluster", "gavel-108", "--jobs", "20",
             "--json", "--method", "per_job"]

@@ -173,10 +173,7 @@ def _check_policies(trace, cluster, n, names=None):
     inst, runs = _policies_on(trace, cluster, n, names)
     assert len(runs) >= (len(names) if names else 10), [r[0] for r in runs]
     for name, res in runs:
-        s = res.schedule        # the capabilities the run used
-        b = lower_bounds(inst, Setting(progress_rule=s.progress_rule, forking=s.forking,
-                                       sharing=s.sharing,
-                                       resource_sensitive=s.resource_sensitive))
+        b = lower_bounds(inst, Setting.of(res.schedule))   # the capabilities the run used
         m = res.metrics
         if m.n_completed < m.n_jobs:
             continue
