@@ -181,16 +181,13 @@ def cmd_simulate(args) -> int:
 
         d = res.to_dict()
         extra = d.get("extra", {})
-        for key in _GAP_KEYS:  # the gap columns stand beside the metrics
+        from optsched.sim.bounds import REPORT_KEYS
+
+        for key in REPORT_KEYS:  # the gap columns stand beside the metrics
             if key in extra:
                 d[key] = extra.pop(key)
         write_text(args.out, json.dumps(d, indent=1) + "\n")
     return EXIT_OK
-
-
-#: What :func:`optsched.sim.bounds.gap_report` adds to a simulation's result.
-_GAP_KEYS = ("bounds", "gaps", "bound_sources", "bound_seconds", "bound_skipped", "setting",
-             "gaps_note")
 
 
 def _print_gaps(extra: dict) -> None:

@@ -110,7 +110,7 @@ from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram, ProgramData
 
 __all__ = ["Setting", "Bounds", "lower_bounds", "METHODS", "certified_lp_bound",
-           "DEFAULT_MAX_COLUMNS", "gap_report"]
+           "DEFAULT_MAX_COLUMNS", "gap_report", "REPORT_KEYS"]
 
 #: The bound methods, in the order they are tried.
 METHODS = ("per_job", "pooled", "interval_lp", "release_lp")
@@ -650,6 +650,9 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
 #: speed): about 5 CPU seconds on Gavel's 2,000 jobs, whose simulation takes 30-120 s.
 SIMULATE_MAX_COLUMNS = DEFAULT_MAX_COLUMNS
 SIMULATE_TIME_LIMIT = 30.0
+#: The keys :func:`gap_report` may return.
+REPORT_KEYS = ("bounds", "gaps", "bound_sources", "bound_seconds", "bound_skipped", "setting",
+               "gaps_note")
 
 
 def gap_report(instance: Instance, result: Any, setting: Setting | None = None, *,
