@@ -100,7 +100,7 @@ def small_instances(draw):
     return _inst(jobs, gpus=gpus)
 
 
-@settings(max_examples=examples(30), deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(small_instances())
 def test_bounds_below_the_exact_slotted_optimum(inst):
     try:
