@@ -5,6 +5,7 @@ whatever duals they are given."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -240,6 +241,17 @@ def test_simulate_cli_prints_the_gap_and_writes_it(tmp_path, capsys):
                  "--no-bound", "--out", str(out)]) == 0
     assert "optimum" not in capsys.readouterr().out
     assert "gaps" not in json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("trace", sorted(optsched.catalog.SHIPPED_TRACES))
+def test_simulate_cli_prints_the_gap_on_every_shipped_trace(trace, capsys):
+    from optsched.cli import main
+
+    assert main(["simulate", "--trace", trace, "--jobs", "12", "--load", "20",
+                 "--policy", "tiresias.las"]) == 0
+    text = capsys.readouterr().out
+    m = re.search(r"mean JCT at most (\d+\.\d+)x the optimum \(certified bound", text)
+    assert m and float(m.group(1)) >= 1.0, text
 
 
 def test_forked_shared_workers_are_not_capped_by_whole_gpus():
