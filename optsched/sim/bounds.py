@@ -110,14 +110,28 @@ from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram, ProgramData
 
 __all__ = ["Setting", "Bounds", "lower_bounds", "METHODS", "certified_lp_bound",
-           "DEFAULT_MAX_COLUMNS", "gap_report", "REPORT_KEYS"]
+           "DEFAULT_MAX_COLUMNS", "COLUMNS_PER_JOB", "column_budget", "gap_report",
+           "REPORT_KEYS"]
 
 #: The bound methods, in the order they are tried.
 METHODS = ("per_job", "pooled", "interval_lp", "release_lp")
 #: The objectives a bound is computed for.
 OBJECTIVES = ("mean_jct", "weighted_mean_jct", "makespan")
-#: The interval LP is skipped (and the skip reported) above this many columns.
+#: The LPs are skipped (and the skip reported) above ``max(DEFAULT_MAX_COLUMNS,
+#: COLUMNS_PER_JOB * n)`` columns unless told otherwise (:func:`column_budget`): a budget
+#: linear in the number of jobs, so the relaxations grow linearly with the trace.
 DEFAULT_MAX_COLUMNS = 60_000
+#: Columns per job of the default budget: the interval LP with two intervals per job
+#: window needs about five per job on one GPU type.
+COLUMNS_PER_JOB = 6
+
+
+def column_budget(n_jobs: int) -> int:
+    """The default column budget of the LP bounds for ``n_jobs`` jobs:
+    ``max(DEFAULT_MAX_COLUMNS, COLUMNS_PER_JOB * n_jobs)``. Measured: the full Philly
+    trace (82,247 jobs, 493,482 columns at most) takes 17 s CPU and 1.05 GiB for every
+    method at 6x arrivals (``benchmarks/results/bounds_scale.md``)."""
+    return max(DEFAULT_MAX_COLUMNS, COLUMNS_PER_JOB * int(n_jobs))
 
 
 @dataclass(frozen=True)
@@ -505,7 +519,7 @@ def _solve_certified(lp: LinearProgram, time_limit: float | None) -> tuple[float
 def lower_bounds(instance: Instance, setting: Setting | None = None, *,
                  methods: Sequence[str] = METHODS, intervals: int = 24,
                  window: float | None = None, step: float | None = None,
-                 release_buckets: int = 200, max_columns: int = DEFAULT_MAX_COLUMNS,
+                 release_buckets: int = 200, max_columns: int | None = None,
                  time_limit: float | None = 60.0) -> Bounds:
     r"""Certified lower bounds on the mean JCT, weighted mean JCT and makespan of every
     schedule of ``instance`` in ``setting`` (module docstring).
@@ -532,8 +546,8 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
         Interval length in seconds (default ``max(slot, window / intervals)``).
     release_buckets : int
         Release times kept in ``release_lp`` (fewer keep the bound valid, only weaker).
-    max_columns : int
-        Largest LP built.
+    max_columns : int, optional
+        Largest LP built (default :func:`column_budget` of the number of jobs).
     time_limit : float, optional
         Seconds per LP; an LP stopped by it gives no bound (reported in ``skipped``).
 
@@ -560,6 +574,8 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
     for m in methods:
         if m not in METHODS:
             raise InvalidOption("methods", m, "must be among " + ", ".join(METHODS))
+    if max_columns is None:
+        max_columns = column_budget(len(instance.jobs))
     for name, v in (("intervals", intervals), ("release_buckets", release_buckets),
                     ("max_columns", max_columns)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -646,9 +662,10 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
 
 
 #: What ``simulate`` computes by default: the combinatorial bounds always, the LPs only
-#: within a fixed column budget (so the reported figures do not depend on the machine's
-#: speed): about 5 CPU seconds on Gavel's 2,000 jobs, whose simulation takes 30-120 s.
-SIMULATE_MAX_COLUMNS = DEFAULT_MAX_COLUMNS
+#: within the column budget (:func:`column_budget`, so the reported figures do not depend
+#: on the machine's speed): about 5 CPU seconds on Gavel's 2,000 jobs, whose simulation
+#: takes 30-120 s, and 17 s on the full Philly trace, whose simulations take minutes.
+SIMULATE_MAX_COLUMNS: int | None = None
 SIMULATE_TIME_LIMIT = 30.0
 #: The keys :func:`gap_report` may return.
 REPORT_KEYS = ("bounds", "gaps", "bound_sources", "bound_seconds", "bound_skipped", "setting",
@@ -656,7 +673,7 @@ REPORT_KEYS = ("bounds", "gaps", "bound_sources", "bound_seconds", "bound_skippe
 
 
 def gap_report(instance: Instance, result: Any, setting: Setting | None = None, *,
-               max_columns: int = SIMULATE_MAX_COLUMNS,
+               max_columns: int | None = SIMULATE_MAX_COLUMNS,
                time_limit: float | None = SIMULATE_TIME_LIMIT) -> dict[str, Any]:
     r"""The certified bounds of ``instance`` next to a simulation ``result``'s values.
 

@@ -271,3 +271,23 @@ def test_forked_shared_workers_are_not_capped_by_whole_gpus():
     assert b.mean_jct == pytest.approx(10.0)          # 20 iterations at 2 per second
     assert _le(b.mean_jct, res.metrics.mean_jct)
     assert lower_bounds(inst, Setting(forking=True)).mean_jct == pytest.approx(20.0)
+
+
+def test_column_budget_grows_linearly_with_the_jobs():
+    from optsched.sim.bounds import COLUMNS_PER_JOB, DEFAULT_MAX_COLUMNS, column_budget
+
+    assert column_budget(10) == DEFAULT_MAX_COLUMNS
+    assert column_budget(82_247) == COLUMNS_PER_JOB * 82_247
+
+
+@pytest.mark.slow
+def test_large_trace_prefix_gets_its_lps_within_the_default_budget():
+    """20,000 Philly jobs need 100,000 interval-LP columns: a fixed 60,000-column budget
+    skipped both LPs; the per-job budget computes them."""
+    inst = optsched.catalog.read_philly_trace(jobs=20_000, load=6)
+    b = lower_bounds(inst)
+    assert b.skipped == {}
+    # the interval LP has C_j >= r_j + p_j among its rows: never below the per-job bound
+    # beyond the certificate's rounding
+    assert b.by_method["interval_lp"]["total_completion"] >= \
+        b.by_method["per_job"]["total_completion"] * (1 - 1e-6)
