@@ -6,7 +6,8 @@ Cases (each bound computed in a child process, timed by ``process_time`` for CPU
 * Gavel's 2,000-job trace on gavel-108 at its recorded arrivals (the policies' values
   from ``results/simulate_gavel.json``);
 * the whole Philly trace (82,247 jobs, tiresias-n256g8, 2,048 GPUs) at load 1 (values
-  from ``results/philly_scale.json``) and at 6x arrivals;
+  from ``results/philly_scale.json``) and at 6x arrivals (values from
+  ``results/philly_load6_full.json``);
 * its first 20,000 jobs at 6x arrivals (values from ``results/philly_load6.json``).
 
 Per case: each bound method's mean-JCT and makespan bound, the best, CPU seconds, peak
@@ -34,7 +35,7 @@ CASES = {
     "philly-load1": dict(trace="philly", cluster=None, jobs=None, load=1.0,
                          policies=("philly_scale", 82247)),
     "philly-load6": dict(trace="philly", cluster=None, jobs=None, load=6.0,
-                         policies=None),
+                         policies=("philly_load6_full", 82247)),
     "philly-20000-load6": dict(trace="philly", cluster=None, jobs=20000, load=6.0,
                                policies=("philly_load6", 20000)),
 }
@@ -107,7 +108,7 @@ def main() -> None:
          "mean_jct_from", "makespan_from", "cpu_s", "wall_s", "peak_rss_mib", "skipped"],
         title="Certified lower bounds at scale, and each committed policy's gap",
         params={"bounds": "optsched.sim.bounds.lower_bounds defaults",
-                "policy_values": "committed results simulate_gavel, philly_scale, philly_load6"},
+                "policy_values": "committed results simulate_gavel, philly_scale, philly_load6_full, philly_load6"},
         notes="gap = policy value / certified lower bound: the policy is at most that factor "
               "from the optimum. CPU and memory: the bound's child process (peak RSS with the "
               "interpreter, imports and the trace). Machine: 2 cores shared with other work.")
