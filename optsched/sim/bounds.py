@@ -663,7 +663,11 @@ def gap_report(instance: Instance, result: Any, setting: Setting | None = None, 
     Returns ``{"bounds": {"mean_jct", "makespan"}, "gaps": {"mean_jct", "makespan"},
     "bound_sources": ..., "bound_seconds": ..., "setting": ...}`` where a gap is
     value / bound, :math:`\ge 1` for every schedule: the policy is at most that factor
-    from the optimum. A gap is ``None`` (with ``"gaps_note"``) when some job did not
+    from the optimum. When some job carries a utility function, ``"utility"`` is added
+    to ``bounds``, ``gaps`` and ``bound_sources``: the certified *upper* bound on total
+    utility (:func:`optsched.sim.utility_bounds.utility_upper_bound`) and the gap
+    bound / value, :math:`\ge 1` (``None`` when the run's utility is 0). A mean-JCT or
+    makespan gap is ``None`` (with ``"gaps_note"``) when some job did not
     complete, as the policy's mean then covers fewer jobs than the bound. ``setting``
     defaults to the capabilities the run's schedule declares.
     """
@@ -680,8 +684,25 @@ def gap_report(instance: Instance, result: Any, setting: Setting | None = None, 
         "setting": setting.describe()}
     if b.skipped:
         out["bound_skipped"] = dict(b.skipped)
+    from optsched.sim.utility_bounds import has_utilities, utility_upper_bound
+
+    if has_utilities(instance):
+        # an upper bound (utility is maximised): the gap is bound / value, >= 1, and is
+        # defined with unfinished jobs too (they add 0 to the value, at most their
+        # utility to the bound)
+        u = utility_upper_bound(instance, setting, max_columns=max_columns,
+                                time_limit=time_limit)
+        out["bounds"]["utility"] = u.utility
+        out["bound_sources"]["utility"] = u.source
+        if u.skipped:
+            out.setdefault("bound_skipped", {}).update(
+                {f"utility.{k}": v for k, v in u.skipped.items()})
+        value = None if m is None else m.utility
+        out["gaps"]["utility"] = u.gap(value) if value is not None and value > 0 else None
+        out["bound_seconds"] = time.perf_counter() - t0
     if m is None or m.n_completed < m.n_jobs:
-        out["gaps_note"] = "not every job completed: no gap against a bound over all jobs"
+        out["gaps_note"] = ("not every job completed: no mean-JCT or makespan gap against a "
+                            "bound over all jobs")
         return out
     for key, value in (("mean_jct", m.mean_jct), ("makespan", m.makespan)):
         bound = out["bounds"][key]
