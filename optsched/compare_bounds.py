@@ -154,5 +154,5 @@ def certify_rows(rows: list, instance: Instance, model: str,
             continue
         r.certified_gap = _gap(sense, r.value, r.certified_bound)
         if r.certified_gap is None:
-            r.bound_note = (f"value {r.value:g} against the bound {r.certified_bound:g}: "
+            r.bound_note = (f"value {r.value:.4g} against the bound {r.certified_bound:.4g}: "
                             "no finite factor")
