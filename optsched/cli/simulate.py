@@ -176,6 +176,8 @@ def cmd_simulate(args) -> int:
                  "figures above are over the completed jobs only")
     if "bounds" in res.extra:
         _print_gaps(res.extra, m.utility)
+    elif "gaps_note" in res.extra:
+        print(f"no certified bound: {res.extra['gaps_note']}")
     if args.out is not None:
         import json
 

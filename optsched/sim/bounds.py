@@ -185,6 +185,10 @@ class Bounds:
         return math.inf if b <= 0 else value / b
 
     def value(self, objective: str) -> float:
+        if objective == "utility":
+            raise InvalidOption("objective", objective, "these are lower bounds on "
+                                + ", ".join(OBJECTIVES) + "; total utility has an upper bound: "
+                                "optsched.sim.utility_bounds.utility_upper_bound")
         if objective not in OBJECTIVES:
             raise InvalidOption("objective", objective, "must be one of " + ", ".join(OBJECTIVES))
         return float(getattr(self, objective))
@@ -554,10 +558,20 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
     ``per_job`` :math:`O(nK)`, ``pooled`` :math:`O(n \log n + nK)`, ``interval_lp``
     and ``release_lp`` one LP each of :math:`O(nKL)` and :math:`O(nK + BK)` columns.
     """
-    setting = setting or Setting()
+    setting = Setting() if setting is None else setting
+    if not isinstance(setting, Setting):
+        raise InvalidOption("setting", setting, "must be an optsched.sim.bounds.Setting "
+                            "(Setting.of(policy or capabilities) for a policy's)")
     if isinstance(methods, str):
         methods = (methods,)
+    if not methods:
+        raise InvalidOption("methods", list(methods), "name at least one of "
+                            + ", ".join(METHODS))
     for m in methods:
+        if m == "utility_lp":
+            raise InvalidOption("methods", m, "bounds total utility "
+                                "(optsched.sim.utility_bounds.utility_upper_bound), not mean "
+                                "JCT or makespan; these methods are " + ", ".join(METHODS))
         if m not in METHODS:
             raise InvalidOption("methods", m, "must be among " + ", ".join(METHODS))
     for name, v in (("intervals", intervals), ("release_buckets", release_buckets),
@@ -673,6 +687,9 @@ def gap_report(instance: Instance, result: Any, setting: Setting | None = None, 
     """
     if setting is None:
         setting = Setting.of(result.schedule)
+    elif not isinstance(setting, Setting):
+        raise InvalidOption("setting", setting, "must be an optsched.sim.bounds.Setting "
+                            "(Setting.of(policy or capabilities) for a policy's)")
     t0 = time.perf_counter()
     b = lower_bounds(instance, setting, max_columns=max_columns, time_limit=time_limit)
     m = result.metrics

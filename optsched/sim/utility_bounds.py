@@ -228,9 +228,14 @@ def utility_upper_bound(instance: Instance, setting: Setting | None = None, *,
     ``per_job`` :math:`O(nK)`; ``utility_lp`` one LP of :math:`O(nKL)` columns and
     :math:`O(nL + LK)` rows, :math:`L` intervals per job window.
     """
-    setting = setting or Setting()
+    setting = Setting() if setting is None else setting
     if isinstance(methods, str):
         methods = (methods,)
+    if not methods:
+        raise InvalidOption("methods", list(methods), "name at least one of "
+                            + ", ".join(UTILITY_METHODS))
+    if not isinstance(setting, Setting):
+        raise InvalidOption("setting", setting, "must be an optsched.sim.bounds.Setting")
     for m in methods:
         if m not in UTILITY_METHODS:
             raise InvalidOption("methods", m, "must be among " + ", ".join(UTILITY_METHODS)
