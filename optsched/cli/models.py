@@ -91,7 +91,7 @@ def render_rows(rows: list[Row], instance: Instance, summary: str = "") -> str:
 def _bound_head(rows: list[Row]) -> list[str]:
     """The certified bound(s) of the comparison: ``x bound`` is each row's factor from
     the best bound valid for it (>= 1)."""
-    seen = {}
+    seen: dict[tuple[float, str], list[str]] = {}
     for r in rows:
         if r.certified_bound is not None:
             seen.setdefault((r.certified_bound, r.bound_source), []).append(r.method)
@@ -104,7 +104,7 @@ def _bound_head(rows: list[Row]) -> list[str]:
         if note:
             seen.setdefault((math.nan, f"no simulator bound: {note}"), [])
     lines = [f"#   {src}" if not ms else f"#   certified {word} bound {num(b)} ({src})"
-             + ("" if sum(1 for m in seen.values() if m) == 1 else f" for {', '.join(ms)}")
+             + ("" if len([m for m in seen.values() if m]) == 1 else f" for {', '.join(ms)}")
              for (b, src), ms in seen.items()]
     return lines + ["#   x bound = factor from the certified bound (>= 1: at most that far "
                     "from the optimum)"]

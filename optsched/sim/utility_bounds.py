@@ -268,11 +268,11 @@ def utility_upper_bound(instance: Instance, setting: Setting | None = None, *,
                                      f"job window) > max_columns {max_columns:,}")
         else:
             lp = _utility_lp(instance, d, _grid(d, dt, H), H)
-            v, msg = _solve_certified(lp, time_limit)
-            if v is None:
+            low, msg = _solve_certified(lp, time_limit)
+            if low is None:
                 skipped["utility_lp"] = msg
-            else:
-                by["utility_lp"] = max(0.0, -float(v))
+            else:  # a lower bound on min -sum v y: minus it bounds the utility above
+                by["utility_lp"] = max(0.0, -float(low))
                 extra["utility_lp"] = {"window": H, "step": dt, "lp": msg}
         seconds["utility_lp"] = time.perf_counter() - t0
     src, best = min(((m, v) for m, v in by.items() if v is not None),

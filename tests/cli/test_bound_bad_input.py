@@ -14,8 +14,10 @@ from optsched.errors import InvalidInput, InvalidOption
 from optsched.sim.bounds import Setting, gap_report, lower_bounds
 from optsched.sim.utility_bounds import utility_upper_bound
 
+ONE_JOB = (Job("a", 0.0, 1, 100.0, {"a": 1.0}),)
 
-def _inst(jobs=(Job("a", 0.0, 1, 100.0, {"a": 1.0}),)) -> Instance:
+
+def _inst(jobs=ONE_JOB) -> Instance:
     return Instance(Cluster((Node("n0", {"a": 2}),)), tuple(jobs), slot=10.0)
 
 
