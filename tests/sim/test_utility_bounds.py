@@ -115,11 +115,10 @@ def test_bound_above_utility_policies_on_a_trace_prefix(policy):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("trace,cluster", [("gavel-philly-2000", "gavel-108"),
-                                           ("gavel-artifact-15", None),
-                                           ("tiresias-60", None),
-                                           ("philly", "tiresias-n32g4")])
-@pytest.mark.parametrize("kind", ["sigmoid", "step", "linear"])
+@pytest.mark.parametrize("trace,cluster,kind", [("gavel-philly-2000", "gavel-108", "sigmoid"),
+                                                ("gavel-artifact-15", None, "step"),
+                                                ("tiresias-60", None, "linear"),
+                                                ("philly", "tiresias-n32g4", "sigmoid")])
 def test_bound_above_every_policy_on_shipped_prefixes(trace, cluster, kind):
     inst = assign_utilities(optsched.catalog.read_trace(trace, cluster, jobs=25), kind, seed=0)
     ran = 0
