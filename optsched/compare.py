@@ -67,6 +67,10 @@ class Row:
     note: str = ""
     message: str = ""
     time_limit: float | None = None
+    certified_bound: float | None = None
+    certified_gap: float | None = None
+    bound_source: str = ""
+    bound_note: str = ""
     result: Result | None = field(default=None, repr=False)
 
     @property
@@ -84,7 +88,8 @@ class Row:
             "model", "method", "kind", "sense", "objective", "backend", "status", "value",
             "bound", "gap", "seconds", "factor", "proved", "proved_holds", "declared",
             "outside_exact",
-            "skipped", "note", "message", "time_limit")}
+            "skipped", "note", "message", "time_limit", "certified_bound", "certified_gap",
+            "bound_source", "bound_note")}
 
 
 def route_options(spec: ModelSpec, options: Mapping[str, Any],
@@ -157,6 +162,9 @@ def compare(instance: Instance, model: str, backend: str | None = None, *,
     for r in rows:
         if r.kind != "bound":
             r.factor = _factor(sense, r.value, best)
+    from optsched.compare_bounds import certify_rows
+
+    certify_rows(rows, instance, spec.name, options)
     return rows
 
 

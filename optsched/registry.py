@@ -475,6 +475,9 @@ def simulate(instance: Instance, policy: str, *, seed: int = 0,
                                   progress=progress, until=until, **options)
     if not bounds or until is not None or res.schedule is None:
         return res
+    if instance.n_jobs == 0:  # said, not silently left out
+        return res.replace(extra={**res.extra,
+                                  "gaps_note": "the instance has no jobs: nothing to bound"})
     from optsched.sim.bounds import gap_report
 
     return res.replace(extra={**res.extra, **gap_report(instance, res)})

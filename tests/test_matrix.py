@@ -89,6 +89,11 @@ def test_compare(model, instance, files, capsys):
     if code == 0:
         rows = json.loads(cap.out)
         assert [r["method"] for r in rows] == list(models()[model].method_names)
+        for r in rows:  # the certified bound holds for every row it is given for
+            if r["certified_gap"] is not None:
+                assert r["certified_gap"] >= 1 - 1e-6, (model, instance, r)
+            elif r["value"] is not None and r["kind"] != "bound":
+                assert r["bound_note"], (model, instance, r)
 
 
 @pytest.mark.parametrize("model,method", [(m, x) for m in MODELS

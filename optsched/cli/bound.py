@@ -1,13 +1,18 @@
-"""``optsched bound``: certified lower bounds on the mean JCT and the makespan.
+"""``optsched bound``: certified lower bounds on the mean JCT and the makespan, and an
+upper bound on total utility.
 
 ::
 
     optsched bound (--trace NAME|FILE | --generate N | --instance FILE.json)
                    [--jobs N] [--load L] [--cluster C] [--policy NAME | --progress-rule R
-                   --forking --sharing --resource-sensitive] [--method M ...] [--json]
+                   --forking --sharing --resource-sensitive] [--objective O ...]
+                   [--method M ...] [--json]
 
 The bounds hold for every schedule in the setting named (a policy's own capabilities
-with ``--policy``); :mod:`optsched.sim.bounds` states each theorem.
+with ``--policy``); :mod:`optsched.sim.bounds` and :mod:`optsched.sim.utility_bounds`
+state each theorem. Without ``--objective`` the JCT and makespan bounds are printed,
+and the utility bound too when some job carries a utility function. A ``--method``
+that bounds none of the objectives asked for is an error, not ignored.
 """
 
 from __future__ import annotations
@@ -22,13 +27,19 @@ from optsched.errors import InvalidOption
 __all__ = ["add_parsers"]
 
 
+#: The objectives ``optsched bound`` reports; ``utility`` is an upper bound.
+OBJECTIVES = ("mean_jct", "weighted_mean_jct", "makespan", "utility")
+
+
 def add_parsers(subparsers) -> None:
     from optsched.sim.bounds import METHODS
+    from optsched.sim.utility_bounds import UTILITY_METHODS
 
     p = subparsers.add_parser(
-        "bound", help="certified lower bounds on mean JCT and makespan of any schedule",
-        description="Lower bounds that every schedule of the instance (every policy, "
-                    "every exact model) satisfies, each with the relaxation that gave it.")
+        "bound", help="certified bounds on mean JCT, makespan and utility of any schedule",
+        description="Lower bounds on mean JCT and makespan, and an upper bound on total "
+                    "utility, that every schedule of the instance (every policy, every "
+                    "exact model) satisfies, each with the relaxation that gave it.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--trace", type=Path, help="trace file or shipped trace name")
     src.add_argument("--generate", type=int, metavar="N",
@@ -47,8 +58,14 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--forking", action="store_true")
     p.add_argument("--sharing", action="store_true")
     p.add_argument("--resource-sensitive", action="store_true")
-    p.add_argument("--method", action="append", choices=METHODS,
-                   help="a bound method (repeatable; default all)")
+    p.add_argument("--objective", action="append", choices=OBJECTIVES,
+                   help="an objective to bound (repeatable; default mean_jct, "
+                        "weighted_mean_jct, makespan, and utility when some job carries a "
+                        "utility function)")
+    p.add_argument("--method", action="append",
+                   choices=tuple(dict.fromkeys(METHODS + UTILITY_METHODS)),
+                   help="a bound method (repeatable; default all of the objectives'); "
+                        "per_job is always computed")
     p.add_argument("--time-limit", type=float, default=60.0,
                    help="seconds per LP (default 60)")
     p.add_argument("--json", action="store_true", help="print the bounds as JSON")
@@ -71,26 +88,75 @@ def _setting(args):
     return Setting.of(capabilities(policy_spec(args.policy).qualified))
 
 
+def _plan(args, inst) -> tuple[tuple[str, ...], tuple[str, ...] | None,
+                               tuple[str, ...] | None]:
+    """The objectives asked for, and the methods of the JCT/makespan bound and of the
+    utility bound to run (``None``: that bound is not asked for)."""
+    from optsched.sim.bounds import METHODS
+    from optsched.sim.utility_bounds import UTILITY_METHODS, has_utilities
+
+    objectives = tuple(dict.fromkeys(args.objective or ())) or (
+        OBJECTIVES if has_utilities(inst) else OBJECTIVES[:3])
+    lower = any(o != "utility" for o in objectives)
+    upper = "utility" in objectives
+    given = tuple(dict.fromkeys(args.method or ()))
+    for m in given:
+        if not ((lower and m in METHODS) or (upper and m in UTILITY_METHODS)):
+            which = ("mean_jct, weighted_mean_jct, makespan" if m in METHODS
+                     else "utility")
+            raise InvalidOption("--method", m, f"bounds only {which}, not the objectives "
+                                f"asked for ({', '.join(objectives)})")
+    jct = (tuple(m for m in given if m in METHODS) or ("per_job",)) if given else METHODS
+    util = (tuple(m for m in given if m in UTILITY_METHODS) or ("per_job",)) if given \
+        else UTILITY_METHODS
+    return objectives, jct if lower else None, util if upper else None
+
+
 def cmd_bound(args) -> int:
     from optsched.cli.simulate import build_instance
-    from optsched.sim.bounds import METHODS, lower_bounds
+    from optsched.sim.bounds import lower_bounds
+    from optsched.sim.utility_bounds import utility_upper_bound
 
     if args.time_limit is not None and not args.time_limit > 0:
         raise InvalidOption("--time-limit", args.time_limit, "must be > 0")
     setting = _setting(args)
     inst = build_instance(args)
-    b = lower_bounds(inst, setting, methods=tuple(args.method or METHODS),
-                     time_limit=args.time_limit)
+    objectives, jct_methods, util_methods = _plan(args, inst)
+    b = lower_bounds(inst, setting, methods=jct_methods, time_limit=args.time_limit) \
+        if jct_methods is not None else None
+    u = utility_upper_bound(inst, setting, methods=util_methods, time_limit=args.time_limit) \
+        if util_methods is not None else None
     if args.json:
-        json.dump({"instance": inst.name, **b.to_dict()}, sys.stdout, indent=1)
+        out = {"instance": inst.name, "objectives": list(objectives),
+               **(b.to_dict() if b is not None else {})}
+        if u is not None:
+            out["utility_bound"] = u.to_dict()
+            if b is None:
+                out.update(setting=out["utility_bound"]["setting"], n_jobs=u.n_jobs)
+        json.dump(out, sys.stdout, indent=1)
         print()
         return EXIT_OK
     print(f"instance {inst.name}  jobs {inst.n_jobs}  setting: {setting.describe()}")
-    print(f"mean JCT  >= {hours(b.mean_jct)} h  ({b.source['mean_jct']})")
-    if b.weighted_mean_jct != b.mean_jct:
+    if b is not None:
+        _print_lower(inst, b, objectives)
+    if u is not None:
+        print(f"total utility <= {num(u.utility, 6)}  ({u.source})")
+        for m, v in u.by_method.items():
+            print(f"  {m:<12} utility {num(v, 6)}  ({num(u.seconds.get(m, 0.0), 2)} s)")
+        for m, why in u.skipped.items():
+            print(f"  {m:<12} skipped: {why}")
+    return EXIT_OK
+
+
+def _print_lower(inst, b, objectives) -> None:
+    if "mean_jct" in objectives:
+        print(f"mean JCT  >= {hours(b.mean_jct)} h  ({b.source['mean_jct']})")
+    if "weighted_mean_jct" in objectives and (b.weighted_mean_jct != b.mean_jct
+                                              or "mean_jct" not in objectives):
         print(f"weighted mean JCT >= {hours(b.weighted_mean_jct)} h  "
               f"({b.source['weighted_mean_jct']})")
-    print(f"makespan  >= {hours(b.makespan)} h  ({b.source['makespan']})")
+    if "makespan" in objectives:
+        print(f"makespan  >= {hours(b.makespan)} h  ({b.source['makespan']})")
     release = sum(j.arrival for j in inst.jobs)
     first = min(j.arrival for j in inst.jobs)
     for m, v in b.by_method.items():
@@ -103,4 +169,3 @@ def cmd_bound(args) -> int:
         print(f"  {m:<12} {', '.join(parts) or '-'}  ({num(b.seconds.get(m, 0.0), 2)} s)")
     for m, why in b.skipped.items():
         print(f"  {m:<12} skipped: {why}")
-    return EXIT_OK

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from optsched.solvers import BACKENDS, DEFAULT_TIME_LIMIT
 
 __all__ = ["add_parsers", "render_rows"]
 
-COLUMNS = ["method", "status", "value", "bound", "gap", "x opt", "proved", "time (s)"]
+COLUMNS = ["method", "status", "value", "bound", "gap", "x opt", "x bound", "proved",
+           "time (s)"]
 
 
 # --------------------------------------------------------------------------- tables
@@ -58,8 +60,10 @@ def render_rows(rows: list[Row], instance: Instance, summary: str = "") -> str:
                 marks.append(f"  ({num(r.proved, 3)}) {r.method}: the ratio its theorem "
                              "gives, not proved on this instance (an assumption fails; see "
                              "below)")
+        xb = num(r.certified_gap, 3) if r.certified_gap is not None else \
+            ("-" if r.kind == "bound" or r.value is None else "- *")
         body.append([name + flag, r.status, num(r.value), num(r.bound), pct(r.gap),
-                     num(r.factor, 3), proved, secs(r.seconds)])
+                     num(r.factor, 3), xb, proved, secs(r.seconds)])
         if r.skipped:
             marks.append(f"  {r.method}: does not take option(s) {', '.join(r.skipped)}; "
                          "run without them")
@@ -68,7 +72,13 @@ def render_rows(rows: list[Row], instance: Instance, summary: str = "") -> str:
              for r in rows if r.note or r.declared]
     msgs = [f"  {r.method}: {r.message}" for r in rows if r.message and not r.value
             and r.status != "optimal"]
-    out = head + [table(body, COLUMNS, right={2, 3, 4, 5, 6, 7})]
+    out = head + _bound_head(rows) + [table(body, COLUMNS, right={2, 3, 4, 5, 6, 7, 8})]
+    gapless = [r for r in rows if r.certified_gap is None and r.value is not None
+               and r.kind != "bound"]
+    if gapless:
+        why = {r.bound_note or "no certified bound" for r in gapless}
+        marks += [f"  * {', '.join(r.method for r in gapless)}: no x bound: {w}"
+                  for w in sorted(why)]
     if marks:
         out += [*marks]
     if notes:
@@ -76,6 +86,28 @@ def render_rows(rows: list[Row], instance: Instance, summary: str = "") -> str:
     if msgs:
         out += ["messages:", *msgs]
     return "\n".join(out)
+
+
+def _bound_head(rows: list[Row]) -> list[str]:
+    """The certified bound(s) of the comparison: ``x bound`` is each row's factor from
+    the best bound valid for it (>= 1)."""
+    seen: dict[tuple[float, str], list[str]] = {}
+    for r in rows:
+        if r.certified_bound is not None:
+            seen.setdefault((r.certified_bound, r.bound_source), []).append(r.method)
+    if not seen:
+        return []
+    word = "lower" if rows[0].sense == "min" else "upper"
+    if not any(r.bound_source.startswith("simulator") for r in rows):
+        note = next((r.bound_note for r in rows if r.certified_bound is not None
+                     and r.bound_note and "no finite factor" not in r.bound_note), "")
+        if note:
+            seen.setdefault((math.nan, f"no simulator bound: {note}"), [])
+    lines = [f"#   {src}" if not ms else f"#   certified {word} bound {num(b)} ({src})"
+             + ("" if len([m for m in seen.values() if m]) == 1 else f" for {', '.join(ms)}")
+             for (b, src), ms in seen.items()]
+    return lines + ["#   x bound = factor from the certified bound (>= 1: at most that far "
+                    "from the optimum)"]
 
 
 def _progress_hooks(model: str, enabled: bool):

@@ -17,7 +17,7 @@ import dataclasses
 import math
 from pathlib import Path
 
-from optsched.cli.common import EXIT_OK, hours, parse_options, progress
+from optsched.cli.common import EXIT_OK, hours, num, parse_options, progress
 from optsched.core.files import check_output, write_text
 from optsched.core.instance import Cluster, Instance, load_instance
 from optsched.core.jsonio import load_json
@@ -175,7 +175,9 @@ def cmd_simulate(args) -> int:
                  f"({why}): {', '.join(left[:8])}{' ...' if len(left) > 8 else ''}; the JCT "
                  "figures above are over the completed jobs only")
     if "bounds" in res.extra:
-        _print_gaps(res.extra)
+        _print_gaps(res.extra, m.utility)
+    elif "gaps_note" in res.extra:
+        print(f"no certified bound: {res.extra['gaps_note']}")
     if args.out is not None:
         import json
 
@@ -190,8 +192,13 @@ def cmd_simulate(args) -> int:
     return EXIT_OK
 
 
-def _print_gaps(extra: dict) -> None:
+def _print_gaps(extra: dict, utility: float | None = None) -> None:
     b, g, src = extra["bounds"], extra["gaps"], extra["bound_sources"]
+    if "utility" in b:
+        share = "no share of it: the run's utility is 0" if g.get("utility") is None else \
+            f"at least {1 / g['utility']:.2f} of the best possible"
+        print(f"total utility {num(utility, 6)}, {share} (certified upper bound "
+              f"{num(b['utility'], 6)}, {src['utility']})")
     if g.get("mean_jct") is None:
         print(f"certified lower bounds: mean JCT >= {hours(b['mean_jct'])} h "
               f"({src['mean_jct']}), makespan >= {hours(b['makespan'])} h "

@@ -199,6 +199,10 @@ class Bounds:
         return math.inf if b <= 0 else value / b
 
     def value(self, objective: str) -> float:
+        if objective == "utility":
+            raise InvalidOption("objective", objective, "these are lower bounds on "
+                                + ", ".join(OBJECTIVES) + "; total utility has an upper bound: "
+                                "optsched.sim.utility_bounds.utility_upper_bound")
         if objective not in OBJECTIVES:
             raise InvalidOption("objective", objective, "must be one of " + ", ".join(OBJECTIVES))
         return float(getattr(self, objective))
@@ -568,10 +572,20 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
     ``per_job`` :math:`O(nK)`, ``pooled`` :math:`O(n \log n + nK)`, ``interval_lp``
     and ``release_lp`` one LP each of :math:`O(nKL)` and :math:`O(nK + BK)` columns.
     """
-    setting = setting or Setting()
+    setting = Setting() if setting is None else setting
+    if not isinstance(setting, Setting):
+        raise InvalidOption("setting", setting, "must be an optsched.sim.bounds.Setting "
+                            "(Setting.of(policy or capabilities) for a policy's)")
     if isinstance(methods, str):
         methods = (methods,)
+    if not methods:
+        raise InvalidOption("methods", list(methods), "name at least one of "
+                            + ", ".join(METHODS))
     for m in methods:
+        if m == "utility_lp":
+            raise InvalidOption("methods", m, "bounds total utility "
+                                "(optsched.sim.utility_bounds.utility_upper_bound), not mean "
+                                "JCT or makespan; these methods are " + ", ".join(METHODS))
         if m not in METHODS:
             raise InvalidOption("methods", m, "must be among " + ", ".join(METHODS))
     if max_columns is None:
@@ -682,12 +696,19 @@ def gap_report(instance: Instance, result: Any, setting: Setting | None = None, 
     Returns ``{"bounds": {"mean_jct", "makespan"}, "gaps": {"mean_jct", "makespan"},
     "bound_sources": ..., "bound_seconds": ..., "setting": ...}`` where a gap is
     value / bound, :math:`\ge 1` for every schedule: the policy is at most that factor
-    from the optimum. A gap is ``None`` (with ``"gaps_note"``) when some job did not
+    from the optimum. When some job carries a utility function, ``"utility"`` is added
+    to ``bounds``, ``gaps`` and ``bound_sources``: the certified *upper* bound on total
+    utility (:func:`optsched.sim.utility_bounds.utility_upper_bound`) and the gap
+    bound / value, :math:`\ge 1` (``None`` when the run's utility is 0). A mean-JCT or
+    makespan gap is ``None`` (with ``"gaps_note"``) when some job did not
     complete, as the policy's mean then covers fewer jobs than the bound. ``setting``
     defaults to the capabilities the run's schedule declares.
     """
     if setting is None:
         setting = Setting.of(result.schedule)
+    elif not isinstance(setting, Setting):
+        raise InvalidOption("setting", setting, "must be an optsched.sim.bounds.Setting "
+                            "(Setting.of(policy or capabilities) for a policy's)")
     t0 = time.perf_counter()
     b = lower_bounds(instance, setting, max_columns=max_columns, time_limit=time_limit)
     m = result.metrics
@@ -699,8 +720,25 @@ def gap_report(instance: Instance, result: Any, setting: Setting | None = None, 
         "setting": setting.describe()}
     if b.skipped:
         out["bound_skipped"] = dict(b.skipped)
+    from optsched.sim.utility_bounds import has_utilities, utility_upper_bound
+
+    if has_utilities(instance):
+        # an upper bound (utility is maximised): the gap is bound / value, >= 1, and is
+        # defined with unfinished jobs too (they add 0 to the value, at most their
+        # utility to the bound)
+        u = utility_upper_bound(instance, setting, max_columns=max_columns,
+                                time_limit=time_limit)
+        out["bounds"]["utility"] = u.utility
+        out["bound_sources"]["utility"] = u.source
+        if u.skipped:
+            out.setdefault("bound_skipped", {}).update(
+                {f"utility.{k}": v for k, v in u.skipped.items()})
+        value = None if m is None else m.utility
+        out["gaps"]["utility"] = u.gap(value) if value is not None and value > 0 else None
+        out["bound_seconds"] = time.perf_counter() - t0
     if m is None or m.n_completed < m.n_jobs:
-        out["gaps_note"] = "not every job completed: no gap against a bound over all jobs"
+        out["gaps_note"] = ("not every job completed: no mean-JCT or makespan gap against a "
+                            "bound over all jobs")
         return out
     for key, value in (("mean_jct", m.mean_jct), ("makespan", m.makespan)):
         bound = out["bounds"][key]

@@ -137,3 +137,46 @@ def test_gavel_curve_table_never_divides_a_survivor_mean():
     assert table[1]["LAS agnostic"] is None and table[1]["LAS ratio"] is None
     assert table[1]["LAS agnostic status"] == "window_unfinished"
     assert table[1]["FIFO aware"] is None and table[1]["FIFO ratio"] is None
+
+
+@pytest.mark.slow
+def test_quick_run_carries_bounds_and_gaps(quick):
+    """The claims comparing simulated policies give each run's certified bound and gap
+    (>= 1); the others say why they have none."""
+    out, _ = quick
+    rows = {r["key"]: r for r in json.loads((out / "REPRODUCTION.json").read_text())["rows"]}
+    expect = {"hadar_vs_gavel": {"makespan", "utility"},
+              "hadare_vs_hadar": {"makespan", "utility"}, "tiresias_vs_fifo": {"mean_jct"}}
+    for key, r in rows.items():
+        if key in expect:
+            assert {b["objective"] for b in r["bounds"]} == expect[key], key
+            for b in r["bounds"]:
+                assert b["gap"] is not None and b["gap"] >= 1 - 1e-9, (key, b)
+                assert b["bound_is"] == ("upper" if b["objective"] == "utility" else "lower")
+        else:
+            assert not r["bounds"] and len(r["bounds_note"]) > 40, key
+    md = (out / "REPRODUCTION.md").read_text()
+    assert md.count("Certified bounds (every schedule") == len(expect)
+    assert "Certified bounds: none (" in md
+
+
+def test_simulated_claim_rows_carry_their_gaps(tmp_path):
+    run_reproduction(tmp_path, quick=True, only=["tiresias_vs_fifo"], log=None)
+    data = json.loads((tmp_path / "REPRODUCTION.json").read_text())
+    (row,) = [r for r in data["rows"] if r["key"] == "tiresias_vs_fifo"]
+    runs = {b["run"] for b in row["bounds"]}
+    assert runs == {"fifo_yarn", "tiresias_las", "tiresias_gittins"}
+    bound = {b["bound"] for b in row["bounds"]}
+    assert len(bound) == 1                      # one instance, one setting, one bound
+    for b in row["bounds"]:
+        assert b["value"] / b["bound"] == pytest.approx(b["gap"]) and b["gap"] >= 1
+    md = (tmp_path / "REPRODUCTION.md").read_text()
+    assert "| tiresias-60 on 2x4 P100 | tiresias_las | mean JCT (h) |" in md
+
+
+def test_run_gaps_rejects_an_objective_it_does_not_bound():
+    from optsched.errors import InvalidOption
+    from optsched.studies.reproduce.claim import run_gaps
+
+    with pytest.raises(InvalidOption, match="objectives"):
+        run_gaps(None, {}, ("cru",))

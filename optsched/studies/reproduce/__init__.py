@@ -202,6 +202,8 @@ def _measure(c: Claim, quick: bool, out: Path, img: Path) -> Row:
         row.seed = got.get("seed")
         row.notes = got.get("notes", "")
         row.plots = [Path(p).relative_to(out).as_posix() for p in got.get("plots", [])]
+        row.bounds = list(got.get("bounds", []))
+        row.bounds_note = got.get("bounds_note", "")
         row.verdict = got.get("verdict") or (
             _verdict(c, row.measured) if row.measured is not None else "no number")
     if quick and row.verdict != "error":
@@ -294,8 +296,29 @@ def write_report(rows: Sequence[Row], out: str | Path, *, quick: bool,
             md += [f"Measured: {r.measured_text}.", ""]
         if r.notes:
             md += [r.notes.strip(), ""]
+        md += _bounds_md(r)
         for p in r.plots:
             md += [f"![{r.key}]({p})", ""]
     path = out / "REPRODUCTION.md"
     write_text(path, "\n".join(md))
     return path
+
+
+def _bounds_md(r: Row) -> list[str]:
+    """The row's simulated runs against the certified bounds (or why there are none)."""
+    if not r.bounds:
+        return [f"Certified bounds: none ({r.bounds_note}).", ""] if r.bounds_note else []
+    unit = {"mean_jct": 3600.0, "makespan": 3600.0, "utility": 1.0}
+    name = {"mean_jct": "mean JCT (h)", "makespan": "makespan (h)", "utility": "utility"}
+    md = ["Certified bounds (every schedule of the instance in the run's setting; gap >= 1 "
+          "is how far the run is at most from the optimum):", "",
+          "| setting | run | objective | value | bound | gap | bound from |",
+          "|---|---|---|---|---|---|---|"]
+    for b in r.bounds:
+        u = unit[b["objective"]]
+        value = "-" if b["value"] is None else f"{b['value'] / u:.4g}"
+        gap = "-" if b["gap"] is None else f"{b['gap']:.2f}x"
+        side = ">=" if b["bound_is"] == "lower" else "<="
+        md.append(f"| {b['setting']} | {b['run']} | {name[b['objective']]} | {value} "
+                  f"| {side} {b['bound'] / u:.4g} | {gap} | {b['source']} |")
+    return md + [""]

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from optsched.core.instance import Instance
 from optsched.core.result import Result
 from optsched.core.schedule import Schedule
+from optsched.errors import InvalidOption
 
-__all__ = ["SEED", "Claim", "Row", "NotYetAvailable", "Finished", "finished"]
+__all__ = ["SEED", "Claim", "Row", "NotYetAvailable", "Finished", "finished", "run_gaps"]
 
 SEED = 0
 
@@ -76,6 +78,57 @@ class Row:
     notes: str = ""
     plots: list[str] = field(default_factory=list)
     source: str = ""
+    #: per simulated run and objective the claim measures: value, certified bound, gap
+    #: (:func:`run_gaps`); ``bounds_note`` says why a claim has none
+    bounds: list[dict[str, Any]] = field(default_factory=list)
+    bounds_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+#: The objectives :func:`run_gaps` reports, and whether the bound is a lower one.
+GAP_OBJECTIVES = {"mean_jct": "min", "makespan": "min", "utility": "max"}
+
+
+def run_gaps(instance: Instance, runs: Mapping[str, Result], objectives: Sequence[str],
+             setting_label: str = "") -> list[dict[str, Any]]:
+    r"""For each run and objective: the run's value, the certified bound on every schedule
+    of ``instance`` in the run's setting (:mod:`optsched.sim.bounds`,
+    :mod:`optsched.sim.utility_bounds`) and the gap (value / bound for mean JCT and
+    makespan, bound / value for utility; :math:`\ge 1`). A run that did not complete
+    every job has no mean-JCT or makespan gap (its statistics cover fewer jobs)."""
+    from optsched.sim.bounds import Setting, lower_bounds
+    from optsched.sim.utility_bounds import utility_upper_bound
+
+    for o in objectives:
+        if o not in GAP_OBJECTIVES:
+            raise InvalidOption("objectives", o, "must be among " + ", ".join(GAP_OBJECTIVES))
+    cache: dict[tuple[Setting, str], tuple[float, str]] = {}
+    out = []
+    for name, res in runs.items():
+        setting = Setting.of(res.schedule)
+        m = res.metrics
+        for o in objectives:
+            if (setting, o) not in cache:
+                if o == "utility":
+                    u = utility_upper_bound(instance, setting)
+                    cache[setting, o] = (u.utility, u.source)
+                else:
+                    b = lower_bounds(instance, setting)
+                    cache[setting, "mean_jct"] = (b.mean_jct, b.source["mean_jct"])
+                    cache[setting, "makespan"] = (b.makespan, b.source["makespan"])
+            bound, source = cache[setting, o]
+            value = None if m is None else getattr(m, o)
+            if o != "utility" and (m is None or m.n_completed < m.n_jobs):
+                value = None
+            gap = None
+            if value is not None:
+                if GAP_OBJECTIVES[o] == "min":
+                    gap = value / bound if bound > 0 else None
+                else:
+                    gap = bound / value if value > 0 else None
+            out.append({"setting": setting_label, "run": name, "objective": o,
+                        "value": value, "bound": bound, "gap": gap, "source": source,
+                        "bound_is": "lower" if GAP_OBJECTIVES[o] == "min" else "upper"})
+    return out

@@ -256,6 +256,9 @@ def run(quick: bool, img: Path) -> dict[str, Any]:
                  + per_rate + ". 'unfinished': a window job was still running at the "
                  "stream's last arrival (past saturation; never averaged over the jobs that "
                  "did finish)." + full_notes,
+        "bounds_note": ("the measured mean JCT is over a window of jobs (4000-4999) of an endless "
+                        "stream, not over every job of an instance, and no certified bound covers a"
+                        " window's mean"),
         "plots": plots,
     }
 

@@ -45,6 +45,8 @@ def run(quick: bool, img: Path) -> dict[str, Any]:
                  "one fits on a 16 GB GPU with the exact packing (proved optimal in one lane) "
                  "and with the lane manager. Footprints: P/3 persistent and one sample's "
                  "activations (optsched.salus.workload states the derivation).",
+        "bounds_note": ("the claim counts inference jobs packed on one GPU, not a schedule's "
+                        "completion times, which no certified bound covers"),
         "plots": plots,
     }
 

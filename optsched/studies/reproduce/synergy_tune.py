@@ -367,6 +367,9 @@ def run(quick: bool, img: Path) -> dict[str, Any]:
                  + f" The curve's simulations took {sum(r['sim_s'] for r in rows):.0f} s "
                  "(sum over cells; cells resumed from an interrupted run keep their "
                  "seconds).",
+        "bounds_note": ("the measured mean JCT is over a window of jobs of an endless stream (the "
+                        "paper's steady state), not over every job of an instance, and no certified"
+                        " bound covers a window's mean"),
         "plots": plots,
     }
 
