@@ -34,7 +34,8 @@ GPU change the job's speed through ``Job.sensitivity``, e.g. Synergy), and
 which the current epoch must end at the latest (a policy-internal event, e.g. a
 fair-share catch-up), or ``None``. An event-driven policy whose decisions change only at
 arrivals and completions may declare ``periodic = False``: it is then not called at round
-boundaries, so a run takes as many epochs as it has events. """
+boundaries, so a run takes as many epochs as it has events.
+"""
 
 from __future__ import annotations
 
