@@ -309,11 +309,11 @@ def _valid(name: str, value: Any) -> bool:
     if name == "name":
         return isinstance(value, str)
     if name == "consolidation":
-        return (not _is_bool(value) and isinstance(value, (int, float, np.number))
-                and math.isfinite(value) and value >= 0)
+        return bool(not _is_bool(value) and isinstance(value, (int, float, np.number))
+                    and math.isfinite(value) and value >= 0)
     if name == "progress_rule":
         return isinstance(value, str) and value in PROGRESS_RULES
-    return kind in ("hook", "stats", "required") and callable(value)
+    return bool(kind in ("hook", "stats", "required") and callable(value))
 
 
 def _shape(value: Any) -> str:
