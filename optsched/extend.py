@@ -477,11 +477,15 @@ def _import_reference(ref: str, what: str) -> Any:
 def _import(mod: str, ref: str, what: str) -> ModuleType:
     """Import ``mod`` (the current directory searched after ``sys.path``, as for a
     script run from it)."""
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.append(cwd)
     try:
-        return importlib.import_module(mod)
+        try:
+            return importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            cwd = os.getcwd()
+            if exc.name != mod.partition(".")[0] or cwd in sys.path or "" in sys.path:
+                raise
+            sys.path.append(cwd)  # as `python -m` would have it: the module may be here
+            return importlib.import_module(mod)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (mod == exc.name or mod.startswith(exc.name + ".")):
             raise UnknownName(what, ref, f"no module {mod!r} on the Python path (the "

@@ -20,6 +20,8 @@ paper, ...); shared helpers sit at the top: ``strategies`` (Hypothesis strategie
 """
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -46,3 +48,48 @@ def backend(request):
     if not available_backends()[request.param]:
         pytest.skip(f"backend {request.param} not available")
     return request.param
+
+
+#: A researcher's modules outside optsched: an own heuristic and own policies
+#: (ownsched), an installed package's plugin (ownplugin) and a broken one.
+OWN_CODE = Path(__file__).resolve().parent / "own_code"
+
+
+@pytest.fixture
+def own_code(monkeypatch):
+    """``tests/own_code`` on ``sys.path``; afterwards the registry as it was (methods,
+    policies, plugins, module:name references) and the modules forgotten."""
+    from optsched import extend, registry
+
+    methods = {n: s.methods for n, s in registry._PAPERS.items()}
+    policies, plugins = dict(registry._POLICIES), extend._plugins
+    referenced = dict(extend._referenced)
+    monkeypatch.syspath_prepend(str(OWN_CODE))
+    yield OWN_CODE
+    for name, spec in registry._PAPERS.items():
+        object.__setattr__(spec, "methods", methods[name])
+    registry._POLICIES.clear()
+    registry._POLICIES.update(policies)
+    extend._plugins = plugins
+    extend._referenced.clear()
+    extend._referenced.update(referenced)
+    for mod in ("ownsched", "ownplugin", "ownplugin_broken"):
+        sys.modules.pop(mod, None)
+
+
+@pytest.fixture
+def plugin_dist(own_code, tmp_path, monkeypatch):
+    """An installed distribution declaring two entry points of the group
+    ``optsched.plugins`` (``ownplugin``, which registers ``allox`` method ``lpt`` and
+    policy ``plug.fifo``, and ``ownplugin_broken:setup``, which raises), loaded."""
+    from optsched.extend import PluginWarning, load_plugins
+
+    info = tmp_path / "site" / "ownplugin-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ownplugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[optsched.plugins]\nown = ownplugin\nbroken = ownplugin_broken:setup\n")
+    monkeypatch.syspath_prepend(str(info.parent))
+    with pytest.warns(PluginWarning, match="broken"):
+        load_plugins(reload=True)
+    return info.parent
