@@ -16,7 +16,11 @@ for ``pytest -m property``.
 
 The test tree mirrors the package (tests/core, tests/solvers, tests/sim, one folder per
 paper, ...); shared helpers sit at the top: ``strategies`` (Hypothesis strategies),
-``lp_problems`` (standard LP/MILP problems and optimality checks), ``paths``.
+``lp_problems`` (standard LP/MILP problems and optimality checks), ``paths``,
+``registry_state`` (the registry restored around code that registers its own methods,
+policies or backends); ``own_code/`` holds a researcher's modules outside optsched (an
+own heuristic and policies, an installed plugin) for the ``own_code`` and
+``plugin_dist`` fixtures.
 """
 
 import os
@@ -25,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from registry_state import registry_kept
 from strategies import BASE_EXAMPLES
 
 settings.register_profile("default", deadline=None, max_examples=BASE_EXAMPLES,
@@ -57,22 +62,11 @@ OWN_CODE = Path(__file__).resolve().parent / "own_code"
 
 @pytest.fixture
 def own_code(monkeypatch):
-    """``tests/own_code`` on ``sys.path``; afterwards the registry as it was (methods,
-    policies, plugins, module:name references) and the modules forgotten."""
-    from optsched import extend, registry
-
-    methods = {n: s.methods for n, s in registry._PAPERS.items()}
-    policies, plugins = dict(registry._POLICIES), extend._plugins
-    referenced = dict(extend._referenced)
+    """``tests/own_code`` on ``sys.path``; afterwards the registry as it was
+    (:func:`registry_kept`) and the modules forgotten."""
     monkeypatch.syspath_prepend(str(OWN_CODE))
-    yield OWN_CODE
-    for name, spec in registry._PAPERS.items():
-        object.__setattr__(spec, "methods", methods[name])
-    registry._POLICIES.clear()
-    registry._POLICIES.update(policies)
-    extend._plugins = plugins
-    extend._referenced.clear()
-    extend._referenced.update(referenced)
+    with registry_kept():
+        yield OWN_CODE
     for mod in ("ownsched", "ownplugin", "ownplugin_broken"):
         sys.modules.pop(mod, None)
 

@@ -319,16 +319,20 @@ def cmd_instance(args) -> int:
 # --------------------------------------------------------------------------- parsers
 def add_parsers(sub) -> None:
     d = sub.add_parser("demo", help="run every model exactly and heuristically on default data")
-    d.add_argument("--backend", choices=BACKENDS, default=None,
-                   help="backend of the rows that solve an LP/MILP (default highs)")
+    d.add_argument("--backend", default=None,
+                   help=f"backend of the rows that solve an LP/MILP: {', '.join(BACKENDS)} "
+                        "or one registered with optsched.solvers.register_backend (default "
+                        "highs)")
     d.add_argument("--json", action="store_true", help="print the rows as JSON")
     d.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress line per method on stderr (default: when a terminal)")
     d.set_defaults(func=cmd_demo)
 
     def solver_args(q):
-        q.add_argument("--backend", choices=BACKENDS, default=None,
-                       help="solver backend of LP/MILP methods (default highs)")
+        q.add_argument("--backend", default=None,
+                       help=f"solver backend of LP/MILP methods: {', '.join(BACKENDS)} or "
+                            "one registered with optsched.solvers.register_backend "
+                            "(default highs)")
         q.add_argument("--solver", help="solver name for the pyomo/cvxpy backend")
         q.add_argument("--time-limit", type=float, dest="time_limit",
                        help=f"seconds per solve, model build included (default "
