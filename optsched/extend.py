@@ -250,7 +250,7 @@ def register_policy(name: str, factory: Callable[..., Any] | None = None, *,
         As for :class:`~optsched.registry.PolicySpec`. ``draws`` says what the policy
         draws from ``ClusterView.rng`` (``""``: deterministic, so sweeps refuse several
         seeds over a read trace).
-    capabilities : Capabilities, optional
+    capabilities : optsched.core.validate.Capabilities, optional
         The relaxed rules a runner's schedules use (default: none). A factory's policy
         declares them by its members (``sharing``, ``forking``, ...), read from the
         object each run builds.

@@ -8,17 +8,20 @@ __all__ = ["registry_kept"]
 
 @contextlib.contextmanager
 def registry_kept():
-    """Within the block, methods, policies, solver backends, plugins and module:name
-    references may be registered; afterwards the registry is as it was."""
+    """Within the block, papers, methods, policies, solver backends, plugins and
+    module:name references may be registered; afterwards the registry is as it was."""
     from optsched import extend, registry, solvers
 
-    methods = {n: s.methods for n, s in registry._PAPERS.items()}
+    papers = dict(registry._PAPERS)
+    methods = {n: s.methods for n, s in papers.items()}
     policies, plugins = dict(registry._POLICIES), extend._plugins
     referenced, backends = dict(extend._referenced), dict(solvers._REGISTERED)
     try:
         yield
     finally:
-        for name, spec in registry._PAPERS.items():
+        registry._PAPERS.clear()
+        registry._PAPERS.update(papers)
+        for name, spec in papers.items():
             object.__setattr__(spec, "methods", methods[name])
         registry._POLICIES.clear()
         registry._POLICIES.update(policies)
