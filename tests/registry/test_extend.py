@@ -260,3 +260,50 @@ def test_plugin_loading_is_lazy_and_once(own_code, monkeypatch):
     optsched.policies()
     assert calls == ["optsched.plugins"]
 
+
+
+# --------------------------------------------------------------------------- backends
+def test_solver_backend_of_your_own(own_code):
+    """A registered backend solves every solver-backed method; the solver layer keeps
+    its statuses and its checks."""
+    from optsched import solvers
+    from optsched.solvers import highs
+
+    class Delegate:  # highspy behind another name: the same optimum, by another path
+        NAME, PACKAGE = "mine", "highspy"
+        CAPABILITIES = solvers.Capabilities()
+        STATUS = highs.STATUS
+
+        def __init__(self):
+            self.calls = 0
+
+        def installed(self):
+            return True
+
+        def available(self):
+            return True
+
+        def solve(self, data, **kw):
+            self.calls += 1
+            return highs.solve(data, **kw).replace(backend=self.NAME)
+
+    mine = Delegate()
+    solvers.register_backend(mine)
+    assert "mine" in solvers.backends() and solvers.available_backends()["mine"]
+    inst = demo_instance(n_jobs=6)
+    res = solve(inst, "allox", "exact-ilp", backend="mine")
+    assert mine.calls == 1 and res.backend == "mine"
+    assert res.objective == pytest.approx(solve(inst, "allox", "exact").objective, rel=1e-9)
+    with pytest.raises(InvalidOption, match="already registered"):
+        solvers.register_backend(mine)
+    with pytest.raises(InvalidOption, match="new name"):
+        mine.NAME = "highs"
+        solvers.register_backend(mine, replace=True)
+    with pytest.raises(InvalidOption, match="needs 'solve'"):
+        solvers.register_backend(type("NoSolve", (), {"NAME": "x", "PACKAGE": "",
+                                                      "CAPABILITIES": None, "STATUS": {},
+                                                      "installed": None,
+                                                      "available": None})())
+    assert solvers.unregister_backend("mine") is mine
+    with pytest.raises(UnknownName, match="known backends"):
+        solve(inst, "allox", "exact-ilp", backend="mine")
