@@ -288,8 +288,9 @@ class PaperSpec:
     ``policies`` are its simulator policies. ``sense`` is ``"min"`` or ``"max"`` and
     ``objective`` names what is optimised with its unit (e.g. ``"total JCT (s)"``);
     ``objectives`` maps the values of a method option ``objective`` to their ``(sense,
-    label)`` for papers that offer several. ``demo_instance()`` builds the paper's
-    default instance from the catalog; ``reference`` cites the paper.
+    label)`` for papers that offer several. ``demo_instance(n_jobs, seed)`` builds the
+    paper's demo instance from the catalog (every shipped paper takes both, with
+    defaults: a sweep's ``"demo"`` generator calls it with a cell's size and seed); ``reference`` cites the paper.
     ``capabilities`` are the relaxed rules its schedules may use (default: those of
     :data:`BUILTIN_CAPABILITIES` for a paper of this package, else none relaxed).
     """
