@@ -141,6 +141,10 @@ def register_method(model: str, name: str, fn: Callable[..., Any] | None = None,
     method = Method(name, fn, kind, dict(fixed or {}), backend, outside_exact, proved,
                     origin=_origin(fn))
     methods = list(spec.methods)
+    aliased = next((m for m in methods if name in m.aliases), None)
+    if aliased is not None:
+        raise InvalidOption("name", name, f"model {model!r} method {aliased.name!r} answers "
+                            "to it; choose another name")
     old = next((i for i, m in enumerate(methods) if m.name == name), None)
     if old is not None:
         _may_replace(methods[old].origin, f"model {model!r} method {name!r}", replace)

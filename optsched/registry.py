@@ -70,6 +70,8 @@ class Method:
 
     ``origin`` is ``""`` for a method optsched ships, else where it comes from (the
     module that registered it, or the plugin: :func:`optsched.extend.register_method`).
+    ``aliases`` are names of earlier releases it still answers to (results carry
+    ``name``); every paper calls its principal bound ``"bound"``.
     """
 
     name: str
@@ -80,6 +82,7 @@ class Method:
     outside_exact: str = ""
     proved: str = ""
     origin: str = ""
+    aliases: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in METHOD_KINDS:
@@ -290,7 +293,8 @@ class PaperSpec:
     ``objectives`` maps the values of a method option ``objective`` to their ``(sense,
     label)`` for papers that offer several. ``demo_instance(n_jobs, seed)`` builds the
     paper's demo instance from the catalog (every shipped paper takes both, with
-    defaults: a sweep's ``"demo"`` generator calls it with a cell's size and seed); ``reference`` cites the paper.
+    defaults: a sweep's ``"demo"`` generator calls it with a cell's size and seed);
+    ``reference`` cites the paper.
     ``capabilities`` are the relaxed rules its schedules may use (default: those of
     :data:`BUILTIN_CAPABILITIES` for a paper of this package, else none relaxed).
     """
@@ -310,7 +314,7 @@ class PaperSpec:
     def __post_init__(self) -> None:
         caps = self.capabilities or BUILTIN_CAPABILITIES.get(self.name, Capabilities())
         object.__setattr__(self, "capabilities", replace(caps, source=f"model {self.name}"))
-        names = [m.name for m in self.methods]
+        names = [n for m in self.methods for n in (m.name, *m.aliases)]
         if len(set(names)) != len(names):
             raise InvalidOption("methods", names, "method names must be unique")
         if self.default_heuristic and self.default_heuristic not in self.heuristics:
@@ -333,7 +337,7 @@ class PaperSpec:
         if isinstance(name, str) and ":" in name:  # module:name, imported
             return _ext().referenced_method(self, name)
         for m in self.methods:
-            if m.name == name:
+            if m.name == name or name in m.aliases:
                 return m
         close = difflib.get_close_matches(str(name), self.method_names, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -514,7 +518,7 @@ def solve(instance: Instance, model: str, method: str = "exact", backend: str | 
         A registered paper (see :func:`models`), e.g. ``"allox"``.
     method : str
         ``"exact"`` (the formal model through the solver layer), a bound or variant such
-        as ``"exact-lp"``, ``"heuristic"`` (the paper's default heuristic) or a named
+        as ``"bound"``, ``"heuristic"`` (the paper's default heuristic) or a named
         heuristic; ``get_model(model).method_names`` lists them.
     backend : str or None
         ``"highs"`` (the default for methods that solve an LP/MILP), ``"pyomo"`` or

@@ -39,7 +39,7 @@ SPEC = register(PaperSpec(
     methods=(
         Method("exact", exact, "exact", fixed={"algorithm": "matching"}),
         Method("exact-ilp", exact, "exact", fixed={"algorithm": "ilp"}, backend=True),
-        Method("exact-lp", lp_bound, "bound", backend=True),
+        Method("bound", lp_bound, "bound", backend=True, aliases=("exact-lp",)),
         Method("online", online,
                proved="1 if common arrival: with a common arrival, alpha=1 and no cap the "
                       "first matching is optimal and every re-solve keeps an optimal "

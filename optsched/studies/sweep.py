@@ -188,7 +188,8 @@ class SweepConfig:
             common = _str_list(raw, "methods")
             methods = {m: common for m in models}
         for m, ms in methods.items():
-            known = (*get_model(m).method_names, "heuristic")
+            known = (*get_model(m).method_names, "heuristic",
+                     *(a for x in get_model(m).methods for a in x.aliases))
             for meth in ms:
                 if ":" in meth:  # module:name of a method of your own: it must resolve
                     get_model(m).method(meth)
