@@ -255,7 +255,8 @@ def cmd_catalog(args) -> int:
             solver = " + solver options" if m.backend else ""
             opts = f" options: {', '.join(own)}" if own else ""
             origin = f" [from {m.origin}]" if m.origin else ""
-            print(f"    {m.name:16s} {m.kind:9s}{opts}{solver}{origin}")
+            aka = f" (also: {', '.join(m.aliases)})" if m.aliases else ""
+            print(f"    {m.name:16s} {m.kind:9s}{opts}{solver}{aka}{origin}")
     print("\nPolicies (optsched simulate --policy NAME [--option KEY=VALUE]):")
     for qualified, pol in sorted(policies().items()):
         opts = ", ".join(sorted(pol.options)) or "-"
