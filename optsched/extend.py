@@ -416,8 +416,8 @@ _referenced: dict[str, PolicySpec] = {}
 def referenced_policy(ref: str) -> PolicySpec:
     """The policy ``"module:name"`` refers to.
 
-    ``module`` is imported (which may register policies); ``name`` is then a registered
-    policy's factory or runner (that policy), a
+    ``module`` is imported (which may register policies); ``name`` is then the factory
+    or runner of exactly one registered policy (that policy), a
     :class:`~optsched.registry.PolicySpec`, a policy class or factory function (its
     keyword parameters are its options) or a policy object. The class, and the object
     it builds without options, are checked against the
@@ -435,10 +435,12 @@ def referenced_policy(ref: str) -> PolicySpec:
                 if spec.factory is not None else Capabilities())
             spec = dc_replace(spec, origin=ref.partition(":")[0], declared=declared)
     else:
-        known = next((p for p in _reg._POLICIES.values()
-                      if obj is not None and (p.factory is obj or p.runner is obj)), None)
-        if known is not None:
-            return known
+        # the one registered policy built by this code (a class several registered
+        # policies share, with other fixed options each, is taken as a class)
+        known = {id(p): p for p in _reg._POLICIES.values()
+                 if obj is not None and (p.factory is obj or p.runner is obj)}
+        if len(known) == 1:
+            return next(iter(known.values()))
         if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "allocate")):
             factory, takes = obj, None
         elif hasattr(obj, "allocate"):  # one policy object, reused by every run
