@@ -9,6 +9,11 @@ through the HiGHS backend is timed too up to ``--ilp-max`` jobs.
 
     python benchmarks/allox.py            # full grid, n = 10..500, M = 2..20
     python benchmarks/allox.py --quick    # a small grid
+    python benchmarks/allox.py --quick --methods mymod:ect   # a method of your own too
+
+``--methods`` adds methods to the table by name: any method registered on ``allox``
+(a plugin's) or ``module:name`` of one of your own (:mod:`optsched.extend`), run
+through :func:`optsched.solve` exactly as the shipped ones are compared.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import time
 
 from common import write_results
 
+from optsched import solve
 from optsched.allox import exact, jsq, online, sjf, sjf_fastest
 from optsched.catalog import generate_philly
 from optsched.core.instance import Cluster, Node
@@ -31,7 +37,8 @@ def cluster(m: int) -> Cluster:
                          for i in range(c)))
 
 
-def run(grid: list[tuple[int, int]], seeds: list[int], ilp_max: int) -> list[dict]:
+def run(grid: list[tuple[int, int]], seeds: list[int], ilp_max: int,
+        methods: list[str] = ()) -> list[dict]:
     rows = []
     for n, m in grid:
         for seed in seeds:
@@ -51,6 +58,11 @@ def run(grid: list[tuple[int, int]], seeds: list[int], ilp_max: int) -> list[dic
                 r = h(inst)
                 row[f"{h.__name__}_ratio"] = r.objective / ex.objective
                 row[f"{h.__name__}_s"] = time.perf_counter() - t
+            for name in methods:  # registered or module:name: the registry runs them
+                t = time.perf_counter()
+                r = solve(inst, "allox", name)
+                row[f"{name}_ratio"] = r.objective / ex.objective
+                row[f"{name}_s"] = time.perf_counter() - t
             rows.append(row)
             print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()},
                   flush=True)
@@ -61,17 +73,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--ilp-max", type=int, default=100)
+    ap.add_argument("--methods", nargs="+", default=[], metavar="NAME",
+                    help="further allox methods: registered names or module:name")
+    ap.add_argument("--name", default=None, help="result file name (default allox or "
+                    "allox_quick)")
     args = ap.parse_args()
     if args.quick:
         grid, seeds = [(10, 2), (50, 5), (100, 10)], [0]
     else:
         grid = [(10, 2), (20, 4), (50, 5), (100, 10), (200, 10), (300, 15), (500, 20)]
         seeds = [0, 1, 2]
-    rows = run(grid, seeds, args.ilp_max)
+    rows = run(grid, seeds, args.ilp_max, args.methods)
     cols = ["n", "M", "seed", "exact_mean_jct_h", "exact_s", "positions_K", "ilp_s",
             "ilp_agrees", "online_ratio", "online_s", "sjf_ratio", "sjf_s",
-            "sjf_fastest_ratio", "sjf_fastest_s", "jsq_ratio", "jsq_s"]
-    write_results("allox" + ("_quick" if args.quick else ""), rows, cols,
+            "sjf_fastest_ratio", "sjf_fastest_s", "jsq_ratio", "jsq_s",
+            *(f"{m}_{c}" for m in args.methods for c in ("ratio", "s"))]
+    write_results(args.name or ("allox" + ("_quick" if args.quick else "")), rows, cols,
                   title="AlloX: exact matching vs heuristics "
                         "(total JCT; ratio = heuristic / exact)",
                   params={"grid": grid, "seeds": seeds, "ilp_max": args.ilp_max},

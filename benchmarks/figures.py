@@ -121,7 +121,7 @@ def salus_figure() -> None:
     inst = salus.demo_instance()
     values = {m: optsched.solve(inst, "salus", m).objective
               for m in ("exact", "exact-1-lane", "lane_manager", "ffd", "lpt")}
-    values["lower bound"] = optsched.solve(inst, "salus", "lower-bound").bound
+    values["lower bound"] = optsched.solve(inst, "salus", "bound").bound
     print(bars(values, IMG / "salus_methods.png", ylabel="makespan (s)",
                title=f"Salus lanes on {inst.name}: makespan by method"))
 
@@ -132,7 +132,7 @@ def synergy_figure() -> None:
     inst = synergy.demo_instance()
     values = {m: optsched.solve(inst, "synergy", m).objective
               for m in ("exact", "exact-two-step", "tune", "proportional", "greedy")}
-    values["LP bound"] = optsched.solve(inst, "synergy", "exact-lp").bound
+    values["LP bound"] = optsched.solve(inst, "synergy", "bound").bound
     print(bars(values, IMG / "synergy_methods.png", ylabel="total normalized throughput",
                title=f"Synergy, one round of {inst.name}"))
 

@@ -26,7 +26,7 @@ from optsched.core.instance import (
     load_instance,
 )
 from optsched.core.metrics import Metrics, compute_metrics
-from optsched.core.result import Result, Status
+from optsched.core.result import Result, Status, finalize
 from optsched.core.schedule import Allocation, Placement, Schedule, load_schedule
 from optsched.core.validate import validate_schedule
 from optsched.errors import (
@@ -40,6 +40,7 @@ from optsched.errors import (
     SolverFailed,
     UnknownName,
 )
+from optsched.extend import register_method, register_policy
 from optsched.registry import (
     ModelSpec,
     PaperSpec,
@@ -60,5 +61,11 @@ __all__ = [
     "Node", "OptschedError", "PaperSpec", "Placement", "Result", "Schedule", "Sensitivity",
     "SolverFailed", "Status", "UnknownName", "Utility", "compute_metrics", "get_model",
     "get_policy", "load_instance", "load_schedule", "models", "papers", "policies",
-    "simulate", "solve", "validate_schedule",
+    "simulate", "solve", "validate_schedule", "finalize", "register_method",
+    "register_policy",
 ]
+
+# every paper is registered: installed plugins may now extend them (on first use)
+from optsched.registry import enable_plugins as _enable_plugins  # noqa: E402
+
+_enable_plugins()

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,14 +93,17 @@ class Row:
 
 
 def route_options(spec: ModelSpec, options: Mapping[str, Any],
-                  backend: str | None) -> dict[str, tuple[dict[str, Any], list[str]]]:
-    """Per method: the options it takes and those it does not (see module docstring)."""
+                  backend: str | None, methods: Sequence[Method] | None = None
+                  ) -> dict[str, tuple[dict[str, Any], list[str]]]:
+    """Per method (``methods``, default every method of ``spec``): the options it takes
+    and those it does not (see module docstring)."""
+    methods = spec.methods if methods is None else methods
     check_options(f"any method of {spec.name}", options,
-                  {o for m in spec.methods for o in m.options})
-    if backend is not None and not any(m.backend for m in spec.methods):
+                  {o for m in methods for o in m.options})
+    if backend is not None and not any(m.backend for m in methods):
         raise InvalidOption("backend", backend, f"no method of {spec.name} solves an LP/MILP")
     out = {}
-    for m in spec.methods:
+    for m in methods:
         take = {k: v for k, v in options.items() if k in m.options}
         out[m.name] = (take, sorted(set(options) - set(take)))
     return out
@@ -115,9 +118,15 @@ def _factor(sense: str, value: float | None, best: float | None) -> float | None
 
 
 def compare(instance: Instance, model: str, backend: str | None = None, *,
+            methods: Sequence[str] | None = None,
             on_start: Callable[[Method, dict], None] | None = None,
             on_done: Callable[[Row], None] | None = None, **options: Any) -> list[Row]:
     """Run every method of ``model`` on ``instance``; one :class:`Row` each.
+
+    ``methods`` names the rows instead (registered names, ``"heuristic"``, or
+    ``"module:name"`` of a method of your own:
+    :meth:`optsched.registry.PaperSpec.method`); the model's exact method is run first
+    whenever it is not among them, as every factor is taken against its optimum.
 
     ``on_start(method, options)`` and ``on_done(row)`` are called around each method
     (progress reporting). A method outside its model's assumptions for this instance
@@ -126,10 +135,11 @@ def compare(instance: Instance, model: str, backend: str | None = None, *,
     """
     spec = get_model(model)
     sense, label = spec.sense_for(options)
-    routes = route_options(spec, options, backend)
+    chosen = _chosen(spec, methods)
+    routes = route_options(spec, options, backend, chosen)
     rows: list[Row] = []
     not_applicable: list[ModelNotApplicable] = []
-    for m in spec.methods:
+    for m in chosen:
         take, skipped = routes[m.name]
         row = Row(spec.name, m.name, m.kind, sense, label,
                   backend=(backend or "highs") if m.backend else None,
@@ -166,6 +176,24 @@ def compare(instance: Instance, model: str, backend: str | None = None, *,
 
     certify_rows(rows, instance, spec.name, options)
     return rows
+
+
+def _chosen(spec: ModelSpec, names: Sequence[str] | None) -> tuple[Method, ...]:
+    """The methods ``names`` asks for (each once, the exact one first), else all."""
+    if names is None:
+        return spec.methods
+    if isinstance(names, str):
+        names = [names]
+    chosen: list[Method] = []
+    for name in names:
+        m = spec.method(name)
+        if any(c is m or c.name == m.name for c in chosen):
+            raise InvalidOption("methods", name, "given twice")
+        chosen.append(m)
+    exact = spec.exact
+    if exact is not None and not any(c.name == exact.name for c in chosen):
+        chosen.insert(0, exact)
+    return tuple(chosen)
 
 
 def _fill(row: Row, res: Result, wall: float) -> None:

@@ -37,7 +37,8 @@ from optsched.sim.policy import Policy
 
 __all__ = ["Method", "PolicySpec", "PaperSpec", "ModelSpec", "register", "get_model",
            "models", "papers", "solve", "simulate", "get_policy", "policy_spec", "policies",
-           "simulation_names", "capabilities", "METHOD_KINDS", "SIM_ARGS"]
+           "simulation_names", "capabilities", "enable_plugins", "METHOD_KINDS",
+           "SIM_ARGS"]
 
 METHOD_KINDS = ("exact", "bound", "heuristic")
 #: Arguments of a simulation, not options of its policy.
@@ -66,6 +67,11 @@ class Method:
     must declare it: a registry that lists a heuristic without its guarantee would let a
     table show ``-`` where the reader needs to know whether a bound exists. A result may
     still report a ratio that holds on its instance (``Result.ratio``).
+
+    ``origin`` is ``""`` for a method optsched ships, else where it comes from (the
+    module that registered it, or the plugin: :func:`optsched.extend.register_method`).
+    ``aliases`` are names of earlier releases it still answers to (results carry
+    ``name``); every paper calls its principal bound ``"bound"``.
     """
 
     name: str
@@ -75,6 +81,8 @@ class Method:
     backend: bool = False
     outside_exact: str = ""
     proved: str = ""
+    origin: str = ""
+    aliases: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in METHOD_KINDS:
@@ -162,6 +170,12 @@ class PolicySpec:
     says on which instances the draws can change the run (default: when some job can
     run on two or more of the cluster's GPU types, as every draw of the shipped
     policies is among a job's types); :meth:`draws_on` applies it.
+
+    ``origin`` is ``""`` for a policy optsched ships, else where it comes from
+    (:func:`optsched.extend.register_policy`, a ``module:name`` reference, a plugin).
+    ``declared`` are the relaxed rules such a policy declares (its ``sharing``,
+    ``forking``, ... members): its schedules are validated with them, where a shipped
+    policy's are validated with its paper's.
     """
 
     name: str
@@ -175,6 +189,8 @@ class PolicySpec:
     paper: str = ""
     draws: str = ""
     draws_if: Callable[[Instance], bool] | None = None
+    origin: str = ""
+    declared: Capabilities | None = None
 
     def __post_init__(self) -> None:
         if (self.factory is None) == (self.runner is None):
@@ -211,6 +227,9 @@ class PolicySpec:
         if self.factory is None:
             raise UnknownName("policy", self.qualified, "this policy is built from the "
                               "instance: use optsched.simulate(instance, name, ...)")
+        if self.origin:
+            return _ext().build_policy(self.factory, self.check(options),
+                                       f"policy {self.qualified!r}")
         return self.factory(**self.check(options))
 
     def run(self, instance: Instance, *, seed: int = 0, max_time: float | None = None,
@@ -235,8 +254,13 @@ class PolicySpec:
             from optsched.sim.simulator import simulate as run_simulation
 
             assert self.factory is not None
+            if self.origin:  # checked, and the rules it declares (options may set them)
+                policy = _ext().build_policy(self.factory, kw, f"policy {self.qualified!r}")
+                caps = _ext().declared_capabilities(policy, f"policy {self.qualified}")
+            else:
+                policy = self.factory(**kw)
             with producing(caps):
-                res = run_simulation(instance, self.factory(**kw), seed=seed,
+                res = run_simulation(instance, policy, seed=seed,
                                      progress=progress, max_time=max_time, until=until)
         # the name whose rules validated it (optsched validate reads it from the file)
         return res.replace(extra={**res.extra, "registered_policy": self.qualified})
@@ -247,8 +271,12 @@ class PolicySpec:
         (:attr:`PaperSpec.capabilities`), in continuous time when the simulator runs
         it (a simulated job completes at the instant its work is done)."""
         paper = _PAPERS.get(self.paper)
-        base = paper.capabilities if paper is not None and paper.capabilities else \
-            Capabilities()
+        if self.declared is not None:
+            base = self.declared
+        elif paper is not None and paper.capabilities:
+            base = paper.capabilities
+        else:
+            base = Capabilities()
         time = base.time if self.runner is not None else "continuous"
         return replace(base, time=time, source=f"policy {self.qualified}")
 
@@ -263,8 +291,10 @@ class PaperSpec:
     ``policies`` are its simulator policies. ``sense`` is ``"min"`` or ``"max"`` and
     ``objective`` names what is optimised with its unit (e.g. ``"total JCT (s)"``);
     ``objectives`` maps the values of a method option ``objective`` to their ``(sense,
-    label)`` for papers that offer several. ``demo_instance()`` builds the paper's
-    default instance from the catalog; ``reference`` cites the paper.
+    label)`` for papers that offer several. ``demo_instance(n_jobs, seed)`` builds the
+    paper's demo instance from the catalog (every shipped paper takes both, with
+    defaults: a sweep's ``"demo"`` generator calls it with a cell's size and seed);
+    ``reference`` cites the paper.
     ``capabilities`` are the relaxed rules its schedules may use (default: those of
     :data:`BUILTIN_CAPABILITIES` for a paper of this package, else none relaxed).
     """
@@ -284,7 +314,7 @@ class PaperSpec:
     def __post_init__(self) -> None:
         caps = self.capabilities or BUILTIN_CAPABILITIES.get(self.name, Capabilities())
         object.__setattr__(self, "capabilities", replace(caps, source=f"model {self.name}"))
-        names = [m.name for m in self.methods]
+        names = [n for m in self.methods for n in (m.name, *m.aliases)]
         if len(set(names)) != len(names):
             raise InvalidOption("methods", names, "method names must be unique")
         if self.default_heuristic and self.default_heuristic not in self.heuristics:
@@ -299,16 +329,21 @@ class PaperSpec:
         return tuple(m.name for m in self.methods)
 
     def method(self, name: str) -> Method:
-        """The method called ``name`` (``"heuristic"``: the default heuristic)."""
+        """The method called ``name`` (``"heuristic"``: the default heuristic;
+        ``"module:name"``: the method that object of an importable module is, see
+        :func:`optsched.extend.referenced_method`)."""
         if name == "heuristic" and self.default_heuristic:
             name = self.default_heuristic
+        if isinstance(name, str) and ":" in name:  # module:name, imported
+            return _ext().referenced_method(self, name)
         for m in self.methods:
-            if m.name == name:
+            if m.name == name or name in m.aliases:
                 return m
         close = difflib.get_close_matches(str(name), self.method_names, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise UnknownName("method", name, f"model {self.name!r} offers "
-                          f"{list(self.method_names)} (or 'heuristic'){hint}")
+                          f"{list(self.method_names)} (or 'heuristic', or module:name of "
+                          f"a method of your own){hint}")
 
     @property
     def exact(self) -> Method | None:
@@ -361,8 +396,44 @@ def register(spec: PaperSpec) -> PaperSpec:
     return spec
 
 
+_plugins_enabled = False
+#: :mod:`optsched.extend`, which installs itself here when imported (``import optsched``
+#: imports it): it resolves ``module:name`` references, builds outside policies and
+#: loads plugins. It sits beside this module and imports it, so this one never imports
+#: it back.
+_extension: Any = None
+
+
+def set_extension(module: Any) -> None:
+    """Install :mod:`optsched.extend` (called by that module when it is imported)."""
+    global _extension
+    _extension = module
+
+
+def _ext() -> Any:
+    if _extension is None:  # pragma: no cover - import optsched installs it
+        raise RuntimeError("optsched.extend is not imported yet (import optsched first)")
+    return _extension
+
+
+
+def enable_plugins() -> None:
+    """Let the registry load the installed plugins (``import optsched`` calls it once
+    every paper is registered, so a plugin can extend any of them)."""
+    global _plugins_enabled
+    _plugins_enabled = True
+
+
+def _plugins() -> None:
+    """Load the installed plugins on the registry's first use
+    (:func:`optsched.extend.load_plugins`; once per process)."""
+    if _plugins_enabled:
+        _ext().load_plugins()
+
+
 def models() -> dict[str, PaperSpec]:
     """All registered papers by name."""
+    _plugins()
     return dict(_PAPERS)
 
 
@@ -370,6 +441,8 @@ papers = models
 
 
 def get_model(name: str) -> PaperSpec:
+    """The paper registered as ``name``."""
+    _plugins()
     if name not in _PAPERS:
         close = difflib.get_close_matches(str(name), list(_PAPERS), n=3)
         hint = f"; did you mean {close}?" if close else ""
@@ -379,11 +452,14 @@ def get_model(name: str) -> PaperSpec:
 
 def policies() -> dict[str, PolicySpec]:
     """Every policy by its qualified name (``paper.name``)."""
+    _plugins()
     return {p.qualified: p for p in _POLICIES.values()}
 
 
 def simulation_names(aliases: bool = True) -> list[str]:
-    """Every name :func:`simulate` accepts (qualified names, and aliases if asked)."""
+    """Every registered name :func:`simulate` accepts (qualified names, and aliases if
+    asked; ``module:name`` references are accepted too)."""
+    _plugins()
     names = set(_POLICIES) if aliases else {p.qualified for p in _POLICIES.values()}
     return sorted(names)
 
@@ -391,7 +467,11 @@ def simulation_names(aliases: bool = True) -> list[str]:
 def capabilities(name: str) -> Capabilities:
     """The relaxed rules of the model or policy registered as ``name`` (a paper name,
     a qualified policy name or an alias): what
-    :func:`~optsched.core.validate.validate_schedule` applies to its schedules."""
+    :func:`~optsched.core.validate.validate_schedule` applies to its schedules; a
+    ``module:name`` policy's are those it declares."""
+    _plugins()
+    if isinstance(name, str) and ":" in name:  # a policy given as module:name
+        return policy_spec(name).capabilities
     if name in _PAPERS:
         caps = _PAPERS[name].capabilities
         assert caps is not None  # set by PaperSpec.__post_init__
@@ -405,13 +485,18 @@ def capabilities(name: str) -> Capabilities:
 
 
 def policy_spec(name: str) -> PolicySpec:
-    """The policy registered as ``name`` (qualified or alias)."""
+    """The policy registered as ``name`` (qualified or alias), or the policy that
+    ``"module:name"`` imports (:func:`optsched.extend.referenced_policy`)."""
+    _plugins()
+    if isinstance(name, str) and ":" in name and name not in _POLICIES:
+        return _ext().referenced_policy(name)
     spec = _POLICIES.get(name)
     if spec is None:
         close = difflib.get_close_matches(str(name), list(_POLICIES), n=3)
         hint = f"; did you mean {close}?" if close else ""
         raise UnknownName("policy", name, f"unknown policy; known: "
-                          f"{simulation_names(aliases=False)}{hint}")
+                          f"{simulation_names(aliases=False)}, or module:name of a policy "
+                          f"of your own{hint}")
     return spec
 
 
@@ -433,7 +518,7 @@ def solve(instance: Instance, model: str, method: str = "exact", backend: str | 
         A registered paper (see :func:`models`), e.g. ``"allox"``.
     method : str
         ``"exact"`` (the formal model through the solver layer), a bound or variant such
-        as ``"exact-lp"``, ``"heuristic"`` (the paper's default heuristic) or a named
+        as ``"bound"``, ``"heuristic"`` (the paper's default heuristic) or a named
         heuristic; ``get_model(model).method_names`` lists them.
     backend : str or None
         ``"highs"`` (the default for methods that solve an LP/MILP), ``"pyomo"`` or

@@ -28,7 +28,7 @@ LAYERS = [
     ("solvers", ("optsched.solvers",)),
     ("catalog", ("optsched.catalog", "optsched.progressbar")),
     ("sim", ("optsched.sim",)),
-    ("registry", ("optsched.registry", "optsched.plotting")),
+    ("registry", ("optsched.registry", "optsched.extend", "optsched.plotting")),
     ("papers", tuple(f"optsched.{p}" for p in PAPERS)),
     ("studies", ("optsched.compare", "optsched.studies")),
     ("cli", ("optsched.cli",)),

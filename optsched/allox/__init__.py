@@ -1,7 +1,9 @@
 """AlloX (Le, Sun, Chowdhury, Liu; EuroSys'20): min-cost matching on interchangeable
 resources.
 
-* :mod:`optsched.allox.model` - AlloX's machines (one GPU each) and the processing-time matrix;
+* :mod:`optsched.allox.model` - AlloX's machines (one GPU each) and the processing-time matrix
+  (:func:`machines_of`); :func:`plan_result` turns a plan (jobs per machine, in order) into
+  a validated result: the two a heuristic of your own needs;
 * :mod:`optsched.allox.exact` - :math:`R\\,||\\,\\sum_j (C_j - a_j)` as an assignment problem
   (Bruno-Coffman-Sethi / Horn), by the matching algorithm or as an ILP;
 * :mod:`optsched.allox.bounds` - the assignment's LP relaxation (integral);
@@ -18,7 +20,7 @@ mean JCT is that divided by the number of jobs.
 from __future__ import annotations
 
 from optsched.allox.bounds import lp_bound
-from optsched.allox.exact import exact, match
+from optsched.allox.exact import exact, match, plan_result
 from optsched.allox.heuristics import jsq, online, sjf, sjf_fastest
 from optsched.allox.model import Machines, machines_of
 from optsched.allox.policy import RULES, AlloXPolicy
@@ -26,8 +28,8 @@ from optsched.allox.workload import demo_instance, talk_instance, talk_schedule
 from optsched.registry import Method, PaperSpec, PolicySpec, register
 
 __all__ = ["exact", "match", "lp_bound", "sjf", "sjf_fastest", "jsq", "online",
-           "machines_of", "Machines", "AlloXPolicy", "demo_instance", "talk_instance",
-           "talk_schedule", "SPEC"]
+           "machines_of", "Machines", "plan_result", "AlloXPolicy", "demo_instance",
+           "talk_instance", "talk_schedule", "SPEC"]
 
 SPEC = register(PaperSpec(
     name="allox",
@@ -37,7 +39,7 @@ SPEC = register(PaperSpec(
     methods=(
         Method("exact", exact, "exact", fixed={"algorithm": "matching"}),
         Method("exact-ilp", exact, "exact", fixed={"algorithm": "ilp"}, backend=True),
-        Method("exact-lp", lp_bound, "bound", backend=True),
+        Method("bound", lp_bound, "bound", backend=True, aliases=("exact-lp",)),
         Method("online", online,
                proved="1 if common arrival: with a common arrival, alpha=1 and no cap the "
                       "first matching is optimal and every re-solve keeps an optimal "

@@ -81,7 +81,7 @@ def lp_bound(instance: Instance, backend: str = "highs", **options: Any) -> Resu
     build = time.perf_counter() - t0
     res = solve_program(data, backend=backend, spent=build, **options)
     return Result(status=res.status, bound=res.objective if res.status is Status.OPTIMAL
-                  else None, model="allox", method="exact-lp", backend=res.backend,
+                  else None, model="allox", method="bound", backend=res.backend,
                   solver=res.solver, build_seconds=build + res.build_seconds,
                   solve_seconds=res.solve_seconds, duals=res.duals, message=res.message,
                   ratio_note="LP relaxation of the assignment (integral: equals the optimum)",

@@ -40,6 +40,8 @@ The same model is also stated as an ILP through the solver layer
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -53,7 +55,7 @@ from optsched.options import declares
 from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 
-__all__ = ["exact", "match", "plan_cost", "plan_schedule"]
+__all__ = ["exact", "match", "plan_cost", "plan_schedule", "plan_result"]
 
 Plan = list[list[int]]  # per machine, job indices in run order
 
@@ -114,7 +116,80 @@ def plan_schedule(instance: Instance, mach: Machines, plan: Plan,
 
 
 def plan_cost(instance: Instance, completion: dict[str, float]) -> float:
+    """Total JCT :math:`\\sum_j (C_j - a_j)` (s) of the completions given."""
     return float(sum(c - instance.job(j).arrival for j, c in completion.items()))
+
+
+def plan_result(instance: Instance, plan: Sequence[Sequence[int | str]], *,
+                method: str = "", **fields: Any) -> Result:
+    r"""The validated :class:`~optsched.core.result.Result` of an AlloX plan: what a
+    heuristic of your own returns.
+
+    Parameters
+    ----------
+    instance : Instance
+        Single-worker jobs (:func:`~optsched.allox.model.machines_of` refuses others).
+    plan : sequence of sequences
+        Per machine, in the order of :func:`~optsched.allox.model.machines_of` (one per
+        GPU), the jobs it runs, first to last, as job indices or ids. Every job appears
+        exactly once, on a machine whose GPU type it can run on.
+    method : str
+        The method's name in the result.
+    **fields
+        Further :class:`~optsched.core.result.Result` fields (``ratio``,
+        ``ratio_note``, ``extra``, ...).
+
+    Returns
+    -------
+    Result
+        Each machine runs its jobs back to back from time 0, a job never before its
+        arrival (the schedule :func:`optsched.allox.exact.exact` builds from its
+        matching); ``objective`` is the total JCT :math:`\sum_j (C_j - a_j)` (s),
+        ``status`` feasible, the schedule validated with the model's rules and its
+        metrics attached (:func:`optsched.core.result.finalize`).
+
+    Raises
+    ------
+    InvalidOption
+        ``plan`` has the wrong number of machines, names an unknown job, leaves a job
+        out or runs one twice, or puts a job on a GPU type it cannot run on.
+
+    Complexity
+    ----------
+    :math:`O(M n)` for the machines plus :math:`O(n)` for the plan, then the
+    validator's cost.
+    """
+    mach = machines_of(instance)
+    if isinstance(plan, (str, bytes)) or len(plan) != mach.count:
+        raise InvalidOption("plan", f"{len(plan)} machines", f"must list the jobs of each "
+                            f"of the {mach.count} machines (one per GPU, machines_of order)")
+    index = instance.job_index
+    order: Plan = []
+    seen: dict[int, int] = {}
+    for m, jobs in enumerate(plan):
+        row = []
+        for j in jobs:
+            i = index.get(j) if isinstance(j, str) else j
+            if isinstance(i, bool) or not isinstance(i, (int, np.integer)) \
+                    or not 0 <= i < instance.n_jobs:
+                raise InvalidOption(f"plan[{m}]", j, "not a job index or id of the instance")
+            i = int(i)
+            if i in seen:
+                raise InvalidOption(f"plan[{m}]", instance.jobs[i].id,
+                                    f"also on machine {seen[i]}: each job runs once")
+            if not np.isfinite(mach.p[m, i]):
+                raise InvalidOption(f"plan[{m}]", instance.jobs[i].id,
+                                    f"cannot run on machine {m} ({mach.gpu_type[m]})")
+            seen[i] = m
+            row.append(i)
+        order.append(row)
+    if len(seen) < instance.n_jobs:
+        left = next(j.id for i, j in enumerate(instance.jobs) if i not in seen)
+        raise InvalidOption("plan", left, "a job of the instance is on no machine")
+    sched, comp = plan_schedule(instance, mach, order, np.zeros(mach.count))
+    return finalize(instance, sched, status=fields.pop("status", Status.FEASIBLE),
+                    objective=plan_cost(instance, comp), model="allox", method=method,
+                    **fields)
 
 
 def _common_release(instance: Instance) -> float:

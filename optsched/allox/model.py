@@ -68,6 +68,15 @@ def single_worker(instance: Instance) -> None:
 
 
 def machines_of(instance: Instance) -> Machines:
+    """AlloX's machines of ``instance``: one per GPU, nodes in cluster order and each
+    node's types sorted (:func:`machine_slots`), with ``p[m, j] = work_j /
+    throughput_j[type(m)]`` seconds (``inf`` where job ``j`` cannot run on that type).
+
+    Raises :class:`~optsched.errors.ModelNotApplicable` naming ``jobs[i].workers`` for a
+    gang job: AlloX runs each job on one GPU. :math:`O(Mn)` for :math:`M` GPUs and
+    :math:`n` jobs. A heuristic of your own plans on these machines and returns
+    :func:`optsched.allox.plan_result` of its plan.
+    """
     single_worker(instance)
     nodes, types = machine_slots(instance.cluster)
     rate = np.array([[j.rate(t) for j in instance.jobs] for t in types], dtype=float)

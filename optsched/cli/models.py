@@ -127,9 +127,11 @@ def _progress_hooks(model: str, enabled: bool):
     return start, done
 
 
-def _run_compare(inst: Instance, model: str, backend, options, show: bool) -> list[Row]:
+def _run_compare(inst: Instance, model: str, backend, options, show: bool,
+                 methods: list[str] | None = None) -> list[Row]:
     start, done = _progress_hooks(model, show)
-    return compare(inst, model, backend, on_start=start, on_done=done, **options)
+    return compare(inst, model, backend, methods=methods, on_start=start, on_done=done,
+                   **options)
 
 
 # --------------------------------------------------------------------------- commands
@@ -193,7 +195,7 @@ def cmd_solve(args) -> int:
 
 def cmd_compare(args) -> int:
     inst = load_instance(args.instance)
-    rows = _run_compare(inst, args.model, args.backend, _options(args), True)
+    rows = _run_compare(inst, args.model, args.backend, _options(args), True, args.method)
     if args.json:
         print(json.dumps([r.to_dict() for r in rows], indent=1))
     else:
@@ -284,12 +286,30 @@ def cmd_catalog(args) -> int:
             own = sorted(m.options - SOLVER_OPTIONS)
             solver = " + solver options" if m.backend else ""
             opts = f" options: {', '.join(own)}" if own else ""
-            print(f"    {m.name:16s} {m.kind:9s}{opts}{solver}")
+            origin = f" [from {m.origin}]" if m.origin else ""
+            aka = f" (also: {', '.join(m.aliases)})" if m.aliases else ""
+            print(f"    {m.name:16s} {m.kind:9s}{opts}{solver}{aka}{origin}")
     print("\nPolicies (optsched simulate --policy NAME [--option KEY=VALUE]):")
     for qualified, pol in sorted(policies().items()):
         opts = ", ".join(sorted(pol.options)) or "-"
-        print(f"  {qualified:36s} options: {opts}")
+        origin = f" [from {pol.origin}]" if pol.origin else ""
+        print(f"  {qualified:36s} options: {opts}{origin}")
+    _print_plugins()
     return EXIT_OK
+
+
+def _print_plugins() -> None:
+    """The installed plugins (entry-point group optsched.plugins), failures included."""
+    from optsched.extend import PLUGIN_GROUP, load_plugins
+
+    found = load_plugins()
+    print(f"\nPlugins (entry points {PLUGIN_GROUP}; methods and policies of your own: "
+          "register_method, register_policy, or module:name):")
+    if not found:
+        print("  none installed")
+    for p in found:
+        state = "loaded" if p.loaded else f"FAILED: {p.error}"
+        print(f"  {p.label:36s} {p.value}: {state}")
 
 
 def catalog_instances() -> list[str]:
@@ -332,16 +352,20 @@ def cmd_instance(args) -> int:
 # --------------------------------------------------------------------------- parsers
 def add_parsers(sub) -> None:
     d = sub.add_parser("demo", help="run every model exactly and heuristically on default data")
-    d.add_argument("--backend", choices=BACKENDS, default=None,
-                   help="backend of the rows that solve an LP/MILP (default highs)")
+    d.add_argument("--backend", default=None,
+                   help=f"backend of the rows that solve an LP/MILP: {', '.join(BACKENDS)} "
+                        "or one registered with optsched.solvers.register_backend (default "
+                        "highs)")
     d.add_argument("--json", action="store_true", help="print the rows as JSON")
     d.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress line per method on stderr (default: when a terminal)")
     d.set_defaults(func=cmd_demo)
 
     def solver_args(q):
-        q.add_argument("--backend", choices=BACKENDS, default=None,
-                       help="solver backend of LP/MILP methods (default highs)")
+        q.add_argument("--backend", default=None,
+                       help=f"solver backend of LP/MILP methods: {', '.join(BACKENDS)} or "
+                            "one registered with optsched.solvers.register_backend "
+                            "(default highs)")
         q.add_argument("--solver", help="solver name for the pyomo/cvxpy backend")
         q.add_argument("--time-limit", type=float, dest="time_limit",
                        help=f"seconds per solve, model build included (default "
@@ -357,8 +381,9 @@ def add_parsers(sub) -> None:
     s.add_argument("model", help="registered model (optsched catalog lists them)")
     s.add_argument("instance", help="instance JSON file")
     s.add_argument("--method", default="exact",
-                   help="exact (default), heuristic (the model's default heuristic), or a "
-                        "method name listed by optsched catalog")
+                   help="exact (default), heuristic (the model's default heuristic), a "
+                        "method name listed by optsched catalog, or module:name of a "
+                        "method of your own")
     solver_args(s)
     s.add_argument("--out", help="write the JSON result to this file")
     s.add_argument("--values", action="store_true", help="include primal values and duals")
@@ -367,6 +392,10 @@ def add_parsers(sub) -> None:
     c = sub.add_parser("compare", help="exact vs every heuristic of a model")
     c.add_argument("model", help="registered model (optsched catalog lists them)")
     c.add_argument("instance", help="instance JSON file")
+    c.add_argument("--method", action="append", metavar="NAME",
+                   help="compare only this method (a registered name, or module:name of "
+                        "a method of your own) with the exact one; repeatable (default: "
+                        "every method of the model)")
     solver_args(c)
     c.set_defaults(func=cmd_compare)
 

@@ -42,7 +42,8 @@ SPEC = register(PaperSpec(
     objective="total utility",
     methods=(
         Method("exact", exact, "exact", fixed={"relax": False}, backend=True),
-        Method("exact-lp", exact, "bound", fixed={"relax": True}, backend=True),
+        Method("bound", exact, "bound", fixed={"relax": True}, backend=True,
+               aliases=("exact-lp",)),
         Method("online", online,
                proved="2α: P >= OPT/(2α), α = max_k(1, ln(U_k/L)) (OASiS Thm. 4), under "
                       "its assumptions (small demands: no job takes more than a quarter "

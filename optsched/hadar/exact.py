@@ -457,7 +457,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
              "columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
              "model_build_seconds": build, "time_limit": res.extra.get("time_limit"),
              **start_fields(res)}
-    common: dict[str, Any] = {"model": "hadar", "method": "exact-lp" if relax else "exact",
+    common: dict[str, Any] = {"model": "hadar", "method": "bound" if relax else "exact",
               "backend": res.backend, "solver": res.solver,
               "build_seconds": build + res.build_seconds, "solve_seconds": res.solve_seconds}
     if relax:

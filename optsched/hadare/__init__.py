@@ -58,7 +58,8 @@ SPEC = register(PaperSpec(
     objective="total utility",
     methods=(
         Method("exact", exact, "exact", fixed={"relax": False}, backend=True),
-        Method("exact-lp", exact, "bound", fixed={"relax": True}, backend=True),
+        Method("bound", exact, "bound", fixed={"relax": True}, backend=True,
+               aliases=("exact-lp",)),
         Method("online", online, fixed={"forking": True},
                proved="none known: P <= OPT, and every admitted job completes no later "
                       "than under the Hadar replay (single-type nodes, no consolidation "

@@ -430,7 +430,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     kappa = consolidation_seconds(plan, consolidation, consolidation_slots)
     F = max_copies_of(plan, max_copies)
     T = model_slots(plan, slots)
-    common: dict[str, Any] = {"model": "hadare", "method": "exact-lp" if relax else "exact"}
+    common: dict[str, Any] = {"model": "hadare", "method": "bound" if relax else "exact"}
     extra: dict[str, Any] = {"slots": T, "slot": plan.slot, "objective": objective,
                              "consolidation": kappa, "copy_efficiency": e,
                              "sense": "max" if objective == "utility" else "min"}

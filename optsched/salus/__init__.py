@@ -44,7 +44,7 @@ SPEC = register(PaperSpec(
     methods=(
         Method("exact", exact, "exact", backend=True),
         Method("exact-1-lane", exact, "exact", fixed={"lanes": 1}, backend=True),
-        Method("lower-bound", lower_bound, "bound"),
+        Method("bound", lower_bound, "bound", aliases=("lower-bound",)),
         Method("lane_manager", lane_manager,
                proved="none known: memory-safe, but jobs (ε, M/3) each get a lane of "
                       "their own while one lane could hold (M - T)/ε of them, so the GPU "

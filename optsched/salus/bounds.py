@@ -110,7 +110,7 @@ def lower_bound(instance: Instance, *, objective: str = "makespan") -> Result:
     if objective == "admitted":
         bound = float(view.w[fits].sum())
     elif not fits.all():
-        return Result(status=Status.INFEASIBLE, model="salus", method="lower-bound",
+        return Result(status=Status.INFEASIBLE, model="salus", method="bound",
                       message=f"job {view.ids[int(np.argmin(fits))]!r} fits no GPU alone")
     elif objective == "makespan":
         serial = np.where(np.isfinite(view.d), view.d, np.inf) * view.n[:, None]
@@ -119,7 +119,7 @@ def lower_bound(instance: Instance, *, objective: str = "makespan") -> Result:
     else:
         bound = float(max(1, math.ceil((view.P.sum() + view.T.max(initial=0.0))
                                        / view.memory.max() - 1e-12))) if view.n_jobs else 0.0
-    return Result(status=Status.OPTIMAL, bound=bound, model="salus", method="lower-bound",
+    return Result(status=Status.OPTIMAL, bound=bound, model="salus", method="bound",
                   solve_seconds=time.perf_counter() - t0,
                   ratio_note=f"{'upper' if SENSE[objective] == 'max' else 'lower'} bound on "
                              f"the optimum ({objective})",

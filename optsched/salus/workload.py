@@ -34,7 +34,7 @@ import numpy as np
 
 from optsched.catalog import salus_published, salus_workloads
 from optsched.core.instance import Cluster, GpuMemory, Instance, Job, Node
-from optsched.errors import UnknownName
+from optsched.errors import InvalidOption, UnknownName
 from optsched.salus.model import persistent_from_peaks
 
 __all__ = ["ModelFootprint", "footprints", "training_job", "inference_job",
@@ -137,13 +137,41 @@ DEMO_WORKLOADS = ("resnet50_25_1min", "googlenet_50_1min", "alexnet_100_1min",
                   "vgg11_25_1min", "inception3_25_1min", "overfeat_25_1min")
 
 
-def demo_instance() -> Instance:
-    """Six 1-minute training runs of ``workloads.csv`` on one node with two 16 GB V100s.
+def demo_instance(n_jobs: int = 6, seed: int = 0) -> Instance:
+    """``n_jobs`` training runs of ``workloads.csv`` on one node with two 16 GB V100s.
 
-    P/T and the compute shares u follow :mod:`optsched.salus.workload`.
+    Parameters
+    ----------
+    n_jobs : int
+        Jobs, 1 to the 99 runs of ``workloads.csv``.
+    seed : int
+        0 with at most 6 jobs: the first ``n_jobs`` of :data:`DEMO_WORKLOADS` (six
+        1-minute runs of six models; the default is the paper's demo); otherwise
+        ``n_jobs`` distinct runs drawn with ``numpy.random.default_rng(seed)``, in file
+        order.
+
+    Returns
+    -------
+    Instance
+        Named ``salus-demo`` (the default) or ``salus-demo-<n_jobs>[-<seed>]``; all jobs
+        queued at time 0; P/T and the compute shares u follow
+        :mod:`optsched.salus.workload`.
     """
-    jobs = tuple(training_job(w, f"j{k}-{w.split('_')[0]}") for k, w in
-                 enumerate(DEMO_WORKLOADS))
+    rows = salus_workloads()
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or \
+            not 1 <= n_jobs <= len(rows):
+        raise InvalidOption("n_jobs", n_jobs, f"must be an integer in 1..{len(rows)} (the "
+                            "training runs of workloads.csv)")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidOption("seed", seed, "must be an integer >= 0")
+    if seed == 0 and n_jobs <= len(DEMO_WORKLOADS):
+        names = list(DEMO_WORKLOADS[:n_jobs])
+    else:
+        pick = np.sort(np.random.default_rng(seed).choice(len(rows), n_jobs, replace=False))
+        names = [rows[int(i)].name for i in pick]
+    jobs = tuple(training_job(w, f"j{k}-{w.split('_')[0]}") for k, w in enumerate(names))
     cluster = Cluster((Node("gpu-node", {"v100": 2}, cpus=16, memory=64,
                             gpu_memory={"v100": 16.0}),))
-    return Instance(cluster, jobs, name="salus-demo")
+    default = n_jobs == len(DEMO_WORKLOADS) and seed == 0
+    name = "salus-demo" if default else f"salus-demo-{n_jobs}" + (f"-{seed}" if seed else "")
+    return Instance(cluster, jobs, name=name)

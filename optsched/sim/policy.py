@@ -21,35 +21,41 @@ memory=0, copy=0, share=1)`` (plain 4-tuples work too); a gang may span several
 placements (nodes and even GPU types). The simulator checks every decision (see
 :mod:`optsched.sim.simulator`).
 
-Capabilities. A policy declares what its decisions may use with optional attributes
-(all default off): ``sharing`` (``share < 1``: a fraction of each GPU's compute, e.g.
-Salus lanes), ``forking`` (several copies of a job, one node each, progress adding up,
-e.g. HadarE), ``consolidation`` (seconds between a forked job's work being done and its
-completion) and ``resource_sensitive`` (CPU cores and DRAM per GPU change the job's speed
-through ``Job.sensitivity``, e.g. Synergy), and ``progress_rule`` (default ``"gang"``;
-``"partial"``: gangs of 1..W_j GPUs; ``"additive"``: a gang runs at the sum of its
-workers' rates; :mod:`optsched.core.progress`). Optionally ``horizon()`` returns an absolute
-time at which the current epoch must end at the latest (a policy-internal event, e.g. a
+Capabilities. A policy declares what its decisions may use with optional attributes (all
+default off; :data:`POLICY_MEMBERS` lists every member a policy may have, and
+:func:`check_policy` refuses a misspelt one): ``sharing`` (``share < 1``: a fraction of
+each GPU's compute, e.g. Salus lanes), ``forking`` (several copies of a job, one node
+each, progress adding up, e.g. HadarE), ``consolidation`` (seconds between a forked job's
+work being done and its completion) and ``resource_sensitive`` (CPU cores and DRAM per
+GPU change the job's speed through ``Job.sensitivity``, e.g. Synergy), and
+``progress_rule`` (default ``"gang"``; ``"partial"``: gangs of 1..W_j GPUs;
+``"additive"``: a gang runs at the sum of its workers' rates;
+:mod:`optsched.core.progress`). Optionally ``horizon()`` returns an absolute time at
+which the current epoch must end at the latest (a policy-internal event, e.g. a
 fair-share catch-up), or ``None``. An event-driven policy whose decisions change only at
-arrivals and completions may declare ``periodic = False``: it is then not called at
-round boundaries, so a run takes as many epochs as it has events.
+arrivals and completions may declare ``periodic = False``: it is then not called at round
+boundaries, so a run takes as many epochs as it has events.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from optsched.core.instance import Cluster, GpuMemory, Sensitivity
+from optsched.core.progress import PROGRESS_RULES
 from optsched.core.schedule import Placement
-from optsched.errors import OptschedError
+from optsched.errors import InvalidOption, OptschedError
 
-__all__ = ["Placement", "JobView", "ClusterView", "Policy", "PolicyViolation"]
+__all__ = ["Placement", "JobView", "ClusterView", "Policy", "PolicyViolation",
+           "PolicyMember", "POLICY_MEMBERS", "check_policy"]
 
 
 class PolicyViolation(OptschedError, RuntimeError):
@@ -209,16 +215,27 @@ class ClusterView:
 class Policy(Protocol):
     """An online scheduling policy usable by :func:`optsched.sim.simulate`.
 
-    ``needs_work``: the policy reads job work / remaining work (clairvoyant, e.g. SRTF,
-    Gavel's makespan and finish-time fairness). ``event_driven``: the simulator also
-    calls it at arrival and completion instants (Tiresias), not only at round
-    boundaries (Gavel). A policy may define ``reset()``; the simulator calls it before a
-    run so one policy object can be reused. A policy may define ``check(instance)``,
-    raising :class:`~optsched.errors.ModelNotApplicable` (naming the job field) for an
-    instance outside its model, before anything runs. Optional capabilities (``sharing``,
-    ``forking``, ``consolidation``, ``resource_sensitive``, ``progress_rule``) and
-    ``horizon()``: see the
-    module docstring.
+    Required members: ``name`` (str), ``needs_work`` (bool: the policy reads job work /
+    remaining work, i.e. it is clairvoyant, e.g. SRTF, Gavel's makespan and finish-time
+    fairness), ``event_driven`` (bool: the simulator also calls it at arrival and
+    completion instants, Tiresias, not only at round boundaries, Gavel) and
+    ``allocate(state) -> list[Placement]``.
+
+    Optional members, each with its default (:data:`POLICY_MEMBERS` states them all):
+
+    * capabilities: ``sharing`` (False), ``forking`` (False), ``consolidation``
+      (0.0 seconds), ``resource_sensitive`` (False), ``progress_rule`` (``"gang"``),
+      ``periodic`` (True); see the module docstring;
+    * hooks: ``reset()`` (called before a run, so one object can be reused),
+      ``check(instance)`` (raises :class:`~optsched.errors.ModelNotApplicable`, naming
+      the job field, for an instance outside the policy's model, before anything
+      runs), ``horizon()`` (an absolute time at which the current epoch must end at the
+      latest, or ``None``);
+    * statistics: ``stats()`` returns a mapping merged into ``Result.extra``.
+
+    Nothing else is read. :func:`check_policy` refuses a member of the wrong type and a
+    public member whose name is within a typo of an optional one (``sharng``, ``stat``),
+    whose effect would otherwise be silently dropped.
     """
 
     name: str
@@ -226,3 +243,151 @@ class Policy(Protocol):
     event_driven: bool
 
     def allocate(self, state: ClusterView) -> list[Placement]: ...
+
+
+@dataclass(frozen=True)
+class PolicyMember:
+    """One member of the :class:`Policy` protocol: ``kind`` is ``"required"``,
+    ``"capability"``, ``"hook"`` or ``"stats"``; ``default`` what the simulator assumes
+    when an optional member is absent; ``takes`` what a valid value is (for
+    :func:`check_policy`'s message)."""
+
+    name: str
+    kind: str
+    default: Any
+    takes: str
+    summary: str
+
+
+def _member(name: str, kind: str, default: Any, takes: str, summary: str) -> PolicyMember:
+    return PolicyMember(name, kind, default, takes, summary)
+
+
+#: Every member the simulator reads from a policy, by name.
+POLICY_MEMBERS: Mapping[str, PolicyMember] = MappingProxyType({m.name: m for m in (
+    _member("name", "required", None, "a string", "the policy's name in results"),
+    _member("needs_work", "required", None, "True or False",
+            "reads job work and remaining work (clairvoyant)"),
+    _member("event_driven", "required", None, "True or False",
+            "also called at arrival and completion instants"),
+    _member("allocate", "required", None, "a method allocate(state)",
+            "the decision: placements for the visible jobs"),
+    _member("sharing", "capability", False, "True or False",
+            "placements may take a share < 1 of each GPU"),
+    _member("forking", "capability", False, "True or False",
+            "a job may run as several copies, one node each"),
+    _member("consolidation", "capability", 0.0, "a finite number of seconds >= 0",
+            "seconds between a forked job's work done and its completion"),
+    _member("resource_sensitive", "capability", False, "True or False",
+            "CPU cores and DRAM per GPU change the job's speed"),
+    _member("progress_rule", "capability", "gang", f"one of {', '.join(PROGRESS_RULES)}",
+            "how a gang's rate follows from its GPUs"),
+    _member("periodic", "capability", True, "True or False",
+            "called at round boundaries (False: event-driven policies only)"),
+    _member("reset", "hook", None, "a method reset()", "called before a run"),
+    _member("check", "hook", None, "a method check(instance)",
+            "refuses an instance outside the policy's model before the run"),
+    _member("horizon", "hook", None, "a method horizon() -> float or None",
+            "an instant at which the current epoch must end at the latest"),
+    _member("stats", "stats", None, "a method stats() -> mapping",
+            "figures merged into Result.extra"),
+)})
+
+_FLAGS = ("needs_work", "event_driven", "sharing", "forking", "resource_sensitive",
+          "periodic")
+
+
+def _is_bool(v: Any) -> bool:
+    return isinstance(v, (bool, np.bool_))
+
+
+def _valid(name: str, value: Any) -> bool:
+    """Whether ``value`` is a valid value of the protocol member ``name``."""
+    kind = POLICY_MEMBERS[name].kind
+    if name in _FLAGS:
+        return _is_bool(value)
+    if name == "name":
+        return isinstance(value, str)
+    if name == "consolidation":
+        return bool(not _is_bool(value) and isinstance(value, (int, float, np.number))
+                    and math.isfinite(value) and value >= 0)
+    if name == "progress_rule":
+        return isinstance(value, str) and value in PROGRESS_RULES
+    return bool(kind in ("hook", "stats", "required") and callable(value))
+
+
+def _shape(value: Any) -> str:
+    """What kind of member a value could stand for: a flag, a number, a text, a method."""
+    if _is_bool(value):
+        return "flag"
+    if callable(value):
+        return "method"
+    if isinstance(value, (int, float, np.number)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    return "other"
+
+
+_SHAPES = {"allocate": "method", "reset": "method", "check": "method", "horizon": "method",
+           "stats": "method", "consolidation": "number", "progress_rule": "text",
+           "name": "text", **{f: "flag" for f in _FLAGS}}
+
+
+@lru_cache(maxsize=4096)
+def _typo_of(name: str, shape: str) -> str | None:
+    """The optional protocol member ``name`` (of this ``shape``) most likely misspells,
+    if any."""
+    if name in POLICY_MEMBERS or name.startswith("_"):
+        return None
+    # a required member that is misspelt is missing, which is refused anyway
+    same = [m for m, s in _SHAPES.items()
+            if s == shape and POLICY_MEMBERS[m].kind != "required"]
+    close = difflib.get_close_matches(name, same, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def check_policy(policy: Any, where: str = "policy") -> None:
+    """Check ``policy`` (an object or a class) against the :class:`Policy` protocol.
+
+    Raises :class:`~optsched.errors.InvalidOption`, naming the member, when a required
+    member is missing (an object; a class may set it in ``__init__``), when a member of
+    :data:`POLICY_MEMBERS` has a value it cannot take (``sharing = "yes"``, ``stats = {}``,
+    ``progress_rule = "fast"``), or when a public member is within a typo of an optional
+    member of the same shape (a flag ``sharng``, a method ``stat``, a number
+    ``consolidaton``): the simulator would never read it, so the policy would silently
+    run without what it meant to declare.
+
+    Complexity: :math:`O(a)` for :math:`a` public attributes (the typo test of a name is
+    cached).
+    """
+    is_class = isinstance(policy, type)
+    label = f"{where} {policy.__name__ if is_class else type(policy).__name__}"
+    names = [n for n in dir(policy) if not n.startswith("_")]
+    for name in names:
+        try:
+            value = getattr(policy, name)
+        except Exception:  # a property that needs state the class does not have yet
+            continue
+        if is_class and isinstance(value, property):
+            continue
+        member = POLICY_MEMBERS.get(name)
+        if member is not None:
+            if not _valid(name, value):
+                raise InvalidOption(f"{where}.{name}", value,
+                                    f"{label}: the Policy member {name!r} must be "
+                                    f"{member.takes} ({member.summary})")
+            continue
+        typo = _typo_of(name, _shape(value))
+        if typo is not None:
+            raise InvalidOption(f"{where}.{name}", value,
+                                f"{label}: {name!r} is not a member of the Policy protocol "
+                                f"and would be ignored; did you mean {typo!r}? (members: "
+                                f"{', '.join(POLICY_MEMBERS)})")
+    if not is_class:
+        missing = [m for m, d in POLICY_MEMBERS.items()
+                   if d.kind == "required" and not hasattr(policy, m)]
+        if missing:
+            raise InvalidOption(where, type(policy).__name__,
+                                f"not a Policy: missing {missing[0]!r} (required: name, "
+                                "needs_work, event_driven, allocate)")

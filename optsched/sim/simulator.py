@@ -66,7 +66,7 @@ from optsched.core.schedule import Allocation, Placement, Schedule
 from optsched.errors import InvalidOption
 from optsched.progressbar import ProgressBar
 from optsched.sim.decisions import Caps, DecisionChecker
-from optsched.sim.policy import ClusterView, Policy, PolicyViolation
+from optsched.sim.policy import ClusterView, Policy, PolicyViolation, check_policy
 
 __all__ = ["simulate", "SimStats", "no_queue_note", "NO_QUEUE"]
 
@@ -299,9 +299,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
         policies that differ only in whom they run first cannot differ on the instance
         (:func:`no_queue_note`).
     """
-    for attr in ("name", "needs_work", "event_driven", "allocate"):
-        if not hasattr(policy, attr):
-            raise InvalidOption("policy", policy, f"not a Policy: missing {attr!r}")
+    check_policy(policy)  # a missing, mistyped or misspelt member fails here
     if max_time is not None and not (max_time > 0):
         raise InvalidOption("max_time", max_time, "must be > 0")
     waiting: set[int] | None = None

@@ -64,7 +64,8 @@ from optsched.solvers.common import Backend, Capabilities, quiet_highs_banner
 from optsched.solvers.program import LinearProgram, ProgramData, RowBlock, VarBlock
 
 __all__ = ["BACKENDS", "DEFAULT_TIME_LIMIT", "START_TOLERANCE", "Backend", "Capabilities",
-           "backend_module", "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
+           "backend_module", "backends", "register_backend", "unregister_backend",
+           "LinearProgram", "ProgramData", "RowBlock", "VarBlock",
            "available_backends", "solve_program", "start_fields", "write_program"]
 
 BACKENDS = ("highs", "pyomo", "cvxpy")
@@ -77,17 +78,75 @@ DEFAULT_TIME_LIMIT = 60.0
 START_TOLERANCE = 1e-6
 
 
+#: Backends registered by :func:`register_backend`, by name.
+_REGISTERED: dict[str, Backend] = {}
+_BACKEND_MEMBERS = ("NAME", "PACKAGE", "CAPABILITIES", "STATUS", "installed", "available",
+                    "solve")
+
+
+def backends() -> tuple[str, ...]:
+    """Every backend name: the shipped :data:`BACKENDS`, then the registered ones."""
+    return (*BACKENDS, *sorted(_REGISTERED))
+
+
+def register_backend(backend: Any, *, replace: bool = False) -> Backend:
+    """Add a solver backend of your own, named ``backend.NAME``.
+
+    ``backend`` is a module or an object with the members of :class:`Backend`:
+    ``NAME``, ``PACKAGE``, ``CAPABILITIES`` (:class:`Capabilities`), ``STATUS``,
+    ``installed()``, ``available()`` and ``solve(data, *, solver, time_limit, mip_gap,
+    threads, seed, verbose, options, start=None) -> Result``, which solves the frozen
+    :class:`ProgramData` (``c``, ``A``, row and column bounds, ``integer``, ``sense``)
+    and reports as every backend does (:func:`optsched.solvers.common.make_result`).
+    :func:`solve_program` then hands it programs as it does the shipped ones, with the
+    same time-limit accounting and MIP-start handling, so every solver-backed method
+    takes ``backend=NAME``.
+
+    Raises :class:`~optsched.errors.InvalidOption` when a member is missing or not
+    callable, or the name is a shipped backend's (or registered, without ``replace``).
+    """
+    for member in _BACKEND_MEMBERS:
+        if not hasattr(backend, member):
+            raise InvalidOption("backend", backend, f"a solver backend needs {member!r} "
+                                f"(members: {', '.join(_BACKEND_MEMBERS)})")
+    for member in ("installed", "available", "solve"):
+        if not callable(getattr(backend, member)):
+            raise InvalidOption(f"backend.{member}", getattr(backend, member),
+                                "must be callable")
+    name = backend.NAME
+    if not isinstance(name, str) or not name or ":" in name or name in BACKENDS:
+        raise InvalidOption("backend.NAME", name, "must be a new name, not one of "
+                            f"{', '.join(BACKENDS)}")
+    if not isinstance(backend.CAPABILITIES, Capabilities):
+        raise InvalidOption("backend.CAPABILITIES", backend.CAPABILITIES,
+                            "must be optsched.solvers.Capabilities")
+    if name in _REGISTERED and not replace:
+        raise InvalidOption("backend.NAME", name, "already registered; pass replace=True")
+    _REGISTERED[name] = cast(Backend, backend)
+    return _REGISTERED[name]
+
+
+def unregister_backend(name: str) -> Backend:
+    """Remove the backend :func:`register_backend` added as ``name``; return it."""
+    if name not in _REGISTERED:
+        raise UnknownName("backend", name, "not a registered backend (shipped backends "
+                          "cannot be removed)")
+    return _REGISTERED.pop(name)
+
+
 def backend_module(name: str) -> Backend:
     """The module of backend ``name`` (imported on first use; it imports its solver
-    package only when it solves)."""
+    package only when it solves), or the backend registered as ``name``."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
     if name not in BACKENDS:
-        raise UnknownName("backend", name, f"known backends: {', '.join(BACKENDS)}")
+        raise UnknownName("backend", name, f"known backends: {', '.join(backends())}")
     return cast(Backend, importlib.import_module(f"optsched.solvers.{name}"))
 
 
 def available_backends() -> dict[str, bool]:
     """Which backends can run here (package importable and its default solver present)."""
-    return {name: backend_module(name).available() for name in BACKENDS}
+    return {name: backend_module(name).available() for name in backends()}
 
 
 def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | None = None,
@@ -99,7 +158,7 @@ def solve_program(data: ProgramData, backend: str = "highs", *, solver: str | No
 
     Parameters
     ----------
-    backend : one of :data:`BACKENDS`.
+    backend : one of :data:`BACKENDS`, or a backend :func:`register_backend` added.
     solver : the concrete solver: a Pyomo ``SolverFactory`` name or a cvxpy solver name
         (the ``"highs"`` backend accepts only ``None``/``"highs"``); ``None`` picks the
         backend's HiGHS interface. A solver that is not installed gives ``solver_missing``.

@@ -7,6 +7,7 @@ A sweep is described by a TOML or JSON config::
     name = "allox-heuristics"
     models = ["allox"]
     methods = ["exact", "sjf", "online"]        # or a table: {allox = [...], salus = [...]}
+                                                # (module:name: a method of your own)
     sizes = [8, 16, 32]                         # instance sizes (jobs)
     seeds = [0, 1, 2]
     options = {backend = "highs"}               # passed to optsched.solve (optional)
@@ -20,7 +21,7 @@ Simulation cells come from a ``[simulate]`` table (``models`` and ``sizes`` may 
 left out)::
 
     [simulate]
-    policies = ["tiresias.las", "gavel.max_min_fairness_agnostic"]   # registered names
+    policies = ["tiresias.las", "gavel.max_min_fairness_agnostic"]   # or module:name
     traces = ["philly"]                  # shipped trace names, trace files, or "generate"
     jobs = [500]                         # first N jobs of each trace (optional for traces)
     loads = [1.0, 2.0, 4.0]              # arrival times divided by each (default [1.0])
@@ -187,9 +188,12 @@ class SweepConfig:
             common = _str_list(raw, "methods")
             methods = {m: common for m in models}
         for m, ms in methods.items():
-            known = (*get_model(m).method_names, "heuristic")
+            known = (*get_model(m).method_names, "heuristic",
+                     *(a for x in get_model(m).methods for a in x.aliases))
             for meth in ms:
-                if meth not in known:
+                if ":" in meth:  # module:name of a method of your own: it must resolve
+                    get_model(m).method(meth)
+                elif meth not in known:
                     raise UnknownName(f"methods.{m}", meth, f"model {m!r} offers {list(known)}")
         sizes = _int_list(data.get("sizes"), "sizes", minimum=1)
         options = data.get("options", {})

@@ -46,8 +46,8 @@ SPEC = register(PaperSpec(
     objective="total normalized throughput of the round's jobs",
     methods=(
         Method("exact", exact, "exact", fixed={"formulation": "joint"}, backend=True),
-        Method("exact-lp", lp_bound, "bound", backend=True),
-        Method("step1", step1_bound, "bound", backend=True),
+        Method("bound", lp_bound, "bound", backend=True, aliases=("exact-lp",)),
+        Method("bound-step1", step1_bound, "bound", backend=True, aliases=("step1",)),
         Method("exact-two-step", exact, "heuristic", fixed={"formulation": "two-step"},
                backend=True,
                proved="none known: two-step <= OPT <= step 1 (Synergy-OPT), but the "

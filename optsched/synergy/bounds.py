@@ -29,8 +29,9 @@ def _bound(instance: Instance, backend: str, which: str, start, order,
            options: dict[str, Any]) -> Result:
     t0 = time.perf_counter()
     rnd = prepare(instance, start=start, order=order)
+    method = "bound-step1" if which == "step1" else "bound"  # the registry's names
     if not rnd.admitted:
-        return Result(status=Status.OPTIMAL, bound=0.0, model="synergy", method=which,
+        return Result(status=Status.OPTIMAL, bound=0.0, model="synergy", method=method,
                       backend=backend)
     lp = (step1_program(rnd) if which == "step1" else joint_program(rnd))[0]
     data = lp.freeze()
@@ -41,7 +42,7 @@ def _bound(instance: Instance, backend: str, which: str, start, order,
     bound = res.objective if res.status is Status.OPTIMAL else res.bound
     if which == "step1" and res.status is not Status.OPTIMAL:
         bound = res.bound  # a stopped MILP: its dual bound still bounds step 1
-    return Result(status=res.status, bound=bound, model="synergy", method=which,
+    return Result(status=res.status, bound=bound, model="synergy", method=method,
                   backend=res.backend, solver=res.solver,
                   build_seconds=build + res.build_seconds, solve_seconds=res.solve_seconds,
                   message=res.message, ratio_note=f"upper bound on the round's optimum "

@@ -77,7 +77,7 @@ SPEC = register(PaperSpec(
     objective="total JCT (s)",
     methods=(
         Method("exact", exact, "exact", backend=True),
-        Method("exact-lp", lp_bound, "bound", backend=True),
+        Method("bound", lp_bound, "bound", backend=True, aliases=("exact-lp",)),
         *(Method(fn.__name__, fn, outside_exact=OUTSIDE_EXACT, proved=PROVED[fn.__name__])
           for fn in (las, gittins, yarn_fifo, srtf)),
     ),

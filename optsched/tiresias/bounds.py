@@ -174,7 +174,7 @@ def lp_bound(instance: Instance, backend: str = "highs", *, slot: float | None =
     res = solve_program(data, backend=backend, spent=build, **options)
     return Result(status=res.status,
                   bound=res.objective if res.status is Status.OPTIMAL else None,
-                  model="tiresias", method="exact-lp", backend=res.backend,
+                  model="tiresias", method="bound", backend=res.backend,
                   solver=res.solver, build_seconds=build + res.build_seconds,
                   solve_seconds=res.solve_seconds, duals=res.duals, message=res.message,
                   ratio_note="mean-busy-time interval LP: a lower bound on the total JCT "

@@ -22,20 +22,27 @@ __all__ = ["demo_instance", "DEMO_NODES"]
 DEMO_NODES = 2
 
 
-def demo_instance(n_jobs: int = 12) -> Instance:
-    """The first ``n_jobs`` jobs of Tiresias' 60-job trace on its first two servers
-    (8 P100).
+def demo_instance(n_jobs: int = 12, seed: int = 0) -> Instance:
+    """``n_jobs`` jobs of Tiresias' 60-job trace on its first two servers (8 P100).
 
     Parameters
     ----------
     n_jobs : int
-        Jobs kept from the start of the trace (1-60).
+        Jobs kept (1-60).
+    seed : int
+        0: the first ``n_jobs`` jobs of the trace (the default demo); otherwise
+        ``n_jobs`` of its jobs drawn with ``numpy.random.default_rng(seed)``, at their
+        recorded arrivals, in trace order (with 60 jobs every seed gives the whole
+        trace).
 
     Returns
     -------
     Instance
-        Named ``tiresias-demo-<n_jobs>``; round length (``slot``) 60 s as in the trace.
+        Named ``tiresias-demo-<n_jobs>`` (``-<seed>`` appended for a seed); round length
+        (``slot``) 60 s as in the trace.
     """
+    import numpy as np
+
     from optsched.catalog import shipped_trace
     from optsched.errors import InvalidOption
 
@@ -43,6 +50,14 @@ def demo_instance(n_jobs: int = 12) -> Instance:
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or \
             not 1 <= n_jobs <= trace.n_jobs:
         raise InvalidOption("n_jobs", n_jobs, f"must be an integer in 1..{trace.n_jobs}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidOption("seed", seed, "must be an integer >= 0")
     cluster = Cluster(trace.cluster.nodes[:DEMO_NODES])
-    return trace.replace(jobs=trace.jobs[:n_jobs], cluster=cluster,
-                         name=f"tiresias-demo-{n_jobs}")
+    if seed == 0:
+        jobs = trace.jobs[:n_jobs]
+    else:
+        pick = np.sort(np.random.default_rng(seed).choice(trace.n_jobs, n_jobs,
+                                                          replace=False))
+        jobs = tuple(trace.jobs[int(i)] for i in pick)
+    return trace.replace(jobs=jobs, cluster=cluster,
+                         name=f"tiresias-demo-{n_jobs}" + (f"-{seed}" if seed else ""))

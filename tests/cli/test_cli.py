@@ -32,7 +32,7 @@ def test_demo_rows_read_at_first_glance(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert {r["model"] for r in rows} == {n for n, s in models().items() if s.demo_instance}
     allox = [r["method"] for r in rows if r["model"] == "allox"]
-    assert allox == ["exact", "exact-ilp", "exact-lp", "online", "sjf", "sjf_fastest", "jsq"]
+    assert allox == ["exact", "exact-ilp", "bound", "online", "sjf", "sjf_fastest", "jsq"]
     for r in rows:
         assert r["sense"] in ("min", "max") and r["objective"]
         assert r["status"] in ("optimal", "feasible"), r

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 from paths import DOCS
+from registry_state import registry_kept
 
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)
@@ -23,9 +25,16 @@ def test_page_code_runs(page, tmp_path, monkeypatch):
         pytest.skip("no code on this page")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.syspath_prepend(str(tmp_path))  # modules a page writes import from here
     ns: dict = {"__name__": f"docs_{page.stem}"}
-    for i, code in enumerate(blocks):
-        try:
-            exec(compile(code, f"{page.name}[block {i}]", "exec"), ns)
-        except Exception as exc:  # pragma: no cover - the message is the point
-            raise AssertionError(f"{page.name} block {i} failed: {exc!r}") from exc
+    before = set(sys.modules)
+    with registry_kept():  # what a page registers stays on its page
+        for i, code in enumerate(blocks):
+            try:
+                exec(compile(code, f"{page.name}[block {i}]", "exec"), ns)
+            except Exception as exc:  # pragma: no cover - the message is the point
+                raise AssertionError(f"{page.name} block {i} failed: {exc!r}") from exc
+    for mod in set(sys.modules) - before:  # a page's own modules are forgotten
+        if getattr(sys.modules[mod], "__file__", None) and \
+                str(tmp_path) in str(sys.modules[mod].__file__):
+            del sys.modules[mod]

@@ -163,7 +163,7 @@ def test_lp_bound_is_the_relaxation_not_the_milp():
     opt = exact(inst)
     assert opt.status is Status.OPTIMAL and opt.objective == pytest.approx(10.0)
     lp = lp_bound(inst)
-    assert lp.status is Status.OPTIMAL and lp.method == "exact-lp"
+    assert lp.status is Status.OPTIMAL and lp.method == "bound"
     assert lp.objective is None and lp.schedule is None
     assert lp.bound == pytest.approx(15.0)
     assert lp.bound > opt.objective + 1.0
@@ -457,7 +457,7 @@ def test_lp_relaxation_meets_optimality_conditions(monkeypatch, backend):
 
     from optsched.hadar.workload import demo_instance as demo
 
-    assert method_lps(monkeypatch, demo(), "hadar", "exact-lp", backend=backend) == 1
+    assert method_lps(monkeypatch, demo(), "hadar", "bound", backend=backend) == 1
 
 
 def test_planning_grid_refuses_too_few_slots_for_the_load():

@@ -322,7 +322,7 @@ def test_lp_relaxation_meets_optimality_conditions(monkeypatch, backend):
 
     from optsched.hadare.workload import demo_instance as demo
 
-    assert method_lps(monkeypatch, demo(), "hadare", "exact-lp", backend=backend) == 1
+    assert method_lps(monkeypatch, demo(), "hadare", "bound", backend=backend) == 1
 
 
 # --------------------------------------------------------------------------- assumption

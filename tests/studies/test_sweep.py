@@ -588,3 +588,28 @@ def test_the_plot_draws_the_bound_under_the_policies(tmp_path, monkeypatch):
             [("a", 1.0, 10.0, 8.0), ("b", 1.0, 12.0, 7.0), ("a", 2.0, 20.0, 15.0)]]
     sweep_lines(rows, "mean_jct", tmp_path / "p.png", x="load", group="trace")
     assert labels == ["a", "b", "certified lower bound"]
+
+
+def test_every_demo_instance_takes_size_and_seed(tmp_path):
+    """One signature, ``demo_instance(n_jobs, seed)``, for every model, so a sweep's
+    default generator serves them all (Salus and Tiresias included)."""
+    import inspect
+
+    from optsched.registry import models
+
+    for name, spec in models().items():
+        params = inspect.signature(spec.demo_instance).parameters
+        assert list(params)[:2] == ["n_jobs", "seed"], name
+    for name in ("salus", "tiresias"):
+        demo = models()[name].demo_instance
+        assert demo(4, 0).n_jobs == 4
+        assert [j.id for j in demo(4, 1).jobs] != [j.id for j in demo(4, 0).jobs]
+        assert [j.id for j in demo(4, 1).jobs] == [j.id for j in demo(4, 1).jobs]
+    assert models()["salus"].demo_instance().name == "salus-demo"  # the default demo
+    config = SweepConfig.from_dict({"name": "demos", "models": ["salus", "tiresias"],
+                                    "methods": ["heuristic"], "sizes": [4],
+                                    "seeds": [0, 1]})
+    rows, _ = run_sweep(config, tmp_path, progress=False)
+    assert [(r["model"], r["seed"], r["status"]) for r in rows] == [
+        ("salus", 0, "feasible"), ("salus", 1, "feasible"),
+        ("tiresias", 0, "feasible"), ("tiresias", 1, "feasible")]

@@ -507,4 +507,4 @@ def test_lp_relaxation_meets_optimality_conditions(monkeypatch, backend):
 
     from optsched.synergy.workload import demo_instance as demo
 
-    assert method_lps(monkeypatch, demo(), "synergy", "exact-lp", backend=backend) == 1
+    assert method_lps(monkeypatch, demo(), "synergy", "bound", backend=backend) == 1

@@ -176,7 +176,7 @@ def test_errors_name_the_field():
 def test_bound_lp_meets_optimality_conditions(monkeypatch, backend):
     from lp_problems import method_lps
 
-    assert method_lps(monkeypatch, demo_instance(8), "tiresias", "exact-lp",
+    assert method_lps(monkeypatch, demo_instance(8), "tiresias", "bound",
                       backend=backend) == 1
 
 
@@ -188,4 +188,4 @@ def test_registered_and_cli(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", "tiresias", str(path), "--json"]) == 0
     out = capsys.readouterr().out
-    assert '"exact"' in out and '"las"' in out and '"exact-lp"' in out
+    assert '"exact"' in out and '"las"' in out and '"bound"' in out
