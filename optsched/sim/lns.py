@@ -492,8 +492,10 @@ def _solve_window(st: _State, win: _Win, wt: np.ndarray, tl: float, seed: int,
             must = C <= t1
             rates = tuple(job.workers * job.rate(t) for t in st.types)
             first = max(0, int(math.ceil((job.arrival - t0) / B - 1e-9)))
+            after = [sg for sg in st.segs[j] if sg.e > t1]
             jobs.append(WindowJob(a, float(wt[j]), job.workers, rates, max(rem, 0.0), ww, C,
-                                  must, first))
+                                  must, first, after_work=st.work_between(j, t1, math.inf),
+                                  after_rate=max((sg.rate for sg in after), default=0.0)))
             finishes[a] = must
             blocks = []
             for sg in st.segs[j]:
@@ -665,7 +667,11 @@ class FastestSrpt:
     needs_work = True
     event_driven = False
 
-    def __init__(self, min_speed: float = 0.0, name: str = "lns.fastest_srpt") -> None:
+    def __init__(self, min_speed: float = 0.0, rule: str = "ratio",
+                 name: str = "lns.fastest_srpt") -> None:
+        if rule not in ("ratio", "fastest"):
+            raise InvalidOption("rule", rule, "must be 'ratio' or 'fastest'")
+        self.rule = rule
         if isinstance(min_speed, bool) or not isinstance(min_speed, (int, float)) \
                 or not 0 <= min_speed <= 1:
             raise InvalidOption("min_speed", min_speed, "must be a number in [0, 1]")
@@ -678,43 +684,53 @@ class FastestSrpt:
         if not len(state.ids):
             return []
         types = state.gpu_types
-        cap = state.capacity.astype(np.int64)
+        left = state.capacity.astype(np.int64).copy()
         nodes = [n.name for n in state.cluster.nodes]
-        left = cap.copy()
         T = state.throughput_matrix
         best = T.max(axis=1)
         W = state.workers
-        order = np.lexsort((state.arrivals, state.remaining / (W * best)))
+        rem = state.remaining / (W * best)  # seconds left on the fastest type
+        # (job, type) pairs by the fraction of the job's remaining time done per second
+        # there: rate / best / remaining time; fastest type first at equal job
+        n, K = T.shape
+        ok = (T > 0) & (T >= self.min_speed * best[:, None])
+        score = np.where(ok, (T / best[:, None]) / rem[:, None], -np.inf)
+        if self.rule == "fastest":
+            score = np.where(ok, -rem[:, None] * 4 + T / best[:, None], -np.inf)
+        jj, kk = np.nonzero(ok)
+        order = np.lexsort((state.arrivals[jj], -score[jj, kk]))
         prev = state.previous_by_job
         out = []
-        for m in order.tolist():
-            jid = state.ids[m]
+        done = np.zeros(n, dtype=bool)
+        for t in order.tolist():
+            m, k = int(jj[t]), int(kk[t])
+            if done[m]:
+                continue
             w = int(W[m])
-            ks = [k for k in np.argsort(-T[m], kind="stable").tolist()
-                  if T[m, k] > 0 and T[m, k] >= self.min_speed * best[m]]
-            for k in ks:
-                if left[:, k].sum() < w:
-                    continue
-                before = prev.get(jid, [])
-                if before and all(p.gpu_type == types[k] for p in before) and all(
-                        left[state.cluster.node_index(p.node), k] >= p.gpus for p in before):
-                    for p in before:
-                        left[state.cluster.node_index(p.node), k] -= p.gpus
-                        out.append(Placement(jid, p.node, types[k], p.gpus))
+            if left[:, k].sum() < w:
+                continue
+            jid = state.ids[m]
+            done[m] = True
+            before = prev.get(jid, [])
+            if before and all(q.gpu_type == types[k] for q in before) and all(
+                    left[state.cluster.node_index(q.node), k] >= q.gpus for q in before):
+                for q in before:
+                    left[state.cluster.node_index(q.node), k] -= q.gpus
+                    out.append(Placement(jid, q.node, types[k], q.gpus))
+                continue
+            need = w
+            for h in np.argsort(-left[:, k], kind="stable").tolist():
+                if left[h, k] <= 0 or need == 0:
                     break
-                need = w
-                for h in np.argsort(-left[:, k], kind="stable").tolist():
-                    if left[h, k] <= 0 or need == 0:
-                        break
-                    g = int(min(left[h, k], need))
-                    left[h, k] -= g
-                    need -= g
-                    out.append(Placement(jid, nodes[h], types[k], g))
-                break
+                g = int(min(left[h, k], need))
+                left[h, k] -= g
+                need -= g
+                out.append(Placement(jid, nodes[h], types[k], g))
         return out
 
 
-def fastest_srpt_start(instance: Instance, min_speed: float = 0.0, *, seed: int = 0) -> Result:
+def fastest_srpt_start(instance: Instance, min_speed: float = 0.0, *, rule: str = "ratio",
+                       seed: int = 0) -> Result:
     """Simulate :class:`FastestSrpt` over ``instance`` (rounds of ``instance.slot``): a
     validated start schedule for :func:`improve`."""
     from optsched.core.validate import producing
@@ -722,4 +738,4 @@ def fastest_srpt_start(instance: Instance, min_speed: float = 0.0, *, seed: int 
 
     caps = Capabilities(source="lns.fastest_srpt")
     with producing(caps):
-        return simulate(as_instance(instance), FastestSrpt(min_speed), seed=seed)
+        return simulate(as_instance(instance), FastestSrpt(min_speed, rule), seed=seed)

@@ -25,20 +25,28 @@ does in the window and :math:`C^{0}_j` its incumbent completion (weights :math:`
 
     \min \sum_{j}\sum_{k,\ell} w_j \big((b_\ell - T_0)\, y_{jk\ell} + B z_{jk\ell}\big)
          + \sum_j w_j (C^{0}_j - T_0)(1 - \varphi_j)
+         - \sum_j w_j \frac{R_j}{\bar\rho_j} e_j
 
     \text{s.t.}\quad \sum_{k,\ell} y_{jk\ell} = \varphi_j, \qquad
     \sum_k x_{jk\ell} + \sum_{k,\ell' \le \ell} y_{jk\ell'} \le 1, \qquad
     z_{jk\ell} \le y_{jk\ell},
 
     \sum_{k,\ell} \frac{W_j \tau_{jk} B}{R_j} (x_{jk\ell} + z_{jk\ell})
-        \ge \varphi_j + \frac{V_j}{R_j}(1 - \varphi_j), \qquad
-    \sum_j W_j (x_{jk\ell} + y_{jk\ell}) \le F_{k\ell}.
+        \ge \varphi_j + \frac{V_j}{R_j}(1 - \varphi_j) + e_j, \qquad
+    \sum_j W_j (x_{jk\ell} + y_{jk\ell}) \le F_{k\ell},
+
+    0 \le e_j \le \frac{U_j}{R_j} (1 - \varphi_j).
 
 The second row says a job runs at most one gang per block and no whole block after its
 last one; the work row is scaled by :math:`R_j` (rows of order 1, so a start's rounding
 stays within the solver's tolerance). A job that does not finish in the window does at
 least its incumbent work there, so its fixed allocations after :math:`T_1` still
-complete it (earlier, if it did more).
+complete it; :math:`e_j R_j` is the work it does beyond that (at most :math:`U_j`, its
+incumbent work after :math:`T_1`), which it then needs less after :math:`T_1`: it
+completes at least :math:`e_j R_j / \bar\rho_j` earlier, :math:`\bar\rho_j` the fastest
+rate of its allocations after :math:`T_1` (a second cut from its end removes at most
+that much work). The term is a lower estimate of the gain, so the objective of a
+solution stays an upper bound on what it delivers.
 
 Exactness. Every round-based schedule of the freed jobs in the window (one gang of one
 type per block, preempted only at block boundaries, completing inside its last block
@@ -70,7 +78,9 @@ class WindowJob:
     """One freed job: ``rates[k]`` its gang rate on type ``k`` (0: cannot run there),
     ``remaining`` its work left at ``T0``, ``window_work`` the incumbent's work in the
     window, ``completion`` the incumbent's, ``must_finish`` if that lies in the window,
-    ``first_block`` the first block it may run in (its arrival)."""
+    ``first_block`` the first block it may run in (its arrival); ``after_work`` the
+    incumbent's work after the window and ``after_rate`` the fastest rate it runs at
+    there."""
 
     index: int
     weight: float
@@ -81,6 +91,8 @@ class WindowJob:
     completion: float
     must_finish: bool
     first_block: int
+    after_work: float = 0.0
+    after_rate: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -158,8 +170,23 @@ def build_window(jobs: list[WindowJob], win: Window) -> tuple[ProgramData, dict]
         cols.append(phi.index[[phi_of[a]]])
         vals.append(np.array([-(1.0 - frac[a])]))
         wlb[a] = frac[a]
+    # extra work e_j of a job that does not finish: it then needs e_j R_j less work
+    # after the window, so completes at least e_j R_j / after_rate earlier
+    ext = [a for a in opt if jobs[a].after_rate > 0 and jobs[a].after_work > 0]
+    cap_e = np.array([jobs[a].after_work / R[a] for a in ext])
+    gain = np.array([w[a] * R[a] / jobs[a].after_rate for a in ext])
+    e = lp.add_variables("extra", len(ext), lb=0.0, ub=cap_e, cost=-gain)
+    for i, a in enumerate(ext):
+        rows.append(np.array([a]))
+        cols.append(e.index[[i]])
+        vals.append(np.array([-1.0]))
     lp.add_constraints("work", rows=np.concatenate(rows), cols=np.concatenate(cols),
                        vals=np.concatenate(vals), lb=wlb, n_rows=m)
+    # no extra-work credit once the job finishes in the window: e_j <= cap (1 - phi_j)
+    lp.add_constraints("extra_only_unfinished",
+                       rows=np.r_[np.arange(len(ext)), np.arange(len(ext))],
+                       cols=np.r_[e.index, [phi.index[phi_of[a]] for a in ext]],
+                       vals=np.r_[np.ones(len(ext)), cap_e], ub=cap_e, n_rows=len(ext))
     # capacity per type and block
     rc = Kc * L + Lc
     lp.add_constraints("capacity", rows=np.r_[rc, rc], cols=np.r_[xi, yi],
@@ -169,6 +196,7 @@ def build_window(jobs: list[WindowJob], win: Window) -> tuple[ProgramData, dict]
     index = {"cols": {(int(a), int(k), int(ell)): (int(xi[t]), int(yi[t]), int(zi[t]))
                       for t, (a, k, ell) in enumerate(trip)},
              "phi": {a: int(phi.index[i]) for a, i in phi_of.items()}}
+    index["extra"] = {a: int(e.index[i]) for i, a in enumerate(ext)}
     return data, index
 
 
