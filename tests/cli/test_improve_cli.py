@@ -78,3 +78,26 @@ def test_improve_refuses_a_result_of_another_instance(files, tmp_path, capsys):
     other.to_json(opath)
     assert main(["improve", str(rpath), "--instance", str(opath)]) == 2
     assert "another instance" in capsys.readouterr().err
+
+
+def test_improve_ctrl_c_writes_the_best_so_far_and_exits_130(files, tmp_path, monkeypatch,
+                                                              capsys):
+    import optsched.sim.lns as lns
+
+    inst, ipath, rpath = files
+    real = lns._solve_window
+    calls = []
+
+    def interrupted_after_one(*args, **kw):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(lns, "_solve_window", interrupted_after_one)
+    out = tmp_path / "best.json"
+    assert main(["improve", str(rpath), "--instance", str(ipath), "--out", str(out)]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    d = json.loads(out.read_text())
+    assert d["extra"]["lns"]["stop"] == "interrupted"
+    validate_schedule(inst, Schedule.from_dict(d), "gavel.fifo")
