@@ -210,3 +210,23 @@ def test_window_milp_columns_respect_arrival_and_types():
     assert {k for (a, k, _) in cols if a == 0} == {0}             # no rate on type 1
     assert {k for (a, k, _) in cols if a == 1} == {0}             # type 1 too small a gang
     assert 1 in index["phi"] and 0 not in index["phi"]
+
+
+def test_weighted_objective_and_rules_given_as_a_setting_or_capabilities():
+    jobs = [Job(f"j{i}", 0.0, 1, 20.0 + 15 * i, {"a": 1.0}, weight=1.0 + 3 * (i == 3))
+            for i in range(4)]
+    inst = _inst(jobs, gpus=(("a", 1),))
+    start = simulate(inst, "gavel.fifo", bounds=False)
+    caps = capabilities("gavel.fifo")
+    for rules in (Setting(), caps):
+        res = improve(inst, start, policy=rules, objective="weighted_mean_jct",
+                      time_limit=None, max_windows=2, window_jobs=4, window_blocks=30)
+        validate_schedule(inst, res.schedule, caps)
+        m = compute_metrics(inst, res.schedule)
+        w = np.array([j.weight for j in inst.jobs])
+        c = np.array([res.schedule.completion[j.id] - j.arrival for j in inst.jobs])
+        assert res.value == pytest.approx(float(w @ c / w.sum()))
+        assert res.value < res.start_value  # the heavy job moves ahead
+        assert m.n_completed == 4
+    with pytest.raises(InvalidOption, match="policy"):
+        improve(inst, start, policy=3.5)
