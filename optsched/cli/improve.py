@@ -66,8 +66,8 @@ def add_parsers(subparsers) -> None:
 def cmd_improve(args) -> int:
     from optsched.cli.simulate import _cluster_file, build_instance
     from optsched.core.jsonio import load_json
-    from optsched.sim.bounds import METHODS, Setting, lower_bounds
-    from optsched.sim.lns import improve
+    from optsched.sim.bounds import Setting, lower_bounds
+    from optsched.sim.lns import improve, start_rules
 
     for name, v in (("--time-limit", args.time_limit),
                     ("--window-time-limit", args.window_time_limit)):
@@ -78,14 +78,14 @@ def cmd_improve(args) -> int:
                                 else None, args.instance, _cluster_file(args.cluster)])
     start = load_json(args.result, InvalidInput, "result")
     inst = build_instance(args)
+    # the bound first: the search stops once it reaches it (its schedule then optimal)
+    setting = Setting.of(start_rules(start, args.policy))
+    b = lower_bounds(inst, setting, time_limit=30.0)
+    bound = b.value(args.objective)
     res = improve(inst, start, policy=args.policy, objective=args.objective,
                   time_limit=args.time_limit, window_time_limit=args.window_time_limit,
-                  seed=args.seed)
+                  seed=args.seed, target=bound)
     interrupted = res.stop == "interrupted"
-    # after an interrupt only the combinatorial bounds (no LP): answer at once
-    b = lower_bounds(inst, Setting.of(res.capabilities), time_limit=30.0,
-                     methods=("per_job", "pooled") if interrupted else METHODS)
-    bound = b.value(args.objective)
     summary = {"instance": inst.name, "objective": args.objective,
                "start": res.start_value, "best": res.value, "bound": bound,
                "bound_source": b.source[args.objective],
@@ -110,8 +110,9 @@ def cmd_improve(args) -> int:
           "the optimum)")
     print(f"best  {what} {hours(res.value)} h  (at most {summary['gap_best']:.3f}x the "
           f"optimum; certified bound {hours(bound)} h, {b.source[args.objective]})")
+    why = "reached the certified bound: optimal" if res.stop == "target" else res.stop
     print(f"windows {res.windows_tried} tried, {res.windows_improved} improved; stopped: "
-          f"{res.stop}; {res.seconds:.1f} s wall, {res.cpu_seconds:.1f} s CPU")
+          f"{why}; {res.seconds:.1f} s wall, {res.cpu_seconds:.1f} s CPU")
     if interrupted:
         progress("optsched: interrupted: the best schedule so far is reported above"
                  + (f" and written to {args.out}" if args.out is not None else ""))

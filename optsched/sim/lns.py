@@ -61,12 +61,13 @@ from optsched.errors import InvalidInput, InvalidOption, InvalidSchedule, ModelN
 from optsched.sim.lns_window import Window, WindowJob, build_window, start_vector
 from optsched.solvers import solve_program
 
-__all__ = ["improve", "LNSResult", "OBJECTIVES", "STOP_REASONS"]
+__all__ = ["improve", "LNSResult", "OBJECTIVES", "STOP_REASONS", "start_rules",
+           "FastestSrpt", "fastest_srpt_start"]
 
 #: Objectives the search minimises.
 OBJECTIVES = ("mean_jct", "weighted_mean_jct")
 #: Why a search stops.
-STOP_REASONS = ("time_limit", "max_windows", "interrupted", "no_window")
+STOP_REASONS = ("time_limit", "max_windows", "interrupted", "no_window", "target")
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,12 @@ def _capabilities(policy: Any, start: Any, sched: Schedule) -> Capabilities:
                         "or None (the start's own)")
 
 
+def start_rules(start: Any, policy: Any = None) -> Capabilities:
+    """The rules :func:`improve` holds the schedules of ``start`` to, for ``policy``
+    (see :func:`improve`): to compute a bound for the same setting beforehand."""
+    return _capabilities(policy, start, _schedule_of(start))
+
+
 def _schedule_of(start: Any) -> Schedule:
     if isinstance(start, Schedule):
         return start
@@ -263,7 +270,8 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
             window_jobs: int = 16, window_blocks: int = 24, block: int = 1,
             max_block: int = 32, patience: int = 8, window_time_limit: float = 10.0,
             max_windows: int | None = None, check_every: int = 0,
-            clock: str = "wall", on_improve: Any = None) -> LNSResult:
+            clock: str = "wall", target: float | None = None,
+            on_improve: Any = None) -> LNSResult:
     r"""Improve ``start`` by large-neighbourhood search (module docstring).
 
     Parameters
@@ -300,6 +308,10 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
         Stop after this many windows.
     check_every : int
         Also validate after every this many improvements (0: only at the end).
+    target : float, optional
+        Stop once the value is at most this (seconds): given a certified lower bound
+        (:func:`optsched.sim.bounds.lower_bounds`), the search stops when it has proved
+        its schedule optimal (``stop`` ``"target"``).
     on_improve : callable, optional
         ``on_improve(cpu_s, wall_s, value)`` after each improvement.
 
@@ -339,6 +351,9 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
         raise InvalidOption("max_block", max_block, f"must be >= block ({block})")
     if max_windows is not None:
         _check_int("max_windows", max_windows, 1)
+    if target is not None and (isinstance(target, bool) or not isinstance(
+            target, (int, float)) or math.isnan(target)):
+        raise InvalidOption("target", target, "must be a number of seconds or None")
     if limit is None and max_windows is None:
         raise InvalidOption("time_limit", None, "give a time limit or max_windows")
     sched = _schedule_of(start)
@@ -382,6 +397,9 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
              "no_solution": 0, "mip_start_used": 0}
     try:
         while True:
+            if target is not None and value() <= target * (1 + 1e-9):
+                stop = "target"
+                break
             if max_windows is not None and tried >= max_windows:
                 stop = "max_windows"
                 break

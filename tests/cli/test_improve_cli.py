@@ -50,7 +50,7 @@ def test_improve_json(files, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["best"] <= d["start"] and d["bound"] <= d["best"] * (1 + 1e-9)
     assert d["gap_best"] == pytest.approx(d["best"] / d["bound"])
-    assert d["stop"] in ("time_limit", "no_window")
+    assert d["stop"] in ("time_limit", "no_window", "target")
 
 
 def test_improve_refuses_to_write_over_its_input(files, capsys):
@@ -101,3 +101,23 @@ def test_improve_ctrl_c_writes_the_best_so_far_and_exits_130(files, tmp_path, mo
     d = json.loads(out.read_text())
     assert d["extra"]["lns"]["stop"] == "interrupted"
     validate_schedule(inst, Schedule.from_dict(d), "gavel.fifo")
+
+
+def test_improve_stops_once_it_reaches_the_bound(tmp_path, capsys):
+    """Two jobs, each fast on its own GPU type: heterogeneity-agnostic FIFO puts them on
+    the wrong types (mean JCT 300 s); the search swaps them, reaches the per-job bound
+    (40 s) and stops there: the schedule is then optimal."""
+    inst = Instance(Cluster((Node("n0", {"a": 1}), Node("n1", {"b": 1}))),
+                    (Job("x", 0.0, 1, 40.0, {"a": 1.0, "b": 0.1}),
+                     Job("y", 0.0, 1, 40.0, {"a": 0.2, "b": 1.0})), slot=10.0)
+    ipath = tmp_path / "inst.json"
+    inst.to_json(ipath)
+    rpath = tmp_path / "r.json"
+    assert main(["simulate", "--policy", "gavel.fifo_agnostic", "--instance", str(ipath),
+                 "--out", str(rpath), "--no-bound"]) == 0
+    capsys.readouterr()
+    assert main(["improve", str(rpath), "--instance", str(ipath), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["start"] == pytest.approx(300.0)
+    assert d["stop"] == "target" and d["best"] == pytest.approx(40.0)
+    assert d["gap_best"] == pytest.approx(1.0)
