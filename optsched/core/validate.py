@@ -81,7 +81,7 @@ from optsched.core.schedule import Allocation, Schedule
 from optsched.errors import InvalidOption, InvalidSchedule
 
 __all__ = ["validate_schedule", "Progress", "job_progress", "work_done_at", "Capabilities",
-           "STRICT", "producing", "current_producer"]
+           "STRICT", "producing", "current_producer", "rules_of"]
 
 REL_TOL = 1e-6
 TIME_TOL = 1e-6
@@ -229,6 +229,14 @@ def _capabilities(model: str | Capabilities | None) -> Capabilities:
         raise InvalidOption("model", model, "no registry to name models from: import "
                             "optsched, or pass the Capabilities")
     return _named_capabilities(model)
+
+
+def rules_of(model: str | Capabilities | None) -> Capabilities:
+    """The :class:`Capabilities` :func:`validate_schedule` applies for ``model`` (a
+    registered model or policy name, the capabilities themselves, or ``None``: the
+    strict rules), for code below the registry that holds schedules to a named
+    producer's rules."""
+    return _capabilities(model)
 
 
 def _fail(i: int | None, a: Allocation | None, reason: str, value=None) -> None:
