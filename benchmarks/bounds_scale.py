@@ -108,7 +108,8 @@ def main() -> None:
          "mean_jct_from", "makespan_from", "cpu_s", "wall_s", "peak_rss_mib", "skipped"],
         title="Certified lower bounds at scale, and each committed policy's gap",
         params={"bounds": "optsched.sim.bounds.lower_bounds defaults",
-                "policy_values": "committed results simulate_gavel, philly_scale, philly_load6_full, philly_load6"},
+                "policy_values": "committed results simulate_gavel, philly_scale, "
+                                 "philly_load6_full, philly_load6"},
         notes="gap = policy value / certified lower bound: the policy is at most that factor "
               "from the optimum. CPU and memory: the bound's child process (peak RSS with the "
               "interpreter, imports and the trace). Machine: 2 cores shared with other work.")

@@ -547,7 +547,7 @@ def simulate(instance: Instance, policy: str, *, seed: int = 0,
     (job ids) stops the run once those jobs have completed.
 
     With ``bounds`` (default), ``Result.extra`` also holds ``"bounds"`` and ``"gaps"``
-    (:func:`optsched.sim.bounds.gap_report`): certified lower bounds on the mean JCT
+    (:func:`optsched.sim.gaps.gap_report`): certified lower bounds on the mean JCT
     and the makespan of every schedule of ``instance`` in the policy's setting, and the
     policy's value divided by them (at most that factor from the optimum). They cost
     far less than the simulation (combinatorial bounds, and LPs within a fixed budget);
@@ -563,7 +563,7 @@ def simulate(instance: Instance, policy: str, *, seed: int = 0,
     if instance.n_jobs == 0:  # said, not silently left out
         return res.replace(extra={**res.extra,
                                   "gaps_note": "the instance has no jobs: nothing to bound"})
-    from optsched.sim.bounds import gap_report
+    from optsched.sim.gaps import gap_report
 
     return res.replace(extra={**res.extra, **gap_report(instance, res)})
 

@@ -183,7 +183,7 @@ def cmd_simulate(args) -> int:
 
         d = res.to_dict()
         extra = d.get("extra", {})
-        from optsched.sim.bounds import REPORT_KEYS
+        from optsched.sim.gaps import REPORT_KEYS
 
         for key in REPORT_KEYS:  # the gap columns stand beside the metrics
             if key in extra:

@@ -72,13 +72,13 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.errors import InvalidOption
 from optsched.sim.bounds import (
-    DEFAULT_MAX_COLUMNS,
     Setting,
     _Data,
     _data,
     _default_window,
     _grid,
     _solve_certified,
+    column_budget,
 )
 from optsched.solvers.program import LinearProgram
 
@@ -190,7 +190,7 @@ def _utility_lp(instance: Instance, d: _Data, b: np.ndarray, window: float) -> L
 def utility_upper_bound(instance: Instance, setting: Setting | None = None, *,
                         methods: Sequence[str] = UTILITY_METHODS, intervals: int = 24,
                         window: float | None = None, step: float | None = None,
-                        max_columns: int = DEFAULT_MAX_COLUMNS,
+                        max_columns: int | None = None,
                         time_limit: float | None = 60.0) -> UtilityBound:
     r"""A certified upper bound on the total utility of every schedule of ``instance``
     in ``setting`` (module docstring).
@@ -240,6 +240,8 @@ def utility_upper_bound(instance: Instance, setting: Setting | None = None, *,
         if m not in UTILITY_METHODS:
             raise InvalidOption("methods", m, "must be among " + ", ".join(UTILITY_METHODS)
                                 + " for the utility bound")
+    if max_columns is None:
+        max_columns = column_budget(len(instance.jobs))
     for name, v in (("intervals", intervals), ("max_columns", max_columns)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InvalidOption(name, v, "must be an integer >= 1")

@@ -11,7 +11,8 @@ import optsched
 from optsched import Cluster, Instance, Job, Node
 from optsched.cli import main
 from optsched.errors import InvalidInput, InvalidOption
-from optsched.sim.bounds import Setting, gap_report, lower_bounds
+from optsched.sim.bounds import Setting, lower_bounds
+from optsched.sim.gaps import gap_report
 from optsched.sim.utility_bounds import utility_upper_bound
 
 ONE_JOB = (Job("a", 0.0, 1, 100.0, {"a": 1.0}),)
