@@ -72,8 +72,8 @@ class Row:
     @property
     def answered(self) -> bool:
         """The row has a value, a bound, or a definite verdict (infeasible, unbounded,
-        a heuristic's rule finding nothing, not applicable); a time limit with nothing, a solver error or a missing solver
-        is no answer."""
+        a heuristic's rule finding nothing, not applicable); a time limit with nothing, a
+        solver error or a missing solver is no answer."""
         if self.value is not None or self.bound is not None:
             return True
         return self.status in (Status.INFEASIBLE.value, Status.UNBOUNDED.value,
