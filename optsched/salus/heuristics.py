@@ -197,8 +197,8 @@ def lane_manager(instance: Instance, *, objective: str = "makespan", realize: st
     Notes
     -----
     The case it cannot handle. The rule fails on job :math:`i` exactly when, after jobs
-    :math:`1..i-1` were placed by it, every GPU :math:`g` that job :math:`i` can use has un-laned memory
-    :math:`M_g - \sum_{l} C_l < P_i + T_i` and no lane :math:`l` of it (capacity
+    :math:`1..i-1` were placed by it, every GPU :math:`g` that job :math:`i` can use has
+    un-laned memory :math:`M_g - \sum_{l} C_l < P_i + T_i` and no lane :math:`l` of it (capacity
     :math:`C_l`, jobs :math:`J_l`) with
     :math:`\sum_{J_l} P + P_i + \max(\max_{J_l} T, T_i) \le C_l` (nor, with a
     horizon, one that keeps the GPU's end within it). A lane is opened at exactly its
