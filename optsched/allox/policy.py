@@ -60,7 +60,7 @@ Complexity per event, for :math:`q` queued jobs and :math:`M` machines: ``sjf`` 
 :math:`M + \lceil\log_2(1/\alpha)\rceil + 1` matchings of :math:`O(q^2 M K)` each
 (:func:`~optsched.allox.exact.match`; :math:`MK \approx 2q`, so :math:`O(q^3)`), which
 over the :math:`\approx n` releases of a batch of :math:`n` jobs is
-:math:`\sum_q O(q^3) = O(n^4)` in the worst case (measured: exponent 3.3-3.6 from 128
+:math:`\sum_q O(q^3) = O(n^4)` in the worst case (measured: exponent 2.7-3.6 from 128
 to 512 jobs, ``benchmarks/results/allox_scale.md``). That is AlloX's own algorithm: its
 ``computeResShare`` re-solves the matching from scratch at every release (a Hungarian
 algorithm on the :math:`nM \times n` matrix).
@@ -77,8 +77,10 @@ and a higher :math:`\omega_m` only raises the cost of plans that use it. So with
 common arrival the schedule is the first matching's plan and
 :math:`\sum_j (C_j - a_j) = \mathrm{OPT}`, as with re-planning at every event, from
 one matching: :math:`O(n^2 M K)` in all instead of :math:`O(n^4)` (1,024 jobs on 6
-GPUs in seconds). In general it solves one matching per arrival instant that finds a
-machine idle, and :math:`O(M)` per other event.
+GPUs in seconds). In general it solves one matching at the first event with an idle
+machine after each arrival instant (at most one per arrival instant) and spends
+:math:`O(M)` on every other event; with a queue that never empties that is still one
+matching per arrival.
 
 The decisions of the two modes differ where the matching has several optima: the
 default takes the one ``scipy.optimize.linear_sum_assignment`` returns for each new
