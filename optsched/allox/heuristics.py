@@ -218,8 +218,8 @@ def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = Non
     matchings of :math:`O(q^2 M K)` each (:func:`optsched.allox.exact.match`, :math:`q`
     jobs in the matching, :math:`K \approx 2q/M` positions per machine), over at most
     :math:`2n` events: :math:`O(n^4)` for a batch of :math:`n` jobs in the worst case
-    (AlloX's own algorithm re-solves at every release; measured exponent 2.7-3.6 from
-    128 to 512 jobs, ``benchmarks/results/allox_scale.md``). ``"arrival"``: one such
+    (AlloX's own algorithm re-solves at every release; measured exponent 3.1-3.8 per
+    doubling from 128 to 512 jobs, ``benchmarks/results/allox_scale.md``). ``"arrival"``: one such
     matching at the first event with an idle machine after each arrival instant (at most
     one per arrival instant) and :math:`O(M)` per other event; a batch costs one
     matching, :math:`O(n^2 M K) = O(n^3)`; a stream whose queue never empties still

@@ -60,9 +60,9 @@ Complexity per event, for :math:`q` queued jobs and :math:`M` machines: ``sjf`` 
 :math:`M + \lceil\log_2(1/\alpha)\rceil + 1` matchings of :math:`O(q^2 M K)` each
 (:func:`~optsched.allox.exact.match`; :math:`MK \approx 2q`, so :math:`O(q^3)`), which
 over the :math:`\approx n` releases of a batch of :math:`n` jobs is
-:math:`\sum_q O(q^3) = O(n^4)` in the worst case (measured: exponent 2.7-3.6 from 128
-to 512 jobs, ``benchmarks/results/allox_scale.md``). That is AlloX's own algorithm: its
-``computeResShare`` re-solves the matching from scratch at every release (a Hungarian
+:math:`\sum_q O(q^3) = O(n^4)` in the worst case (measured: exponent 3.1-3.8 per
+doubling from 128 to 512 jobs, ``benchmarks/results/allox_scale.md``). That is AlloX's own
+algorithm: its ``computeResShare`` re-solves the matching from scratch at every release (a Hungarian
 algorithm on the :math:`nM \times n` matrix).
 
 Re-planning only at arrivals (``replan="arrival"``). With ``alpha=1`` and no cap the
