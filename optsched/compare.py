@@ -76,12 +76,12 @@ class Row:
     @property
     def answered(self) -> bool:
         """The row has a value, a bound, or a definite verdict (infeasible, unbounded,
-        not applicable); a time limit with nothing, a solver error or a missing solver
-        is no answer."""
+        a heuristic's rule finding nothing, not applicable); a time limit with nothing, a
+        solver error or a missing solver is no answer."""
         if self.value is not None or self.bound is not None:
             return True
         return self.status in (Status.INFEASIBLE.value, Status.UNBOUNDED.value,
-                               "not_applicable")
+                               Status.NOT_FOUND.value, "not_applicable")
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (

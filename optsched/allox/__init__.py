@@ -10,7 +10,7 @@ resources.
 * :mod:`optsched.allox.heuristics` - SJF, SJF on the fastest type, JSQ and online AlloX;
 * :mod:`optsched.allox.policy` - the same rules as simulator policies
   (``optsched simulate --policy allox.online``, ``allox.sjf``, ``allox.sjf_fastest``,
-  ``allox.jsq``; ``online`` takes the options ``alpha`` and ``max_jobs``);
+  ``allox.jsq``; ``online`` takes the options ``alpha``, ``max_jobs`` and ``replan``);
 * :mod:`optsched.allox.workload` - the demo instance and the talk's 4-job example.
 
 Objective: total job completion time :math:`\\sum_j (C_j - a_j)` in seconds (minimised);
@@ -57,10 +57,11 @@ SPEC = register(PaperSpec(
                       "arrival, whatever arrives later (AlloX's repository example: 60 s "
                       "mean JCT against the optimum's 45 s)"),
     ),
-    # alpha and max_jobs change only the online rule's decisions, so only it declares them
+    # alpha, max_jobs and replan change only the online rule's decisions, so only it
+    # declares them
     policies=tuple(PolicySpec(rule, factory=AlloXPolicy, fixed={"rule": rule},
                               exclude=frozenset() if rule == "online"
-                              else frozenset({"alpha", "max_jobs"}))
+                              else frozenset({"alpha", "max_jobs", "replan"}))
                    for rule in RULES),
     default_heuristic="online",
     demo_instance=demo_instance,

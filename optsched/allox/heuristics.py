@@ -170,7 +170,8 @@ def jsq(instance: Instance) -> Result:
 
 
 @declares()
-def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = None) -> Result:
+def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = None,
+           replan: str = "event") -> Result:
     r"""Online AlloX: at every arrival or release re-solve the min-cost matching over the
     queued jobs (machines free from :math:`\omega_m = \max(t, f_m)`) and start the first
     planned job of each idle machine; nothing is preempted.
@@ -187,12 +188,18 @@ def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = Non
     max_jobs : int or None
         At most this many jobs enter each matching (round-robin over the GPU types, the
         shortest on each); ``None``: all.
+    replan : {"event", "arrival"}
+        Re-solve the matching at every arrival or release (``"event"``, AlloX's rule) or
+        only at the first event after an arrival, following the last plan in between
+        (``"arrival"``; ``alpha=1``, no cap). Same total JCT with a common arrival (both
+        optimal); the schedules may differ where the matching has tied optima.
 
     Returns
     -------
     Result
         Total JCT (s) as ``objective``, the validated schedule; ``extra`` holds
-        ``solves`` (matchings solved), ``decisions``, ``alpha`` and ``max_jobs``.
+        ``solves`` (matchings solved), ``followed`` (decisions taken from the last plan),
+        ``decisions``, ``alpha``, ``max_jobs`` and ``replan``.
         ``ratio=1`` when every job arrives at one time with ``alpha=1`` and no cap,
         ``None`` otherwise.
 
@@ -207,9 +214,16 @@ def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = Non
 
     Complexity
     ----------
-    Per event at most :math:`M + \lceil \log_2 (1/\alpha) \rceil + 1` matchings of
-    :math:`O(q^2 M K)` each (:func:`optsched.allox.exact.match`, :math:`q` jobs in the
-    matching, :math:`K` positions per machine), over at most :math:`2n` events.
+    ``"event"``: per event at most :math:`M + \lceil \log_2 (1/\alpha) \rceil + 1`
+    matchings of :math:`O(q^2 M K)` each (:func:`optsched.allox.exact.match`, :math:`q`
+    jobs in the matching, :math:`K \approx 2q/M` positions per machine), over at most
+    :math:`2n` events: :math:`O(n^4)` for a batch of :math:`n` jobs in the worst case
+    (AlloX's own algorithm re-solves at every release; measured exponent 3.1-3.8 per
+    doubling from 128 to 512 jobs, ``benchmarks/results/allox_scale.md``). ``"arrival"``: one such
+    matching at the first event with an idle machine after each arrival instant (at most
+    one per arrival instant) and :math:`O(M)` per other event; a batch costs one
+    matching, :math:`O(n^2 M K) = O(n^3)`; a stream whose queue never empties still
+    costs one per arrival.
 
     References
     ----------
@@ -221,7 +235,8 @@ def online(instance: Instance, *, alpha: float = 1.0, max_jobs: int | None = Non
     a = instance.arrivals
     together = bool(a.size == 0 or np.all(a == a[0]))
     if together and alpha >= 1 and max_jobs is None:
-        return _simulated(instance, "online", alpha=alpha, max_jobs=max_jobs, ratio=1.0,
+        return _simulated(instance, "online", alpha=alpha, max_jobs=max_jobs, replan=replan,
+                          ratio=1.0,
                           ratio_note="all jobs arrive together, alpha=1, no cap: equals "
                                      "the exact optimum")
-    return _simulated(instance, "online", alpha=alpha, max_jobs=max_jobs)
+    return _simulated(instance, "online", alpha=alpha, max_jobs=max_jobs, replan=replan)

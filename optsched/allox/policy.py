@@ -58,7 +58,37 @@ Complexity per event, for :math:`q` queued jobs and :math:`M` machines: ``sjf`` 
 ``jsq`` :math:`O(M + u)` per arrival (:math:`u` the assigned unfinished jobs) and
 :math:`O(M)` per release; ``online`` at most
 :math:`M + \lceil\log_2(1/\alpha)\rceil + 1` matchings of :math:`O(q^2 M K)` each
-(:func:`~optsched.allox.exact.match`).
+(:func:`~optsched.allox.exact.match`; :math:`MK \approx 2q`, so :math:`O(q^3)`), which
+over the :math:`\approx n` releases of a batch of :math:`n` jobs is
+:math:`\sum_q O(q^3) = O(n^4)` in the worst case (measured: exponent 3.1-3.8 per
+doubling from 128 to 512 jobs, ``benchmarks/results/allox_scale.md``). That is AlloX's own
+algorithm: its ``computeResShare`` re-solves the matching from scratch at every release (a Hungarian
+algorithm on the :math:`nM \times n` matrix).
+
+Re-planning only at arrivals (``replan="arrival"``). With ``alpha=1`` and no cap the
+policy may instead solve the matching at the first event after an arrival only and, until
+the next arrival, start on each idle machine the head of its remaining plan. This loses
+nothing: a plan's continuation is an optimal plan of the jobs still queued. If jobs
+:math:`S` start at :math:`t` on machines now busy until :math:`t + p_{mj}`, the cost of
+any plan of the rest, plus the started jobs' own terms, is the cost of the whole plan
+that starts :math:`S` first; so the old plan minus :math:`S` is optimal for the rest;
+a machine left idle, whose :math:`\omega_m` grows with :math:`t`, has no planned job,
+and a higher :math:`\omega_m` only raises the cost of plans that use it. So with a
+common arrival the schedule is the first matching's plan and
+:math:`\sum_j (C_j - a_j) = \mathrm{OPT}`, as with re-planning at every event, from
+one matching: :math:`O(n^2 M K)` in all instead of :math:`O(n^4)` (1,024 jobs on 6
+GPUs in seconds). In general it solves one matching at the first event with an idle
+machine after each arrival instant (at most one per arrival instant) and spends
+:math:`O(M)` on every other event; with a queue that never empties that is still one
+matching per arrival.
+
+The decisions of the two modes differ where the matching has several optima: the
+default takes the one ``scipy.optimize.linear_sum_assignment`` returns for each new
+matrix, ``"arrival"`` keeps the first. Two GPUs of one type always give such ties (jobs
+at the same position on the two swap at no cost, ``tests/allox``), so on such clusters
+no faster rule can promise the default's decisions without reproducing that solver's
+internal tie-breaking; ``replan`` is therefore an option and the default stays AlloX's
+rule, decision for decision (tested against a frozen copy of it).
 
 Reference: T. N. Le, X. Sun, M. Chowdhury, Z. Liu, AlloX: Compute Allocation in Hybrid
 Clusters, EuroSys'20 (§2 and §5.1 for the baselines, §3.2 online arrivals, §3.3
@@ -81,9 +111,10 @@ from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption
 from optsched.sim.policy import ClusterView
 
-__all__ = ["AlloXPolicy", "RULES"]
+__all__ = ["AlloXPolicy", "RULES", "REPLAN"]
 
 RULES = ("online", "sjf", "sjf_fastest", "jsq")
+REPLAN = ("event", "arrival")
 
 
 class AlloXPolicy:
@@ -97,18 +128,24 @@ class AlloXPolicy:
         ``online`` only: the fairness filter, in :math:`(0, 1]` (1: pure total JCT).
     max_jobs : int or None
         ``online`` only: at most this many jobs enter each matching (``None``: all).
+    replan : {"event", "arrival"}
+        ``online`` only: re-solve the matching at every event (``"event"``, AlloX's
+        ``computeResShare``, the default) or only at the first event after an arrival,
+        following the last plan in between (``"arrival"``; needs ``alpha=1`` and no
+        cap). The module docstring compares the two.
 
     Raises
     ------
     InvalidOption
-        An unknown rule, ``alpha`` outside :math:`(0, 1]`, ``max_jobs`` not a positive
-        integer, or ``alpha``/``max_jobs`` set for a rule other than ``online``.
+        An unknown rule or ``replan``, ``alpha`` outside :math:`(0, 1]`, ``max_jobs`` not
+        a positive integer, ``alpha``/``max_jobs``/``replan`` set for a rule other than
+        ``online``, or ``replan="arrival"`` with ``alpha < 1`` or a cap.
 
     Notes
     -----
     ``stats()`` (merged into ``Result.extra``): ``rule``, ``decisions`` (events at which
-    the rule ran) and, for ``online``, ``alpha``, ``max_jobs`` and ``solves`` (matchings
-    solved).
+    the rule ran) and, for ``online``, ``alpha``, ``max_jobs``, ``replan``, ``solves``
+    (matchings solved) and ``followed`` (decisions taken from the last plan).
     """
 
     event_driven = True
@@ -119,7 +156,7 @@ class AlloXPolicy:
     needs_work = True
 
     def __init__(self, rule: str = "online", *, alpha: float = 1.0,
-                 max_jobs: int | None = None):
+                 max_jobs: int | None = None, replan: str = "event"):
         if rule not in RULES:
             raise InvalidOption("rule", rule, f"must be one of {list(RULES)}")
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) \
@@ -128,12 +165,20 @@ class AlloXPolicy:
         if max_jobs is not None and (isinstance(max_jobs, bool)
                                      or not isinstance(max_jobs, int) or max_jobs < 1):
             raise InvalidOption("max_jobs", max_jobs, "must be a positive integer or None")
+        if replan not in REPLAN:
+            raise InvalidOption("replan", replan, f"must be one of {list(REPLAN)}")
         if rule != "online":
-            for k, v, default in (("alpha", alpha, 1.0), ("max_jobs", max_jobs, None)):
+            for k, v, default in (("alpha", alpha, 1.0), ("max_jobs", max_jobs, None),
+                                  ("replan", replan, "event")):
                 if v != default:
                     raise InvalidOption(k, v, f"only the online rule takes it (rule is "
                                         f"{rule!r})")
+        if replan == "arrival" and (alpha < 1 or max_jobs is not None):
+            what, v = ("alpha", alpha) if alpha < 1 else ("max_jobs", max_jobs)
+            raise InvalidOption(what, v, "replan='arrival' follows a plan of every queued "
+                                "job, so it needs alpha=1 and max_jobs=None")
         self.rule, self.alpha, self.max_jobs = rule, float(alpha), max_jobs
+        self.replan = replan
         self.name = f"allox_{rule}"
         self.reset()
 
@@ -158,14 +203,19 @@ class AlloXPolicy:
         self._running: list[tuple[float, int, float]] = []
         self._per_type: dict[str, int] = {}
         self._first: dict[str, int] = {}
+        # replan="arrival": the last matching's plan (per machine, jobs in run order),
+        # its started jobs removed; None once a job has arrived since
+        self._plan: list[deque[int]] | None = None
         self.solves = 0
+        self.followed = 0
         self.decisions = 0
 
     def stats(self) -> dict[str, Any]:
         """Counters for ``Result.extra`` (class docstring)."""
         out: dict[str, Any] = {"rule": self.rule, "decisions": self.decisions}
         if self.rule == "online":
-            out.update(alpha=self.alpha, max_jobs=self.max_jobs, solves=self.solves)
+            out.update(alpha=self.alpha, max_jobs=self.max_jobs, replan=self.replan,
+                       solves=self.solves, followed=self.followed)
         return out
 
     def check(self, instance: Instance) -> None:
@@ -237,6 +287,7 @@ class AlloXPolicy:
                     self._join_shortest_queue(j)
                 else:
                     self._queue.append(j)
+                    self._plan = None   # the last plan does not hold the new job
             for m in releases.get(tau, ()):
                 self._on[m] = None
             self._decide(tau)
@@ -314,11 +365,19 @@ class AlloXPolicy:
             pool = [j for j in left if user[j] in keep]
             if self.max_jobs is not None and len(pool) > self.max_jobs:
                 pool = self._capped(pool)
-            omega = np.maximum(self._free, t)
-            plan, _ = match(np.stack([self._p[j] for j in pool], axis=1), omega,
-                            np.array([self._a[j] for j in pool]))
-            self.solves += 1
-            started = [(pool[plan[m][0]], m) for m in sorted(idle_set) if plan[m]]
+            if self._plan is not None:
+                # no arrival since the plan was made: its continuation is an optimal
+                # plan of the queued jobs (module docstring); follow it
+                self.followed += 1
+                started = [(self._plan[m][0], m) for m in sorted(idle_set) if self._plan[m]]
+            else:
+                omega = np.maximum(self._free, t)
+                plan, _ = match(np.stack([self._p[j] for j in pool], axis=1), omega,
+                                np.array([self._a[j] for j in pool]))
+                self.solves += 1
+                started = [(pool[plan[m][0]], m) for m in sorted(idle_set) if plan[m]]
+                if self.replan == "arrival":
+                    self._plan = [deque(pool[i] for i in order) for order in plan]
             if not started:
                 if a >= 1:
                     break
@@ -328,6 +387,8 @@ class AlloXPolicy:
                 left.remove(j)
                 idle_set.discard(m)
                 self._start(j, m, t)
+                if self._plan is not None:
+                    self._plan[m].popleft()   # j, the head of m's plan
                 p = self._p[j]
                 best = int(np.argmin(p))
                 v = (p[best] / p[m]) / self._per_type[self._type[best]]

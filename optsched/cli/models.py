@@ -189,7 +189,7 @@ def cmd_solve(args) -> int:
             print(f"\njobs completed {m.n_completed}/{m.n_jobs}; mean JCT {num(m.mean_jct)} s; "
                   f"makespan {num(m.makespan)} s; CRU {num(m.cru, 3)}")
     answered = res.objective is not None or res.bound is not None or \
-        res.status.value in ("infeasible", "unbounded")
+        res.status.value in ("infeasible", "unbounded", "not_found")
     return EXIT_OK if answered else EXIT_FAILED
 
 

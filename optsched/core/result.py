@@ -25,6 +25,8 @@ class Status(StrEnum):
     * ``time_limit``: the time limit stopped the solver; ``objective`` holds the incumbent
       if one was found (else ``None``), ``bound`` the best proven bound, ``gap`` their gap;
     * ``infeasible``, ``unbounded``: proven;
+    * ``not_found``: a heuristic's rule found no solution; no proof either way (the exact
+      model may still find one); ``message`` says where the rule stopped;
     * ``solver_missing``: the requested backend or solver is not installed;
     * ``error``: the solver failed; ``message`` says how.
     """
@@ -34,6 +36,7 @@ class Status(StrEnum):
     TIME_LIMIT = "time_limit"
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
+    NOT_FOUND = "not_found"
     SOLVER_MISSING = "solver_missing"
     ERROR = "error"
 

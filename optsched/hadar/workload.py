@@ -7,18 +7,38 @@ instance such utilities, :func:`demo_instance` is the instance ``optsched demo``
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from optsched.core.instance import Instance
 from optsched.errors import InvalidOption
 
-__all__ = ["assign_utilities", "demo_instance"]
+__all__ = ["assign_utilities", "demo_horizon", "demo_instance"]
 
 
 def demo_instance(n_jobs: int = 8, seed: int = 0) -> Instance:
-    """Gavel-profile jobs (Philly-derived sizes, 1-2 workers) arriving over about two
-    hours on 2 nodes x 4 GPUs of each of V100/P100/K80, 30-minute slots, OASiS-style
-    sigmoid utilities, 16 slots."""
+    r"""Gavel-profile jobs (Philly-derived sizes, 1-2 workers) arriving as a Poisson
+    stream of 4 jobs an hour on 2 nodes x 4 GPUs of each of V100/P100/K80, 30-minute
+    slots, OASiS-style sigmoid utilities.
+
+    The horizon grows with the arrivals: it is the larger of 16 slots and the first slot
+    boundary after the last arrival,
+
+    .. math::
+
+        H = \Delta \max\big(16,\ \lfloor a_{\max} / \Delta \rfloor + 1\big),
+        \qquad \Delta = 1800\ \text{s},
+
+    so every job arrives before it (:class:`~optsched.core.instance.Instance` requires
+    :math:`a_j < H`) whatever ``n_jobs``. At 4 arrivals an hour :math:`a_{\max}` is
+    about :math:`n/4` hours, so :math:`H` is 16 slots (8 h) up to about 32 jobs and
+    about :math:`n/2` slots beyond. The instances of the sizes whose arrivals all fall
+    within 16 slots (every ``n_jobs <= 33`` at ``seed=0``) are those of a fixed 16-slot
+    horizon.
+
+    Complexity: :math:`O(n)` (drawing the jobs).
+    """
     from optsched.catalog import generate_philly
     from optsched.core.instance import Cluster, Node
 
@@ -26,8 +46,18 @@ def demo_instance(n_jobs: int = 8, seed: int = 0) -> Instance:
                             for i in range(2)))
     inst = generate_philly(n_jobs, cluster=cluster, seed=seed, max_workers=2,
                            jobs_per_hour=4.0, slot=1800.0)
-    inst = inst.replace(name=f"hadar-demo-{n_jobs}", horizon=16 * 1800.0)
+    inst = inst.replace(name=f"hadar-demo-{n_jobs}",
+                        horizon=demo_horizon(inst.arrivals, 1800.0, 16))
     return assign_utilities(inst, "sigmoid", seed=seed)
+
+
+def demo_horizon(arrivals: np.ndarray, slot: float, min_slots: int) -> float:
+    r"""The demo instances' horizon: :math:`\Delta \max(S, \lfloor a_{\max}/\Delta
+    \rfloor + 1)` for slot :math:`\Delta` and at least :math:`S` = ``min_slots`` slots,
+    the first slot boundary strictly after the last arrival (:math:`S\Delta` with no
+    job)."""
+    last = float(np.max(arrivals, initial=0.0))
+    return slot * max(min_slots, math.floor(last / slot) + 1)
 
 
 def assign_utilities(instance: Instance, kind: str = "sigmoid", seed: int = 0) -> Instance:

@@ -19,12 +19,27 @@ def aws_like_cluster(v100: int = 1, p100: int = 1, k80: int = 1,
 
 
 def demo_instance(n_jobs: int = 6, seed: int = 0) -> Instance:
-    """Gavel-profile jobs (1-4 workers) arriving over about an hour on one node of 4 GPUs
-    of each of V100/P100/K80, 30-minute slots, OASiS-style sigmoid utilities, 12 slots."""
+    r"""Gavel-profile jobs (1-4 workers) arriving as a Poisson stream of 4 jobs an hour
+    on one node of 4 GPUs of each of V100/P100/K80, 30-minute slots, OASiS-style sigmoid
+    utilities.
+
+    The horizon grows with the arrivals: the larger of 12 slots and the first slot
+    boundary after the last arrival, :math:`H = \Delta \max(12, \lfloor a_{\max} /
+    \Delta \rfloor + 1)` with :math:`\Delta = 1800` s
+    (:func:`optsched.hadar.workload.demo_horizon`), so every job arrives before it
+    whatever ``n_jobs``: 12 slots (6 h) up to about 24 jobs, about :math:`n/2` slots
+    beyond (:math:`a_{\max} \approx n/4` hours). The instances whose arrivals all fall
+    within 12 slots (every ``n_jobs <= 26`` at ``seed=0``) are those of a fixed 12-slot
+    horizon.
+
+    Complexity: :math:`O(n)` (drawing the jobs).
+    """
     from optsched.catalog import generate_philly
     from optsched.hadar import assign_utilities
+    from optsched.hadar.workload import demo_horizon
 
     inst = generate_philly(n_jobs, cluster=aws_like_cluster(), seed=seed, max_workers=4,
                            jobs_per_hour=4.0, slot=1800.0)
-    inst = inst.replace(name=f"hadare-demo-{n_jobs}", horizon=12 * 1800.0)
+    inst = inst.replace(name=f"hadare-demo-{n_jobs}",
+                        horizon=demo_horizon(inst.arrivals, 1800.0, 12))
     return assign_utilities(inst, "sigmoid", seed=seed)

@@ -16,12 +16,16 @@ For ``"admitted"`` a job is therefore admitted only if the plan stays within the
 horizon with it.
 
 A job a static plan cannot place (memory, or the horizon; Salus would queue it until a
-lane frees) is left out for ``"admitted"``. For the other objectives the result is
-``infeasible``, as the exact model's is when no plan fits, with a message naming the
-job and, when the horizon refused it, the horizon and the earliest end its memory-safe
-placements would give the plan (a heuristic's ``infeasible`` says only that its rule
-found no plan). ``extra["horizon_refused"]`` lists the jobs for which the horizon
-refused at least one memory-safe placement.
+lane frees) is left out for ``"admitted"``. For the other objectives the result has no
+plan, with a message naming the job and, when the horizon refused it, the horizon and
+the earliest end its memory-safe placements would give the plan. Its status is
+``infeasible`` only when that is proved: the job fits no GPU even alone (memory, or the
+horizon alone), so no plan exists, as the exact model finds. Otherwise it is
+``not_found``: the rule's earlier choices left no room, while the exact model may well
+find a plan (the lane manager does so often: lanes of exactly each first job's
+:math:`P+T` leave too little room for a later job with a larger :math:`T`).
+``extra["horizon_refused"]`` lists the jobs for which the horizon refused at least one
+memory-safe placement.
 
 * :func:`lane_manager`: Salus' ``GpuControlBlock::bestFitFor`` per job in FIFO order, on
   the first GPU that takes it: a new lane of exactly :math:`P+T` while un-laned memory
@@ -120,17 +124,45 @@ class _Horizon:
 
 def _unplaced(instance: Instance, view: SalusView, i: int, method: str, objective: str,
               seconds: float, horizon: _Horizon) -> Result:
-    if i in horizon.refused:
+    """The result of a rule that could not place job ``i``: ``infeasible`` only when job
+    ``i`` has no placement even alone (no GPU it can use holds :math:`P_i + T_i`, or,
+    with a horizon, alone it ends after the horizon on every such GPU), which proves that
+    no plan exists; otherwise ``not_found``, the rule's failure, no proof."""
+    alone = [g for g in range(view.n_gpus) if view.fits(i, g)]
+    if horizon.limit is not None:
+        alone = [g for g in alone
+                 if _le(gpu_end(view, g, [[i]], horizon.realize), horizon.limit)]
+    if not alone:
+        status = Status.INFEASIBLE
+        if any(view.fits(i, g) for g in range(view.n_gpus)):
+            msg = (f"job {view.ids[i]!r} ends after the horizon {horizon.limit:g} s on every "
+                   f"GPU that holds it, even alone ({horizon.realize} realisation): no plan "
+                   f"places every job")
+        else:
+            msg = (f"job {view.ids[i]!r} fits no GPU it can use, even alone (P+T = "
+                   f"{view.peak[i]:g} MB): no plan places every job")
+    elif i in horizon.refused:
         # memory would take it, time would not: name the horizon and the end it forces
-        msg = (f"job {view.ids[i]!r} fits no GPU within the horizon {horizon.limit:g} s: "
-               f"placed where memory allows, the plan would end at "
-               f"{horizon.refused[i]:g} s at the earliest ({horizon.realize} realisation)")
+        status = Status.NOT_FOUND
+        msg = (f"job {view.ids[i]!r} fits no GPU within the horizon {horizon.limit:g} s in "
+               f"{method}'s plan: placed where memory allows, the plan would end at "
+               f"{horizon.refused[i]:g} s at the earliest ({horizon.realize} realisation); "
+               f"alone it would fit GPU {alone[0]}, so this is the rule's failure, not a "
+               f"proof that no plan exists")
     else:
-        msg = (f"job {view.ids[i]!r} fits no GPU in this plan (P+T = {view.peak[i]:g} MB); "
-               f"Salus would queue it until a lane frees")
-    return finalize(instance, None, status=Status.INFEASIBLE, model="salus", method=method,
+        status = Status.NOT_FOUND
+        msg = (f"job {view.ids[i]!r} fits no GPU in {method}'s plan (P+T = "
+               f"{view.peak[i]:g} MB){_WHY.get(method, '')}; alone it would fit GPU "
+               f"{alone[0]}, so this is the rule's failure, not a proof that no plan exists")
+    return finalize(instance, None, status=status, model="salus", method=method,
                     solve_seconds=seconds, message=msg,
                     extra={"objective_kind": objective, **horizon.extra()})
+
+
+_WHY = {"lane_manager": (": the lanes opened for the jobs before it, each of exactly its "
+                         "first job's P+T, leave no GPU with that much un-laned memory and "
+                         "no lane it joins safely; Salus would queue it until a lane frees, "
+                         "which a static plan (every job resident at once) cannot")}
 
 
 @declares()
@@ -157,7 +189,28 @@ def lane_manager(instance: Instance, *, objective: str = "makespan", realize: st
     Returns
     -------
     Result
-        The plan's objective and its realised, validated schedule; ``ratio=None``.
+        The plan's objective and its realised, validated schedule; ``ratio=None``. When
+        a job finds no place (objectives ``"makespan"`` and ``"gpus"``): status
+        ``infeasible`` if it fits no GPU even alone (proof that no plan exists), else
+        ``not_found`` (below), no schedule, a message naming the job.
+
+    Notes
+    -----
+    The case it cannot handle. The rule fails on job :math:`i` exactly when, after jobs
+    :math:`1..i-1` were placed by it, every GPU :math:`g` that job :math:`i` can use has
+    un-laned memory :math:`M_g - \sum_{l} C_l < P_i + T_i` and no lane :math:`l` of it (capacity
+    :math:`C_l`, jobs :math:`J_l`) with
+    :math:`\sum_{J_l} P + P_i + \max(\max_{J_l} T, T_i) \le C_l` (nor, with a
+    horizon, one that keeps the GPU's end within it). A lane is opened at exactly its
+    first job's :math:`P + T`, so a job joins it only if :math:`P_i + \max(T_1, T_i) \le
+    T_1` for its first job 1 (and less once more have joined): lanes are rarely shared, and
+    once they have partitioned a GPU's memory, a later job with a larger :math:`T` fits
+    nowhere. Salus queues such a job until a lane frees (``LaneMgr::processRequests``);
+    a static plan, with every job resident at once, has no such time, so the result is
+    ``not_found`` while the exact model, which sizes the lanes together, may find a plan
+    (the 11 CNN training jobs of ``workloads.csv`` on 2 x 16 GB, or 16 and 160 random
+    ones on 2 and 20 GPUs: ``tests/salus/test_salus_heuristics.py``). Simulating
+    :class:`~optsched.salus.policy.SalusPolicy` runs the queueing rule over time.
 
     Guarantee
     ---------

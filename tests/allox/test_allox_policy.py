@@ -69,7 +69,7 @@ def test_demo_ranking_matches_the_pinned_figures(demo, demo_opt):
 
 # ------------------------------------------------------------------ options
 def test_declared_options():
-    assert policy_spec("allox.online").options == {"alpha", "max_jobs"}
+    assert policy_spec("allox.online").options == {"alpha", "max_jobs", "replan"}
     for rule in ("sjf", "sjf_fastest", "jsq"):
         assert policy_spec(f"allox.{rule}").options == set()
 
