@@ -243,7 +243,7 @@ def _curve_text(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write(rows: list[dict], params: dict, name: str = NAME) -> None:
+def write(rows: list[dict], params: dict, name: str = NAME, extra_notes: str = "") -> None:
     rows = sorted(rows, key=lambda r: (MODELS.index(r["model"]), r["n"]))
     summ = summary(rows)
     notes = "\n".join([
@@ -258,9 +258,50 @@ def write(rows: list[dict], params: dict, name: str = NAME) -> None:
         "highs_s: HiGHS's run; cpu_s: the solving process's CPU seconds (HiGHS threads "
         "included); columns/rows: summed over the programs the method solved. The "
         "machine was shared with other jobs while this ran: wall times are inflated, "
-        "CPU times are the comparable figures.", "", _curve_text(rows)])
+        "CPU times are the comparable figures.", "", _curve_text(rows),
+        *([ "", extra_notes] if extra_notes else [])])
     write_results(name, rows, COLUMNS, title="Exact reach on contended families",
                   params=params, notes=notes)
+
+
+def before_after(before: list[dict], after: list[dict]) -> list[dict]:
+    """Per model: reach and first miss in ``before`` and in ``after`` (models not
+    re-run keep their ``before`` figures)."""
+    b = {s["model"]: s for s in summary(before)}
+    a = {s["model"]: s for s in summary(after)}
+    out = []
+    for model in MODELS:
+        if model not in b and model not in a:
+            continue
+        row: dict = {"model": model}
+        for tag, src in (("before", b), ("after", a if model in a else b)):
+            s = src.get(model)
+            if s is None:
+                continue
+            row[f"{tag}_reach"] = s["reach"]
+            row[f"{tag}_miss"] = (f"{s['first_miss']} ({s['miss_status']}"
+                                  + (f", {100 * s['miss_gap']:.1f} %" if s["miss_gap"]
+                                     is not None else "") + ")"
+                                  if s["first_miss"] is not None else "none (family end)")
+        row["rerun"] = model in a
+        out.append(row)
+    return out
+
+
+def merge(before_name: str, after_name: str, params: dict) -> None:
+    """``results/exact_reach``: the re-run models' rows from ``after_name``, the others'
+    from ``before_name``, with the before/after reach of every model in the notes."""
+    before, after = load_rows(before_name), load_rows(after_name)
+    rerun = {r["model"] for r in after}
+    rows = [r for r in before if r["model"] not in rerun] + after
+    table = before_after(before, after)
+    cols = ["model", "before_reach", "before_miss", "after_reach", "after_miss", "rerun"]
+    from common import markdown_table
+
+    text = ("Before (results/" + before_name + ".md) and after; models not re-run "
+            "have unchanged code:\n\n" + markdown_table(table, cols))
+    write(rows, {**params, "before": before_name, "after": after_name}, NAME,
+          extra_notes=text)
 
 
 def load_rows(name: str = NAME) -> list[dict]:
@@ -308,16 +349,21 @@ def main() -> None:
     ap.add_argument("--redo", action="store_true", help="drop the models' rows first")
     ap.add_argument("--cell", nargs=2, metavar=("MODEL", "N"))
     ap.add_argument("--name", default=NAME, help="result file name (results/NAME.md)")
+    ap.add_argument("--merge", nargs=2, metavar=("BEFORE", "AFTER"),
+                    help="write results/exact_reach from two result files' rows")
     a = ap.parse_args()
     if a.cell:
         row = run_cell(a.cell[0], int(a.cell[1]), a.time_limit)
         print(json.dumps(row, default=str), flush=True)
         os._exit(0)  # an abandoned HiGHS thread must not hold the process
+    params = {"time_limit": a.time_limit, "gap": GAP, "first": FIRST, "load": 50,
+              "cluster": "gavel-108 (trace families)", "seed": 0}
+    if a.merge:
+        merge(a.merge[0], a.merge[1], params)
+        return
     rows = load_rows(a.name)
     if a.redo:
         rows = [r for r in rows if r["model"] not in a.models]
-    params = {"time_limit": a.time_limit, "gap": GAP, "first": FIRST, "load": 50,
-              "cluster": "gavel-108 (trace families)", "seed": 0}
     rows = run_ladder(a.models, a.budget, rows, a.time_limit,
                       save=lambda rs: write(rs, params, a.name))
     write(rows, params, a.name)
