@@ -192,3 +192,26 @@ def test_registered_and_cli(tmp_path, capsys):
     assert main(["compare", "tiresias", str(path), "--json"]) == 0
     out = capsys.readouterr().out
     assert '"exact"' in out and '"las"' in out and '"exact-lp"' in out
+
+
+def test_single_slot_classes_keep_the_optimum(monkeypatch):
+    """Jobs needing one slot on every usable type, aggregated into classes (same first
+    slot, gang and types), give the per-job MILP's optimum and a validated schedule."""
+    import importlib
+
+    from optsched.catalog.traces import read_trace
+    from optsched.tiresias.model import build_model, slotted
+
+    tx = importlib.import_module("optsched.tiresias.exact")  # the module, not the function
+    inst = read_trace("gavel-philly-2000", "gavel-108", jobs=20, load=50)
+    slot = 5 * 86400.0  # most jobs fit in one slot
+    of, members = tx.single_slot_classes(slotted(build_model(inst), slot))
+    assert members and sum(m.size for m in members) > len(members)  # real classes
+    grouped = exact(inst, slot=slot)
+    monkeypatch.setattr(tx, "single_slot_classes",
+                        lambda sm: (np.full(sm.n_jobs, -1, dtype=np.int64), []))
+    per_job = exact(inst, slot=slot)
+    assert grouped.status is per_job.status is Status.OPTIMAL
+    assert grouped.objective == pytest.approx(per_job.objective, rel=1e-9)
+    assert grouped.extra["columns"] < per_job.extra["columns"]
+    assert grouped.schedule is not None and grouped.extra["mip_start"]["feasible"]
