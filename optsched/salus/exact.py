@@ -110,7 +110,10 @@ def _program(view: SalusView, objective: str, L: np.ndarray, horizon: float | No
     tau = lp.add_variables("tau", len(slots), lb=0, ub=tmax).index
     timed = objective == "makespan" or horizon is not None
     ub_c = np.inf if horizon is None else horizon
-    cmax = lp.add_variables("C", 1, lb=0, ub=ub_c,
+    # the longest job bounds the makespan from below (the lane rows then prove a horizon
+    # shorter than it infeasible, as without the bound)
+    lb_c = longest_job(view) if objective == "makespan" else 0.0
+    cmax = lp.add_variables("C", 1, lb=lb_c if lb_c <= ub_c else 0.0, ub=ub_c,
                             cost=1.0 if objective == "makespan" else 0.0).index
     m = len(trip)
     r = np.arange(m)
@@ -162,12 +165,76 @@ def _program(view: SalusView, objective: str, L: np.ndarray, horizon: float | No
     return lp, trip
 
 
+def longest_job(view: SalusView) -> float:
+    r"""A lower bound on the makespan of every plan that places every job:
+    :math:`C \ge \max_i \min_{g \text{ fits } i} n_i d_{ig}`, as job :math:`i` runs
+    alone-or-shared in one lane, whose serial time is at least its own. The LP
+    relaxation does not imply it (it may spread a job over several lanes), so it is
+    stated as the lower bound of :math:`C`; it holds at every integer point."""
+    best = [min((float(view.n[i] * view.d[i, g]) for g in range(view.n_gpus)
+                 if view.fits(i, g)), default=0.0) for i in range(view.n_jobs)]
+    return max(best, default=0.0)
+
+
+def balanced_plan(view: SalusView, L: np.ndarray, thrifty: bool = False) -> list | None:
+    r"""A lane plan for the makespan, as a MIP start: jobs in decreasing serial time
+    :math:`n_i d_{ig}`, each put where the plan's makespan (largest lane serial time or
+    GPU compute) grows least, ties to the least loaded GPU and lane (``thrifty``: to the
+    least memory taken first): a new lane of a GPU or an existing lane, whichever memory
+    admits (each lane holds its jobs' :math:`P` and its largest :math:`T`; at most
+    ``L[g]`` lanes). ``None`` when a job fits nowhere. Lanes as lists of job ids, as
+    the heuristics' ``extra["plan"]``.
+    :math:`O(n \sum_g L_g)`."""
+    G = view.n_gpus
+    lanes: list[list[list[int]]] = [[] for _ in range(G)]
+    lane_t: list[list[float]] = [[] for _ in range(G)]   # serial time per lane
+    lane_T: list[list[float]] = [[] for _ in range(G)]   # largest ephemeral per lane
+    mem = np.zeros(G)
+    compute = np.zeros(G)
+    C = 0.0
+    serial = np.where(np.isfinite(view.d), view.n[:, None] * view.d, np.inf).min(axis=1)
+    for i in np.argsort(-serial, kind="stable").tolist():
+        P, T = float(view.P[i]), float(view.T[i])
+        best = None
+        for g in range(G):
+            if not view.fits(i, g):
+                continue
+            w = float(view.n[i] * view.d[i, g])
+            cg = compute[g] + w * float(view.u[i])
+            opts = [(-1, P + T)] if len(lanes[g]) < L[g] else []
+            opts += [(ll, P + max(0.0, T - lane_T[g][ll])) for ll in range(len(lanes[g]))]
+            for ll, extra in opts:
+                if mem[g] + extra > view.memory[g] * (1 + 1e-12):
+                    continue
+                lt = w + (lane_t[g][ll] if ll >= 0 else 0.0)
+                key = ((max(C, lt, cg), extra, lt + cg) if thrifty else
+                       (max(C, lt, cg), lt + cg, extra))
+                if best is None or key < best[0]:
+                    best = (key, g, ll, extra, w, cg, lt)
+        if best is None:
+            return None
+        (c_new, _, _), g, ll, extra, w, cg, lt = best
+        c_new = max(C, lt, cg)
+        if ll < 0:
+            lanes[g].append([])
+            lane_t[g].append(0.0)
+            lane_T[g].append(0.0)
+        lanes[g][ll].append(view.ids[i])
+        lane_t[g][ll] = lt
+        lane_T[g][ll] = max(lane_T[g][ll], T)
+        mem[g] += extra
+        compute[g] = cg
+        C = c_new
+    return lanes
+
+
 def heuristic_start(instance: Instance, view: SalusView, objective: str, L: np.ndarray,
                     realize: str, trip: list[tuple[int, int, int]],
                     horizon: float | None) -> tuple[dict[str, np.ndarray], str] | None:
-    """The MILP point of a heuristic's lane plan (LPT for makespan, else first-fit
-    decreasing into one lane per GPU; the other if the first finds no plan or uses more
-    lanes than the program offers), with the heuristic's name; ``None`` if neither fits.
+    """The MILP point of a heuristic's lane plan, with the heuristic's name; ``None`` if
+    none fits. For the makespan, the best of LPT, first-fit decreasing (one lane per GPU)
+    and :func:`balanced_plan`; otherwise first-fit decreasing, or LPT if it finds no plan
+    or uses more lanes than the program offers.
 
     Lanes of a GPU are numbered in order of their smallest job index, so lane ``l``
     holds only jobs ``i >= l`` and open lanes come first (the symmetry-breaking rows);
@@ -178,14 +245,21 @@ def heuristic_start(instance: Instance, view: SalusView, objective: str, L: np.n
     names = ("lpt", "ffd") if objective == "makespan" else ("ffd", "lpt")
     pos = {vid: i for i, vid in enumerate(view.ids)}
     col = {t: c for c, t in enumerate(trip)}
+    plans: list[tuple[str, list]] = []
     for name in names:
         try:
             res = getattr(heuristics, name)(instance, objective=objective, realize=realize)
         except Exception:  # noqa: BLE001 - a heuristic that finds no plan gives no start
             continue
-        if not res.success or "plan" not in res.extra:
-            continue
-        gpus = res.extra["plan"]
+        if res.success and "plan" in res.extra:
+            plans.append((name, res.extra["plan"]))
+    if objective == "makespan":
+        for thrifty in (False, True):
+            balanced = balanced_plan(view, L, thrifty)
+            if balanced is not None:
+                plans.append(("balanced", balanced))
+    found = []
+    for name, gpus in plans:
         if len(gpus) != view.n_gpus or any(len(lanes) > L[g] for g, lanes in enumerate(gpus)):
             continue
         slots = [(g, ll) for g in range(view.n_gpus) for ll in range(int(L[g]))]
@@ -217,8 +291,12 @@ def heuristic_start(instance: Instance, view: SalusView, objective: str, L: np.n
         C = max(float(lane_work.max(initial=0.0)), float(gpu_work.max(initial=0.0)))
         if horizon is not None and C > horizon:
             continue
-        return {"x": x, "y": y, "z": z, "tau": tau, "C": np.array([C])}, name
-    return None
+        C = max(C, longest_job(view)) if objective == "makespan" else C
+        found.append(({"x": x, "y": y, "z": z, "tau": tau, "C": np.array([C])}, name))
+        if objective != "makespan":
+            break
+    # for the makespan, the plan of least makespan; otherwise the first that fits
+    return min(found, key=lambda f: float(f[0]["C"][0])) if found else None
 
 
 @declares(solver=True)

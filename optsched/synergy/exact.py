@@ -70,7 +70,8 @@ configuration q:
 
 This is the exact optimum of the round model over :math:`Q_j`. The two-step result is a
 feasible point of it (one configuration per job, integral per-server slices, fair), so
-**step 1 >= joint >= two-step (realised)**.
+**step 1 >= joint >= two-step (realised)**. Identical jobs are aggregated into
+classes in the solved ILP (:func:`joint_program`), which is exact.
 
 **Why joint >= TUNE >= proportional.** Both heuristics place every admitted job (and no
 other) in integral per-server slices within each server's GPUs, cores and DRAM, each job
@@ -106,7 +107,7 @@ from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 from optsched.synergy.model import TOL, Configuration, SynergyRound, prepare, round_result
 
-__all__ = ["exact", "two_step", "joint", "step1_program", "joint_program"]
+__all__ = ["exact", "two_step", "joint", "step1_program", "joint_program", "job_classes"]
 
 FORMULATIONS = ("joint", "two-step")
 _SOLVER_KEYS = ("solver", "time_limit", "mip_gap", "threads", "seed", "verbose", "options")
@@ -175,19 +176,55 @@ def _placement_program(rnd: SynergyRound, cfg: np.ndarray) -> LinearProgram:
     return lp
 
 
-def joint_program(rnd: SynergyRound) -> tuple[LinearProgram, np.ndarray, np.ndarray]:
-    """The joint configuration + placement ILP (returns it with its pairs)."""
-    pj, cfg = _pairs(rnd)
+def job_classes(rnd: SynergyRound) -> list[list[int]]:
+    """The admitted jobs grouped into classes of identical jobs (same gang size and the
+    same configurations :math:`Q_j`, hence the same throughputs), in admission order."""
+    classes: dict[tuple[int, bytes], list[int]] = {}
+    for j in rnd.admitted:
+        cand = np.ascontiguousarray(rnd.candidates(j), dtype=float)
+        classes.setdefault((rnd.gpus(j), cand.tobytes()), []).append(j)
+    return list(classes.values())
+
+
+def _class_pairs(rnd: SynergyRound, classes: list[list[int]]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Flattened (class, c, m, T) rows: each class's configurations once."""
+    cls, rows = [], []
+    for c, members in enumerate(classes):
+        cand = rnd.candidates(members[0])
+        cls.extend([c] * len(cand))
+        rows.append(cand)
+    return np.array(cls, dtype=np.int64), (np.vstack(rows) if rows else np.zeros((0, 3)))
+
+
+def joint_program(rnd: SynergyRound, classes: list[list[int]] | None = None
+                  ) -> tuple[LinearProgram, np.ndarray, np.ndarray]:
+    r"""The joint configuration + placement ILP over job classes (returns it with its
+    pairs: the class of each configuration row, and the rows).
+
+    Identical jobs (:func:`job_classes`; default: every job its own class) are
+    aggregated: :math:`y_{cq} \in \{0..|c|\}` jobs of class :math:`c` in configuration
+    :math:`q`, :math:`\sum_q y_{cq} = |c|`, and :math:`w_{cqs}` their GPUs on server
+    :math:`s`, :math:`\sum_s w_{cqs} = g_c y_{cq}`. Exact: a job's GPUs may be split
+    over servers in any integers, so any :math:`w_{cq\cdot}` summing to
+    :math:`g_c y_{cq}` splits into :math:`y_{cq}` gangs of :math:`g_c` (fill them in
+    server order, :func:`_split_gangs`), and the capacity rows and the objective are
+    sums over the class either way. Columns: :math:`\sum_c |Q_c| (S + 1)` instead of
+    :math:`\sum_j |Q_j| (S + 1)`.
+    """
+    if classes is None:
+        classes = [[j] for j in rnd.admitted]
+    pj, cfg = _class_pairs(rnd, classes)
     P, S = len(pj), rnd.n_servers
-    pos = {j: i for i, j in enumerate(rnd.admitted)}
-    row = np.array([pos[j] for j in pj], dtype=np.int64)
-    g = np.array([rnd.gpus(j) for j in pj], dtype=float)
+    size = np.array([len(m) for m in classes], dtype=float)
+    g = np.array([rnd.gpus(classes[c][0]) for c in pj], dtype=float)
     lp = LinearProgram(sense="max", name="synergy-joint")
-    y = lp.add_variables("y", P, lb=0, ub=1, cost=cfg[:, 2], integer=True)
+    y = lp.add_variables("y", P, lb=0, ub=size[pj], cost=cfg[:, 2], integer=True)
     w = lp.add_variables("w", (P, S), lb=0,
-                         ub=np.minimum(g[:, None], rnd.G[None, :].astype(float)), integer=True)
-    lp.add_constraints("one_config", rows=row, cols=y.index, vals=1.0, lb=1, ub=1,
-                       n_rows=len(rnd.admitted))
+                         ub=np.minimum((g * size[pj])[:, None], rnd.G[None, :].astype(float)),
+                         integer=True)
+    lp.add_constraints("one_config", rows=pj, cols=y.index, vals=1.0, lb=size, ub=size,
+                       n_rows=len(classes))
     pp = np.repeat(np.arange(P), S)
     ss = np.tile(np.arange(S), P)
     lp.add_constraints("gang", rows=np.concatenate([pp, np.arange(P)]),
@@ -210,8 +247,29 @@ def _dominating(cand: np.ndarray, c: float, m: float, t: float) -> int | None:
     return int(ok[np.argmax(cand[ok, 2])]) if ok.size else None
 
 
+def _split_gangs(w: np.ndarray, g: int, k: int) -> list[tuple[tuple[int, int], ...]]:
+    """``k`` gangs of ``g`` GPUs from the per-server counts ``w`` (summing to ``k g``),
+    filled in server order."""
+    left = [(int(s), int(w[s])) for s in np.flatnonzero(w > 0)]
+    gangs = []
+    for _ in range(k):
+        need, parts = g, []
+        while need > 0:
+            s, have = left[0]
+            take = min(need, have)
+            parts.append((s, take))
+            need -= take
+            if take == have:
+                left.pop(0)
+            else:
+                left[0] = (s, have - take)
+        gangs.append(tuple(parts))
+    return gangs
+
+
 def tune_start(rnd: SynergyRound, pj: np.ndarray, cfg: np.ndarray,
-               with_w: bool) -> dict[str, np.ndarray] | None:
+               with_w: bool, classes: list[list[int]] | None = None
+               ) -> dict[str, np.ndarray] | None:
     """The point of TUNE's allocation in the joint ILP (``with_w``) or in step 1.
 
     Every admitted job's TUNE configuration lies in :math:`\bar Q_j`; the pruning kept a
@@ -224,17 +282,20 @@ def tune_start(rnd: SynergyRound, pj: np.ndarray, cfg: np.ndarray,
     state, _ = allocate(rnd, "tune")
     y = np.zeros(len(pj))
     w = np.zeros((len(pj), rnd.n_servers))
+    # the pair rows of each job: its own (step 1) or its class's (joint, aggregated)
+    key = {j: j for j in rnd.admitted} if classes is None else \
+        {j: c for c, members in enumerate(classes) for j in members}
     for j in rnd.admitted:
         p = state.placed.get(j)
         if p is None:
             return None
-        rows = np.flatnonzero(pj == j)
+        rows = np.flatnonzero(pj == key[j])
         i = _dominating(cfg[rows], p.cpu, p.memory, p.rel)
         if i is None:
             return None
-        y[rows[i]] = 1.0
+        y[rows[i]] += 1.0
         for s, k in p.parts:
-            w[rows[i], s] = k
+            w[rows[i], s] += k
     return {"y": y, "w": w} if with_w else {"y": y}
 
 
@@ -271,21 +332,24 @@ def joint(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,
     """Solve the joint ILP on a prepared round (see module docstring), started from
     TUNE's allocation (:func:`tune_start`) unless ``mip_start=False``."""
     tb = time.perf_counter()
-    lp, pj, cfg = joint_program(rnd)
+    classes = job_classes(rnd)
+    lp, pj, cfg = joint_program(rnd, classes)
     data = lp.freeze()
-    start = tune_start(rnd, pj, cfg, True) if mip_start else None
+    start = tune_start(rnd, pj, cfg, True, classes) if mip_start else None
     build = time.perf_counter() - tb
     res = solve_program(data, backend=backend, spent=build, start=start,
                         **_solver_opts(options))
     if not res.success:
         return _fail(res, "exact", build, formulation="joint")
-    y = res.values["y"] > 0.5
+    y = np.rint(res.values["y"]).astype(np.int64)
     w = np.rint(res.values["w"]).astype(np.int64)
     places = []
-    for i in np.flatnonzero(y):
-        parts = tuple((int(s), int(w[i, s])) for s in np.flatnonzero(w[i] > 0))
-        places.append(Configuration(int(pj[i]), float(cfg[i, 0]), float(cfg[i, 1]),
-                                float(cfg[i, 2]), parts))
+    waiting = [list(members) for members in classes]  # jobs of each class not yet placed
+    for i in np.flatnonzero(y > 0):
+        c = int(pj[i])
+        for parts in _split_gangs(w[i], rnd.gpus(classes[c][0]), int(y[i])):
+            places.append(Configuration(waiting[c].pop(0), float(cfg[i, 0]),
+                                        float(cfg[i, 1]), float(cfg[i, 2]), parts))
     obj = float(sum(p.rel for p in places))
     return round_result(rnd, places, "exact", res.solve_seconds, status=res.status,
                         bound=res.bound, gap=relative_gap(obj, res.bound),
@@ -295,7 +359,8 @@ def joint(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,
                         ratio_note="optimum of the joint configuration + placement ILP",
                         message=res.message,
                         extra={"formulation": "joint", "ilp_objective": res.objective,
-                               "n_configs": int(len(pj)), **start_fields(res)})
+                               "n_configs": int(len(pj)), "job_classes": len(classes),
+                               **start_fields(res)})
 
 
 def two_step(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,

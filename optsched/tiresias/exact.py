@@ -63,6 +63,17 @@ Guarantee:
 the first by :mod:`optsched.tiresias.bounds`, the second because a slotted schedule is
 a continuous-time schedule with the same completion times.
 
+Single-slot classes. A slot-uniform job with :math:`n_j = 1` runs one slot and, in an
+optimal schedule, completes in it. Such jobs with the same first slot, gang size and
+usable types are interchangeable: their total cost is
+:math:`\sum_t (t+1)\Delta\,(\text{jobs completing in } t) - \sum_j (s_j + r_j)`
+whichever job takes which slot. Each class :math:`c` (:func:`single_slot_classes`) is
+one block of integers :math:`y_{ckt} \in \{0..|c|\}`, the class's jobs run in slot
+:math:`t` on type :math:`k`, with :math:`\sum_{k,t} y_{ckt} = |c|`, in the capacity
+rows with :math:`g_c`, cost :math:`(t+1)\Delta` and the constant in the offset, over
+the union of its members' windows (a larger window cuts off nothing). The optimum is
+the per-job MILP's; the schedule gives a class's runs to its members in order.
+
 Size: :math:`N = \sum_j (L_j - a_j + 1)` job-slots, :math:`\sum_j (L_j - a_j + 1)
 (|K_j| + 2)` columns, :math:`N + n + TK` rows (plus :math:`N` for :math:`v`). The MILP is
 NP-hard in general (it contains :math:`P|r_j|\sum C_j`); HiGHS solves the demo
@@ -96,13 +107,43 @@ from optsched.tiresias.model import (
     slotted,
 )
 
-__all__ = ["exact", "build_program"]
+__all__ = ["exact", "build_program", "program_columns", "single_slot_classes"]
 
 
-def _pairs(sm: SlottedModel):
+def single_slot_classes(sm: SlottedModel) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Jobs that need one slot on every type they can use (slot-uniform, :math:`n_j = 1`)
+    grouped by (first slot, gang size, usable types): ``(class of each job or -1, the
+    members of each class)``. Each class is one block of the MILP (:func:`build_program`)."""
+    m = sm.model
+    one = np.flatnonzero(sm.uniform & (sm.n == 1) & (sm.last >= sm.a))
+    of = np.full(sm.n_jobs, -1, dtype=np.int64)
+    groups: dict[tuple, list[int]] = {}
+    for j in one.tolist():
+        groups.setdefault((int(sm.a[j]), int(m.g[j]), m.usable[j].tobytes()), []).append(j)
+    members = [np.array(v, dtype=np.int64) for v in groups.values()]
+    for c, mem in enumerate(members):
+        of[mem] = c
+    return of, members
+
+
+def program_columns(sm: SlottedModel) -> int:
+    """Columns of :func:`build_program`'s MILP, counted before it is built: the
+    :meth:`~optsched.tiresias.model.SlottedModel.columns` of the jobs outside the
+    single-slot classes plus, per class, its usable types times its window."""
+    class_of, members = single_slot_classes(sm)
+    width = sm.model.usable.sum(axis=1) + 2
+    per_job = np.where(class_of >= 0, 0, np.maximum(0, sm.last - sm.a + 1) * width)
+    grouped = sum(int(sm.model.usable[int(mem[0])].sum())
+                  * (int(sm.last[mem].max()) - int(sm.a[mem[0]]) + 1) for mem in members)
+    return int(per_job.sum()) + grouped
+
+
+def _pairs(sm: SlottedModel, skip: np.ndarray | None = None):
     """Flattened (job, window slot) pairs: ``jt_j``, ``jt_t``, each job's first pair
-    ``start`` and pair count ``cnt``."""
+    ``start`` and pair count ``cnt`` (none for the jobs of ``skip``)."""
     cnt = np.maximum(0, sm.last - sm.a + 1)
+    if skip is not None:
+        cnt = np.where(skip, 0, cnt)
     N = int(cnt.sum())
     start = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if cnt.size \
         else np.zeros(0, np.int64)
@@ -113,9 +154,12 @@ def _pairs(sm: SlottedModel):
 
 def build_program(sm: SlottedModel) -> tuple[LinearProgram, dict[str, np.ndarray]]:
     """The MILP of the module docstring as a :class:`LinearProgram`, plus index arrays
-    (``x_jt`` pair and ``x_k`` type of each ``x`` column; ``jt_j``, ``jt_t`` per pair)."""
+    (``x_jt`` pair and ``x_k`` type of each ``x`` column; ``jt_j``, ``jt_t`` per pair;
+    ``y_c``, ``y_k``, ``y_t`` class, type and slot of each ``y`` column, ``class_of``
+    each job's single-slot class or -1)."""
     m = sm.model
-    cnt, N, start, jt_j, jt_t = _pairs(sm)
+    class_of, members = single_slot_classes(sm)
+    cnt, N, start, jt_j, jt_t = _pairs(sm, class_of >= 0)
     K = len(m.types)
     xi, xk = np.nonzero(m.usable[jt_j])  # (pair, type) of every x column
     nx = xi.size
@@ -126,10 +170,32 @@ def build_program(sm: SlottedModel) -> tuple[LinearProgram, dict[str, np.ndarray
     z_ub = (jt_t >= sm.a[jt_j] + sm.n[jt_j] - 1).astype(float)
     z = lp.add_variables("z", N, lb=0, ub=z_ub, cost=cost, integer=True)
     v = lp.add_variables("v", N, lb=0, ub=1)
-    # capacity per (type, slot)
+    # single-slot classes: y_ckt jobs of class c run (and complete) in slot t on type k
     T = sm.T
-    lp.add_constraints("capacity", rows=xk * T + jt_t[xi], cols=x.index,
-                       vals=m.g[jt_j[xi]].astype(float),
+    yc, yk, yt = [], [], []
+    for c, mem in enumerate(members):
+        j0 = int(mem[0])
+        ks = np.flatnonzero(m.usable[j0])
+        ts = np.arange(int(sm.a[j0]), int(sm.last[mem].max()) + 1)
+        yc.append(np.full(ks.size * ts.size, c))
+        yk.append(np.repeat(ks, ts.size))
+        yt.append(np.tile(ts, ks.size))
+    y_c = np.concatenate(yc) if yc else np.zeros(0, np.int64)
+    y_k = np.concatenate(yk) if yk else np.zeros(0, np.int64)
+    y_t = np.concatenate(yt) if yt else np.zeros(0, np.int64)
+    size = np.array([mem.size for mem in members], dtype=float)
+    y = lp.add_variables("y", y_c.size, lb=0, ub=size[y_c] if y_c.size else 0.0,
+                         cost=(y_t + 1) * sm.delta, integer=True)
+    cls = np.flatnonzero(class_of >= 0)
+    lp.offset = -float((sm.s[cls] + m.r[cls]).sum())
+    lp.add_constraints("class_complete", rows=y_c, cols=y.index, vals=1.0, lb=size, ub=size,
+                       n_rows=len(members))
+    # capacity per (type, slot)
+    g_c = np.array([m.g[int(mem[0])] for mem in members], dtype=float)
+    lp.add_constraints("capacity", rows=np.concatenate([xk * T + jt_t[xi], y_k * T + y_t]),
+                       cols=np.concatenate([x.index, y.index]),
+                       vals=np.concatenate([m.g[jt_j[xi]].astype(float),
+                                            g_c[y_c] if y_c.size else np.zeros(0)]),
                        ub=np.repeat(m.capacity.astype(float), T), n_rows=K * T)
     # one gang, only while not complete: sum_k x_jkt - v_jt <= 0
     lp.add_constraints("alive", rows=np.concatenate([xi, np.arange(N)]),
@@ -150,8 +216,8 @@ def build_program(sm: SlottedModel) -> tuple[LinearProgram, dict[str, np.ndarray
     # work: = n_j slots (slot-uniform), sum phi x >= 1 (others)
     uni = sm.uniform[jt_j[xi]]
     coef = np.where(uni, 1.0, sm.phi[jt_j[xi], xk])
-    lo = np.where(sm.uniform, sm.n, 1.0).astype(float)
-    hi = np.where(sm.uniform, sm.n, np.inf).astype(float)
+    lo = np.where(class_of >= 0, 0.0, np.where(sm.uniform, sm.n, 1.0)).astype(float)
+    hi = np.where(class_of >= 0, 0.0, np.where(sm.uniform, sm.n, np.inf)).astype(float)
     lp.add_constraints("work", rows=jt_j[xi], cols=x.index, vals=coef, lb=lo, ub=hi,
                        n_rows=m.n_jobs)
     # mean run slot (slot-uniform jobs): n_j distinct slots <= t_hat average at most
@@ -167,7 +233,8 @@ def build_program(sm: SlottedModel) -> tuple[LinearProgram, dict[str, np.ndarray
                        vals=np.concatenate([sm.n[jt_j[zsel]] * jt_t[zsel].astype(float),
                                             -jt_t[xi[xsel]].astype(float)]),
                        lb=(sm.n[sj] * (sm.n[sj] - 1) / 2.0).astype(float), n_rows=sj.size)
-    return lp, {"x_jt": xi, "x_k": xk, "jt_j": jt_j, "jt_t": jt_t}
+    return lp, {"x_jt": xi, "x_k": xk, "jt_j": jt_j, "jt_t": jt_t, "y_c": y_c, "y_k": y_k,
+                "y_t": y_t, "class_of": class_of}
 
 
 def greedy_start(sm: SlottedModel, index: dict, slots: int | None,
@@ -182,27 +249,36 @@ def greedy_start(sm: SlottedModel, index: dict, slots: int | None,
     done, total = greedy_slotted(sm.model, sm.delta, slots, runs=runs)
     if not np.isfinite(total):
         return None
-    cnt = np.maximum(0, sm.last - sm.a + 1)
+    class_of = index["class_of"]
+    cnt = np.where(class_of >= 0, 0, np.maximum(0, sm.last - sm.a + 1))
     first = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64)
     xpos = {(int(p), int(k)): c for c, (p, k) in enumerate(zip(index["x_jt"], index["x_k"]))}
+    ypos = {(int(c), int(k), int(t)): i for i, (c, k, t) in
+            enumerate(zip(index["y_c"], index["y_k"], index["y_t"]))}
     x = np.zeros(blocks["x"])
+    y = np.zeros(blocks["y"])
     z = np.zeros(blocks["z"])
     v = np.zeros(blocks["v"])
     for t0, step, run in runs:
         for j, k in run.items():
             for t in range(t0, min(t0 + step, int(done[j]) + 1)):
-                x[xpos[(int(first[j] + t - sm.a[j]), k)]] = 1.0
+                if class_of[j] >= 0:
+                    y[ypos[(int(class_of[j]), k, t)]] += 1.0
+                else:
+                    x[xpos[(int(first[j] + t - sm.a[j]), k)]] = 1.0
     for j in range(sm.n_jobs):
         if cnt[j] > 0:
             end = int(first[j] + done[j] - sm.a[j])
             z[end] = 1.0
             v[first[j]:end + 1] = 1.0
-    return {"x": x, "z": z, "v": v}
+    return {"x": x, "y": y, "z": z, "v": v}
 
 
-def _schedule(sm: SlottedModel, x: np.ndarray, index: dict) -> Schedule:
+def _schedule(sm: SlottedModel, x: np.ndarray, index: dict,
+              y: np.ndarray | None = None) -> Schedule:
     """Gangs filled node by node in each slot; completion in (slot-uniform jobs) or at
-    the end of the last slot run."""
+    the end of the last slot run. A single-slot class's ``y`` jobs of a (type, slot) are
+    its members in order (any order: they are interchangeable)."""
     m = sm.model
     inst = m.instance
     d = sm.delta
@@ -210,6 +286,14 @@ def _schedule(sm: SlottedModel, x: np.ndarray, index: dict) -> Schedule:
     jt_j, jt_t = index["jt_j"], index["jt_t"]
     runs = sorted((int(jt_t[index["x_jt"][c]]), int(jt_j[index["x_jt"][c]]),
                    int(index["x_k"][c])) for c in on)
+    if y is not None and y.size:
+        _, members = single_slot_classes(sm)
+        waiting = [list(mem.tolist()) for mem in members]
+        for i in np.flatnonzero(np.rint(y) > 0):
+            c, k, t = int(index["y_c"][i]), int(index["y_k"][i]), int(index["y_t"][i])
+            for _ in range(int(np.rint(y[i]))):
+                runs.append((t, waiting[c].pop(0), k))
+        runs.sort()
     last: dict[int, int] = {}
     for t, j, _ in runs:
         last[j] = max(last.get(j, -1), t)
@@ -297,8 +381,8 @@ def exact(instance: Instance, backend: str = "highs", *, slot: float | None = No
     """
     tb = time.perf_counter()
     sm = slotted(build_model(instance), slot, slots, max_slots)
-    check_size("tiresias MILP", sm.columns(), max_columns, n_jobs=sm.n_jobs, slots=sm.T,
-               slot=sm.delta)
+    check_size("tiresias MILP", program_columns(sm), max_columns, n_jobs=sm.n_jobs,
+               slots=sm.T, slot=sm.delta)
     lp, index = build_program(sm)
     data = lp.freeze()
     start = greedy_start(sm, index, slots, {b.name: b.size for b in data.var_blocks}) \
@@ -314,7 +398,7 @@ def exact(instance: Instance, backend: str = "highs", *, slot: float | None = No
               "solve_seconds": res.solve_seconds}
     if not res.success:
         return res.replace(extra={**res.extra, **extra}, **common)
-    sched = _schedule(sm, res.values["x"], index)
+    sched = _schedule(sm, res.values["x"], index, res.values.get("y"))
     obj = sm.model.total_jct(sched.completion)
     return finalize(instance, sched, status=res.status, objective=obj, bound=res.bound,
                     gap=res.gap, values=res.values,

@@ -73,15 +73,19 @@ it each job's *window*: in any slotted schedule of total JCT at most :math:`U`,
 
 where :math:`\ell_i` is job :math:`i`'s least slotted JCT (alone from slot
 :math:`a_i` on its fastest type). An optimal schedule has total at most :math:`U`, so no
-optimum is cut off by restricting job :math:`j` to the slots up to that deadline: the
-MILP is exact without a guessed horizon.
+optimum is cut off by restricting job :math:`j` to the slots up to that deadline. That
+deadline grows with the number of jobs whatever the slot; the *busy window*
+(:func:`busy_windows`), which bounds the slots a job can wait by the GPU-slots the
+others hold, does not, and is also applied: the MILP is exact without a guessed
+horizon.
 
 Planning slot. :math:`\Delta` is the ``slot`` option when given; else ``Instance.slot``
 unless the windows then reach past ``max_slots`` slots (default
 :data:`DEFAULT_MAX_SLOTS`), in which case :math:`\Delta = m \cdot` ``Instance.slot``
 with the whole multiple :math:`m` raised from :math:`\lceil T_1 / \text{max\_slots}
 \rceil` (:math:`T_1` the horizon at ``Instance.slot``) until the windows end by
-``max_slots`` (a sizing target: at most a few attempts are made). ``slots=T`` fixes the
+``max_slots`` (a sizing target: at most a few attempts are made, and coarsening stops
+once a coarser slot no longer shortens the horizon). ``slots=T`` fixes the
 horizon: every job must complete by slot :math:`T` (the model is then the optimum over
 schedules ending by :math:`T\Delta`, and may be infeasible). :func:`check_size` refuses a
 program over ``max_columns`` columns before it is built.
@@ -102,6 +106,7 @@ from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, ModelNotApplicable, ModelTooLarge
 
 __all__ = ["TiresiasModel", "SlottedModel", "build_model", "slotted", "greedy_slotted",
+           "busy_windows",
            "check_size", "DEFAULT_MAX_SLOTS", "DEFAULT_MAX_COLUMNS"]
 
 #: Default target for the number of planning slots when the slot length is not given.
@@ -258,6 +263,10 @@ def _grid(model: TiresiasModel, delta: float):
     """``a, phi, uniform, n, s`` of the slotted model with slot ``delta``."""
     d = model.d
     a = np.ceil(model.r / delta - _EPS).astype(np.int64)
+    # the relative tolerance above must not start a job before it arrives on a very
+    # long slot (r / delta below it): such a slot starts after r only if its index is
+    # raised
+    a = a + (a * delta < model.r - 1e-7).astype(np.int64)
     with np.errstate(divide="ignore"):
         phi = np.where(model.usable, np.minimum(1.0, delta / d), 0.0)
     if not model.n_jobs:
@@ -338,6 +347,51 @@ def greedy_slotted(model: TiresiasModel, delta: float, horizon: int | None = Non
     return done, total
 
 
+def busy_windows(model: TiresiasModel, delta: float) -> np.ndarray:
+    r"""Latest completion slot of each job in every optimal slotted schedule with fewest
+    runs (the *busy window*).
+
+    With :math:`\rho_i` the most slots job :math:`i` runs in such a schedule
+    (:math:`n_i` for a slot-uniform job, :math:`\lceil \max_k d_{ik}/\Delta \rceil`
+    for the others), :math:`W = \sum_i g_i \rho_i`, :math:`F_j` the usable types of
+    largest :math:`\phi_{jk}` (the job's fastest) and
+    :math:`D_j = \sum_{k \in F_j} (M_k - g_j + 1)`,
+
+    .. math::
+
+        \hat t_j \;\le\; a_j + \rho_j - 1 +
+        \Big\lfloor \frac{W - g_j \rho_j}{D_j} \Big\rfloor .
+
+    Proof. In an optimal schedule a job completes in its last run slot (an earlier
+    completion slot costs less, and its runs already do its work). If in some slot
+    :math:`t` of :math:`[a_j, \hat t_j)` where :math:`j` does not run a type
+    :math:`k \in F_j` had :math:`g_j` GPUs free, moving the run of slot :math:`\hat t_j`
+    to :math:`(t, k)` does at least the work it did (:math:`\phi_{jk}` is the job's
+    largest), frees capacity only, and completes :math:`j` at least one slot earlier:
+    the schedule was not optimal. So in each of the at least
+    :math:`\hat t_j - a_j + 1 - \rho_j` slots of that range where :math:`j` does not
+    run, the other jobs hold at least :math:`M_k - g_j + 1` GPUs of every
+    :math:`k \in F_j`, :math:`D_j` in all; together they hold at most
+    :math:`W - g_j \rho_j` GPU-slots. Among the optimal schedules take one with fewest
+    runs: there a job runs at most :math:`\rho_i` slots (with more, a run other than its
+    last could be dropped, as the others already do
+    :math:`\rho_i \min(1, \Delta/\max_k d_{ik}) \ge 1` of its work; a slot-uniform job
+    runs exactly :math:`n_i`). It is optimal, so the bound holds in it for every job:
+    the windows cut off no optimum. :math:`O(nK)`.
+    """
+    a, phi, uniform, n, _ = _grid(model, delta)
+    if not model.n_jobs:
+        return np.zeros(0, dtype=np.int64)
+    d_max = np.where(model.usable, model.d, 0.0).max(axis=1)
+    rho = np.where(uniform, n, np.maximum(1, np.ceil(d_max / delta - _EPS))).astype(float)
+    area = model.g * rho
+    fastest = model.usable & (phi >= phi.max(axis=1, keepdims=True) * (1 - 1e-12))
+    free = np.where(fastest, model.capacity[None, :] - model.g[:, None] + 1, 0)
+    D = free.sum(axis=1).astype(float)
+    idle = np.floor((area.sum() - area) / D + _EPS)
+    return (a + rho - 1 + idle).astype(np.int64)
+
+
 def _slotted_at(model: TiresiasModel, delta: float, slots: int | None) -> SlottedModel:
     a, phi, uniform, n, s = _grid(model, delta)
     done, upper = greedy_slotted(model, delta, slots)
@@ -346,6 +400,7 @@ def _slotted_at(model: TiresiasModel, delta: float, slots: int | None) -> Slotte
         slack = upper - (least.sum() - least)  # U - sum_{i != j} l_i
         # largest t with (t + 1) delta - s_j - r_j <= slack_j
         last = np.floor((slack + s + model.r) / delta + _EPS).astype(np.int64) - 1
+        last = np.minimum(last, busy_windows(model, delta))
         last = np.maximum(last, done)  # the greedy's own completion is always inside
     else:
         last = np.full(model.n_jobs, -1, dtype=np.int64)
@@ -368,7 +423,11 @@ def slotted(model: TiresiasModel, slot: float | None = None, slots: int | None =
         return sm
     m = math.ceil(sm.T / max_slots)
     for _ in range(_MAX_COARSENING):
-        sm = _slotted_at(model, m * base, None)
+        finer, sm = sm, _slotted_at(model, m * base, None)
+        if sm.T >= finer.T:
+            # a coarser slot no longer shortens the horizon (every job already fits in
+            # one slot): keep the finer grid
+            return finer
         if sm.T <= max_slots:
             break
         m = max(m + 1, math.ceil(m * sm.T / max_slots))

@@ -590,3 +590,33 @@ def test_exact_serial_realisation_past_the_horizon_is_refused():
     assert fluid.status is Status.OPTIMAL and fluid.schedule.end <= 110.0 + 1e-6
     with pytest.raises(InvalidOption, match="realize"):
         optsched.solve(inst, "salus", realize="serial")
+
+
+def test_makespan_start_and_longest_job_bound():
+    """The makespan MILP's lower bound on C (the longest job's serial time) and its
+    balanced start: the start is a feasible plan no better than the proved optimum, and
+    the optimum is at least the bound (the 7 smallest 1-minute training jobs on one 16 GB
+    GPU)."""
+    from optsched.catalog import salus_workloads
+    from optsched.core.instance import Cluster, Instance, Node
+    from optsched.salus import training_job
+    from optsched.salus.exact import balanced_plan, exact, lane_limits, longest_job
+    from optsched.salus.model import plan_objective, salus_view
+
+    rows = [w.name for w in sorted(salus_workloads(), key=lambda w: w.peak_mem_mb)
+            if w.name.endswith("_1min")]
+    jobs = tuple(training_job(rows[i], f"j{i}") for i in range(7))
+    inst = Instance(Cluster((Node("s", {"v100": 1}, cpus=32, memory=256,
+                                  gpu_memory={"v100": 16.0}),)), jobs, name="salus-7")
+    view = salus_view(inst)
+    res = exact(inst, time_limit=60)
+    assert res.status is Status.OPTIMAL
+    assert res.objective >= longest_job(view) * (1 - 1e-9)
+    start = res.extra["mip_start"]
+    assert start["feasible"] and start["objective"] >= res.objective * (1 - 1e-6)
+    plan = balanced_plan(view, lane_limits(view, "makespan", None, True), thrifty=True)
+    assert plan is not None and sorted(j for g in plan for lane in g for j in lane) == \
+        sorted(view.ids)
+    pos = {vid: i for i, vid in enumerate(view.ids)}
+    as_index = [[[pos[j] for j in lane] for lane in g] for g in plan]
+    assert plan_objective(view, as_index, "makespan") >= res.objective * (1 - 1e-6)

@@ -1,0 +1,93 @@
+"""The exact-reach benchmark's families (benchmarks/reach_families.py) are what
+docs/exact-reach.md says, and its ladder (benchmarks/exact_reach.py) stops at the first
+size that misses, on real solves."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+import pytest
+from paths import BENCHMARKS
+
+sys.path.insert(0, str(BENCHMARKS))
+
+import exact_reach  # noqa: E402
+import reach_families as fam  # noqa: E402
+
+from optsched.catalog.traces import read_trace  # noqa: E402
+
+
+def test_trace_families_are_the_first_jobs_at_50x_arrivals():
+    plain = read_trace("gavel-philly-2000", "gavel-108", jobs=30)
+    for model in ("hadar", "hadare", "tiresias"):
+        inst = fam.family(model, 30)
+        assert inst.n_jobs == 30 and inst.cluster.total_gpus == 108
+        assert inst.slot == 360.0
+        assert [j.id for j in inst.jobs] == [j.id for j in plain.jobs]
+        np.testing.assert_allclose(inst.arrivals, plain.arrivals / 50.0)
+        has_utility = [j.utility is not None for j in inst.jobs]
+        assert all(has_utility) if model != "tiresias" else not any(has_utility)
+        # contended: more GPU-time arrives than the cluster can serve meanwhile
+        assert fam.contention(model, inst) > 1
+    # the same (model, n) gives the same instance
+    assert fam.family("hadare", 15).to_dict() == fam.family("hadare", 15).to_dict()
+
+
+def test_own_families_are_contended():
+    gavel = fam.family("gavel", 60)
+    assert gavel.n_jobs == 60 and gavel.cluster.total_gpus == 108
+    assert (gavel.arrivals == 0).all() and fam.contention("gavel", gavel) > 1
+    allox = fam.family("allox", 30)
+    assert allox.cluster.total_gpus == 6 and (allox.workers == 1).all()
+    assert fam.contention("allox", allox) == pytest.approx(5.0)
+    salus = fam.family("salus", 30)
+    assert salus.cluster.total_gpus == math.ceil(30 / fam.SALUS_JOBS_PER_GPU)
+    assert fam.contention("salus", salus) > 1
+    synergy = fam.family("synergy", 30)
+    # GPUs exactly filled by whole servers, CPU over-asked
+    assert synergy.cluster.total_gpus == 8 * math.ceil(synergy.workers.sum() / 8)
+    assert fam.contention("synergy", synergy) > 1
+    with pytest.raises(ValueError, match="outside"):
+        fam.family("tiresias", 2001)
+
+
+def test_ladder_doubles_to_the_family_end():
+    assert exact_reach.ladder("gavel") == [15, 30, 60, 120, 240, 480, 960, 1920, 2000]
+    assert exact_reach.ladder("allox")[-1] == 15 * 2 ** 8
+
+
+@pytest.mark.slow
+def test_ladder_stops_at_the_first_miss_and_resumes():
+    calls = []
+
+    def runner(model, n, time_limit):
+        calls.append((model, n))
+        return exact_reach.run_cell(model, n, time_limit)
+
+    sizes = {"tiresias": [4, 8], "hadare": [15, 30]}.__getitem__
+    rows = exact_reach.run_ladder(["tiresias", "hadare"], 1e6, [], time_limit=3.0,
+                                  sizes=sizes, runner=runner)
+    # tiresias' tiny cells are solved; HadarE's 15 jobs are far from 1 % in 3 s, so
+    # its 30 is never run
+    assert calls == [("tiresias", 4), ("tiresias", 8), ("hadare", 15)]
+    assert [exact_reach.reached(r) for r in rows] == [True, True, False]
+    miss = rows[-1]
+    assert miss["status"] == "time_limit" and miss["gap"] > exact_reach.GAP
+    assert miss["columns"] > 0 and miss["highs_s"] > 0 and miss["build_s"] > 0
+    # the gap curve of a solved cell: HiGHS's log ends at a zero gap
+    curve = rows[1]["curve"]
+    assert curve and curve[-1][3] == pytest.approx(0.0, abs=1e-4)
+    assert rows[1]["t_1pct"] == next(c[0] for c in curve if c[3] is not None
+                                     and c[3] <= 0.01)
+    # resumed: nothing left to run
+    again = exact_reach.run_ladder(["tiresias", "hadare"], 1e6, rows, time_limit=3.0,
+                                   sizes=sizes, runner=runner)
+    assert len(calls) == 3 and again == rows
+    # a budget below one time limit starts nothing
+    assert exact_reach.run_ladder(["gavel"], 2.0, [], time_limit=3.0, runner=runner) == []
+    assert len(calls) == 3
+    summ = {s["model"]: s for s in exact_reach.summary(rows)}
+    assert summ["tiresias"]["reach"] == 8 and summ["tiresias"]["first_miss"] is None
+    assert summ["hadare"]["reach"] == 0 and summ["hadare"]["first_miss"] == 15
