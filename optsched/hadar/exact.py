@@ -60,9 +60,15 @@ every relaxed row. ``lp_form="compact"`` solves the unprojected relaxation. On t
 ``highs`` backend the LP uses the interior-point solver (with crossover) unless
 ``options`` are given.
 
+The MILP states the work row per slot by default (``work_cuts``,
+:func:`add_cumulative_work`): the same integer points, a tighter relaxation. Its MIP start
+is the better of the online algorithm's plans and a list schedule
+(:mod:`optsched.hadar.rounding`), both feasible points of the program.
+
 Size: :math:`N = \sum_j (T - a_j)` job-slots; :math:`N(2K' + 2)` columns with
-:math:`K'` usable types (types placement) and about :math:`N(K'+3)` rows. The build is
-vectorised (numpy coordinate arrays).
+:math:`K'` usable types (types placement) and about :math:`N(K'+3)` rows, plus :math:`N`
+columns and :math:`N` rows with ``work_cuts``. The build is vectorised (numpy coordinate
+arrays).
 """
 
 from __future__ import annotations

@@ -70,6 +70,21 @@ is at least the heuristic's utility.
 
 Size: :math:`N = \sum_j (T - a_j)` job-slots; :math:`2 N B_j + 3N` columns (with
 :math:`B_j` usable buckets) and about :math:`2NB_j + NH + 2N` rows. Vectorised build.
+
+Node classes (``formulation="classes"``; the default ``"auto"`` uses it where exact).
+When every node holds one GPU type, ``copy_efficiency`` is 1 and no job's copy limit
+binds (:math:`F_j \ge` the nodes it can use), the program is stated over classes
+:math:`g` of identical nodes (:math:`n_g` nodes of :math:`c_g` GPUs of type :math:`k_g`,
+:func:`node_classes`) with :math:`X_{jtg} \in \{0..n_g \min(W_j, c_g)\}`,
+:math:`X_{jtg} \le n_g \min(W_j, c_g)\, v_{jt}`, :math:`\sum_j X_{jtg} \le n_g c_g` and
+the work row over :math:`\tau_{jk_g}\Delta X_{jtg} / E_j`. Same optimum: a per-node point
+sums to a class point of the same progress; conversely, laying a slot's class GPUs job
+after job and sending unit :math:`i` to node :math:`i \bmod n_g` gives each job at most
+:math:`\lceil X_{jtg}/n_g \rceil \le \min(W_j, c_g)` GPUs per node (one copy of one
+type, at most one per node it can use, so :math:`F_j` holds) and each node at most
+:math:`\lceil \sum_j X_{jtg} / n_g \rceil \le c_g` (:func:`_class_allocations` builds
+the schedule so). Size :math:`N(G_j + 3)` columns with :math:`G_j` usable classes and
+cumulative work rows (``work_cuts``, :func:`optsched.hadar.exact.add_cumulative_work`).
 """
 
 from __future__ import annotations
@@ -401,11 +416,20 @@ def lp_rounded_start(instance: Instance, T: int, kappa: float, index: dict,
     res = solve_program(lp.freeze(), **opts)
     if not res.status.has_solution or res.values is None:
         return None
-    jt_j, jt_t = index["jt_j"], index["jt_t"]
-    n = instance.n_jobs
-    order = lp_order(np.asarray(res.values["u"]), jt_j, jt_t, n)
+    order = lp_order(np.asarray(res.values["u"]), index["jt_j"], index["jt_t"],
+                     instance.n_jobs)
     values = completion_values(instance, T, kappa)
     placed = list_schedule_classes(instance, T, values, index["classes"], order)
+    return placed_start(instance, T, placed, values, index, blocks)
+
+
+def placed_start(instance: Instance, T: int, placed: dict, values: np.ndarray,
+                 index: dict, blocks: tuple[str, ...]
+                 ) -> tuple[dict[str, np.ndarray], float]:
+    """The node-class program's point of list-scheduled placements
+    (:func:`optsched.hadare.rounding.list_schedule_classes`) and its utility."""
+    jt_j = index["jt_j"]
+    n = instance.n_jobs
     N = jt_j.size
     cnt = index["cnt"]
     first = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else cnt
@@ -734,16 +758,26 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         blocks = tuple(b.name for b in data.var_blocks)
         start = heuristic_start(plan, heur.schedule, index, T, kappa, blocks)
         extra["start_source"] = "online heuristic"
+        start_value = heur.objective or 0.0
+        if formulation == "classes" and objective == "utility":
+            from optsched.hadare.rounding import best_list_schedule_classes
+
+            vals = completion_values(plan, T, kappa)
+            placed, value, kind = best_list_schedule_classes(plan, T, vals, index["classes"])
+            if value > start_value:
+                start, start_value = placed_start(plan, T, placed, vals, index, blocks)
+                extra["start_source"] = f"list schedule ({kind} order)"
         if formulation == "classes" and objective == "utility" and lp_start:
             left = {k: v for k, v in options.items() if k in ("threads", "seed", "verbose")}
             if options.get("time_limit") is not None:
                 left["time_limit"] = options["time_limit"]
             rounded = lp_rounded_start(plan, T, kappa, index, blocks, spent=time.perf_counter()
                                        - tb, **left)
-            if rounded is not None and rounded[1] > (heur.objective or 0.0):
-                start = rounded[0]
+            if rounded is not None and rounded[1] > start_value:
+                start, start_value = rounded
                 extra["start_source"] = "LP relaxation, rounded by list scheduling"
             extra["lp_start_value"] = None if rounded is None else rounded[1]
+        extra["start_value"] = start_value
     build = time.perf_counter() - tb
     res = solve_program(data, backend=backend, spent=build, start=start, **options)
     extra.update({"columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),

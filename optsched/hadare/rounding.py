@@ -1,4 +1,5 @@
-r"""A MIP start for HadarE's node-class program from its LP relaxation.
+r"""MIP starts for HadarE's node-class program: list schedules in fork-aware orders
+(:func:`best_list_schedule_classes`, used by default) and from the LP relaxation.
 
 The relaxation of the node-class program (:mod:`optsched.hadare.exact`) is tight on the
 instances we measured (within 0.2 % of the optimum), but HiGHS may take most of a time
@@ -25,7 +26,8 @@ import numpy as np
 
 from optsched.core.instance import Instance
 
-__all__ = ["lp_order", "list_schedule_classes"]
+__all__ = ["ORDERS", "lp_order", "list_schedule_classes", "fork_orders",
+           "best_list_schedule_classes"]
 
 
 def lp_order(u: np.ndarray, jt_j: np.ndarray, jt_t: np.ndarray, n: int) -> np.ndarray:
@@ -82,3 +84,46 @@ def list_schedule_classes(instance: Instance, T: int, values: np.ndarray, cls: d
             free[t, g] -= x
         out[j] = (done, plan)
     return out
+
+
+#: Orders tried by :func:`best_list_schedule_classes`, by the utility :math:`f_j(e_j)` of
+#: completing at the earliest slot :math:`e_j` with every copy it may run (all usable
+#: classes at :math:`n_g \min(W_j, c_g)` GPUs): ``"value"`` (descending), ``"density"``
+#: (per GPU-slot of work on its fastest class, descending), ``"loss"`` (the utility lost by
+#: completing in the last slot instead, per GPU-slot, descending).
+ORDERS = ("value", "density", "loss")
+
+
+def fork_orders(instance: Instance, T: int, values: np.ndarray, cls: dict
+                ) -> dict[str, np.ndarray]:
+    """The job orders of :data:`ORDERS`."""
+    d = float(instance.slot)
+    n = instance.n_jobs
+    r = instance.throughput_matrix[:, cls["type"]]
+    W = instance.workers
+    top = cls["count"][None, :] * np.minimum(W[:, None], cls["cap"][None, :])
+    speed = (r * top).sum(axis=1) * d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(speed > 0, np.ceil(instance.work / np.where(speed > 0, speed, 1)
+                                           - 1e-9), T)
+    a = np.ceil(instance.arrivals / d - 1e-9).astype(np.int64)
+    e = np.clip(a + need.astype(np.int64) - 1, 0, T - 1)
+    best = values[np.arange(n), e] if n else np.zeros(0)
+    work = instance.work / np.maximum(r.max(axis=1) * d, 1e-300)
+    late = values[:, -1] if n else np.zeros(0)
+    keys = {"value": -best, "density": -best / work, "loss": -(best - late) / work}
+    return {k: np.lexsort((np.arange(n), keys[k])) for k in ORDERS}
+
+
+def best_list_schedule_classes(instance: Instance, T: int, values: np.ndarray, cls: dict
+                               ) -> tuple[dict[int, tuple[int, dict[tuple[int, int], int]]],
+                                          float, str]:
+    """The best :func:`list_schedule_classes` over :data:`ORDERS`: placements, utility,
+    order."""
+    best: tuple[dict, float, str] = ({}, 0.0, ORDERS[0])
+    for kind, jobs in fork_orders(instance, T, values, cls).items():
+        placed = list_schedule_classes(instance, T, values, cls, jobs)
+        value = float(sum(values[j, t] for j, (t, _) in placed.items()))
+        if value > best[1]:
+            best = (placed, value, kind)
+    return best

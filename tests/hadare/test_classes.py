@@ -118,3 +118,34 @@ def test_lp_rounded_start_is_feasible_and_keeps_the_optimum():
     if warm.extra["start_source"].startswith("LP"):
         assert warm.extra["mip_start"]["feasible"]
     assert warm.objective == pytest.approx(plain.objective, rel=1e-9)
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(inst=class_instances())
+def test_list_schedule_start_is_a_feasible_point(inst):
+    """Each fork-aware order's list schedule is a point of the node-class program (every
+    row and bound holds) whose objective is its utility."""
+    import numpy as np
+
+    from optsched.hadar.model import model_slots
+    from optsched.hadare.exact import build_program, placed_start
+    from optsched.hadare.model import completion_values
+    from optsched.hadare.rounding import fork_orders, list_schedule_classes
+
+    T = model_slots(inst)
+    lp, index = build_program(inst, T, formulation="classes", work_cuts=True)
+    data = lp.freeze()
+    values = completion_values(inst, T, 0.0)
+    blocks = tuple(b.name for b in data.var_blocks)
+    for jobs in fork_orders(inst, T, values, index["classes"]).values():
+        placed = list_schedule_classes(inst, T, values, index["classes"], jobs)
+        start, value = placed_start(inst, T, placed, values, index, blocks)
+        x = data.start_vector(start)
+        act = data.A @ x
+        tol = 1e-7
+        assert np.all(act >= data.row_lb - tol) and np.all(act <= data.row_ub + tol)
+        assert np.all(x >= data.col_lb - tol) and np.all(x <= data.col_ub + tol)
+        assert float(data.c @ x) == pytest.approx(value, abs=1e-9)
+    r = exact(inst, mip_gap=1e-9)
+    if r.status is Status.OPTIMAL:
+        assert r.extra["start_value"] <= r.extra["milp_objective"] + 1e-6
