@@ -63,7 +63,7 @@ every relaxed row. ``lp_form="compact"`` solves the unprojected relaxation. On t
 The MILP states the work row per slot by default (``work_cuts``,
 :func:`add_cumulative_work`): the same integer points, a tighter relaxation. Its MIP start
 is the better of the online algorithm's plans and a list schedule
-(:mod:`optsched.hadar.rounding`), both feasible points of the program.
+(:func:`optsched.hadar.heuristics.best_list_schedule`), both feasible points of the program.
 
 Size: :math:`N = \sum_j (T - a_j)` job-slots; :math:`N(2K' + 2)` columns with
 :math:`K'` usable types (types placement) and about :math:`N(K'+3)` rows, plus :math:`N`
@@ -526,8 +526,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     start = None
     start_source, value = "", 0.0
     if not relax and mip_start:
-        from optsched.hadar.heuristics import run_online
-        from optsched.hadar.rounding import best_list_schedule
+        from optsched.hadar.heuristics import best_list_schedule, run_online
 
         online_plans = run_online(model).plans
         online_value = float(sum(model.values[j, p.t_hat] for j, p in online_plans.items()))

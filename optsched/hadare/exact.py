@@ -405,9 +405,9 @@ def lp_rounded_start(instance: Instance, T: int, kappa: float, index: dict,
                      blocks: tuple[str, ...], **options: Any
                      ) -> tuple[dict[str, np.ndarray], float] | None:
     """A start of the node-class program (``objective="utility"``) from its LP
-    relaxation (:mod:`optsched.hadare.rounding`) and its utility, or ``None`` when the
+    relaxation (:func:`optsched.hadare.heuristics.lp_order`) and its utility, or ``None`` when the
     LP gives no point (``options`` go to the solver; its time counts against them)."""
-    from optsched.hadare.rounding import list_schedule_classes, lp_order
+    from optsched.hadare.heuristics import list_schedule_classes, lp_order
 
     lp, _ = _build_classes(instance, T, kappa=kappa, objective="utility", relax=True,
                            work_cuts=True)
@@ -427,7 +427,7 @@ def placed_start(instance: Instance, T: int, placed: dict, values: np.ndarray,
                  index: dict, blocks: tuple[str, ...]
                  ) -> tuple[dict[str, np.ndarray], float]:
     """The node-class program's point of list-scheduled placements
-    (:func:`optsched.hadare.rounding.list_schedule_classes`) and its utility."""
+    (:func:`optsched.hadare.heuristics.list_schedule_classes`) and its utility."""
     jt_j = index["jt_j"]
     n = instance.n_jobs
     N = jt_j.size
@@ -677,7 +677,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         relaxation); ``False`` keeps one work row per job.
     lp_start : bool
         With ``"classes"`` and ``"utility"``, also solve the LP relaxation, round it into
-        a schedule (:mod:`optsched.hadare.rounding`) and start from it when it is worth
+        a schedule (:func:`optsched.hadare.heuristics.lp_order`) and start from it when it is worth
         more than the heuristic's (``extra["start_source"]`` says which; the LP's time
         counts against ``time_limit``).
     **options
@@ -760,7 +760,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         extra["start_source"] = "online heuristic"
         start_value = heur.objective or 0.0
         if formulation == "classes" and objective == "utility":
-            from optsched.hadare.rounding import best_list_schedule_classes
+            from optsched.hadare.heuristics import best_list_schedule_classes
 
             vals = completion_values(plan, T, kappa)
             placed, value, kind = best_list_schedule_classes(plan, T, vals, index["classes"])

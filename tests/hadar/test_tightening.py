@@ -13,7 +13,8 @@ from optsched import Cluster, Instance, Job, Node, Status
 from optsched import Utility as Ut
 from optsched.hadar import build_model, exact
 from optsched.hadar.exact import build_program, heuristic_start
-from optsched.hadar.rounding import ORDERS, best_list_schedule, list_schedule, order
+from optsched.hadar.heuristics import LIST_ORDERS as ORDERS
+from optsched.hadar.heuristics import best_list_schedule, list_order, list_schedule
 
 TYPES = ("v100", "p100", "k80")
 
@@ -74,7 +75,7 @@ def test_list_schedule_is_a_feasible_point(inst):
     lp, index = build_program(model, work_cuts=True)
     data = lp.freeze()
     for kind in ORDERS:
-        plans = list_schedule(model, order(model, kind))
+        plans = list_schedule(model, list_order(model, kind))
         for j, p in plans.items():
             for t in np.unique(p.slots):
                 assert p.gpus[p.slots == t].sum() == model.W[j]  # whole gang or nothing

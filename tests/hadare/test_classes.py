@@ -129,8 +129,8 @@ def test_list_schedule_start_is_a_feasible_point(inst):
 
     from optsched.hadar.model import model_slots
     from optsched.hadare.exact import build_program, placed_start
+    from optsched.hadare.heuristics import fork_orders, list_schedule_classes
     from optsched.hadare.model import completion_values
-    from optsched.hadare.rounding import fork_orders, list_schedule_classes
 
     T = model_slots(inst)
     lp, index = build_program(inst, T, formulation="classes", work_cuts=True)
