@@ -48,7 +48,7 @@ def class_instances(draw):
 @pytest.mark.slow
 @settings(max_examples=examples(25), deadline=None)
 @given(inst=class_instances(), kappa=st.sampled_from([0.0, 1.0]),
-       objective=st.sampled_from(["utility", "jct"]))
+       objective=st.sampled_from(["utility", "jct", "makespan"]))
 def test_classes_optimum_equals_nodes_optimum(inst, kappa, objective):
     """The node-class program (with and without cumulative work rows) has the per-node
     program's optimum, and its wrap-around schedule validates and is worth it."""
