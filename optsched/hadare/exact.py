@@ -83,8 +83,8 @@ after job and sending unit :math:`i` to node :math:`i \bmod n_g` gives each job 
 :math:`\lceil X_{jtg}/n_g \rceil \le \min(W_j, c_g)` GPUs per node (one copy of one
 type, at most one per node it can use, so :math:`F_j` holds) and each node at most
 :math:`\lceil \sum_j X_{jtg} / n_g \rceil \le c_g` (:func:`_class_allocations` builds
-the schedule so). Size :math:`N(G_j + 3)` columns with :math:`G_j` usable classes and
-cumulative work rows (``work_cuts``, :func:`optsched.hadar.exact.add_cumulative_work`).
+the schedule so). Size :math:`N(G_j + 2)` columns with :math:`G_j` usable classes
+(:math:`N` more with ``work_cuts``, :func:`optsched.hadar.exact.add_cumulative_work`).
 """
 
 from __future__ import annotations
@@ -103,6 +103,7 @@ from optsched.errors import InvalidOption
 from optsched.hadar.exact import (
     add_cumulative_work,
     cumulative_work_values,
+    exact_work_start,
     utility_ceiling,
 )
 from optsched.hadar.model import (
@@ -631,7 +632,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
           max_columns: int = DEFAULT_MAX_COLUMNS, objective: str = "utility",
           consolidation: Any = None, consolidation_slots: Any = None, max_copies: Any = None,
           copy_efficiency: float = 1.0, relax: bool = False, mip_start: bool = True,
-          formulation: str = "auto", work_cuts: bool = True, lp_start: bool = False,
+          formulation: str = "auto", work_cuts: bool = False, lp_start: bool = False,
           **options: Any) -> Result:
     r"""HadarE's offline optimum of the slotted forking model (MILP), or its LP relaxation with
     ``relax=True``.
@@ -674,12 +675,12 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     work_cuts : bool
         With ``"classes"``, state the work row cumulatively per slot
         (:func:`optsched.hadar.exact.add_cumulative_work`: same integer points, a tighter
-        relaxation); ``False`` keeps one work row per job.
+        relaxation); ``False`` (default) keeps one work row per job.
     lp_start : bool
         With ``"classes"`` and ``"utility"``, also solve the LP relaxation, round it into
-        a schedule (:func:`optsched.hadare.heuristics.lp_order`) and start from it when it is worth
-        more than the heuristic's (``extra["start_source"]`` says which; the LP's time
-        counts against ``time_limit``).
+        a schedule (:func:`optsched.hadare.heuristics.lp_order`) and start from it when it
+        is worth more than the other starts (``extra["start_source"]`` says which; the
+        LP's time counts against ``time_limit``).
     **options
         Solver options (``time_limit``, which covers the model build, ``mip_gap``, ...).
 
@@ -748,7 +749,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
                               efficiency=e, formulation=formulation,
                               work_cuts=work_cuts and formulation == "classes")
     data = lp.freeze()
-    start = None
+    start: Any = None
     if not relax and mip_start:
         from optsched.hadare.heuristics import online
 
@@ -778,6 +779,8 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
                 extra["start_source"] = "LP relaxation, rounded by list scheduling"
             extra["lp_start_value"] = None if rounded is None else rounded[1]
         extra["start_value"] = start_value
+        if "work_done" in blocks:
+            start = exact_work_start(data, data.start_vector(start))
     build = time.perf_counter() - tb
     res = solve_program(data, backend=backend, spent=build, start=start, **options)
     extra.update({"columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),
