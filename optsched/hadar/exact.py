@@ -223,9 +223,8 @@ def add_cumulative_work(lp: LinearProgram, rows: np.ndarray, cols: np.ndarray,
         \omega_{jt} \ \ge\ v_{j a_j} - v_{j,t+1} = \sum_{t' \le t} u_{jt'}
         \qquad (t = a_j..T-1,\ v_{jT} = 0),
 
-    through continuous :math:`\omega_{jt} \le \omega_{j,t-1} + \sum_i \phi_{it} x_{it}`
-    (:math:`N` columns, :math:`2N` rows; the inequality has the same projection as the
-    equality, since :math:`\omega` is only bounded below). Valid: a job completed in slot
+    through continuous :math:`\omega_{jt} = \omega_{j,t-1} + \sum_i \phi_{it} x_{it}`
+    (:math:`N` columns, :math:`2N` rows). Valid: a job completed in slot
     :math:`\hat t \le t` has all its work done by :math:`\hat t` (credited work only
     counts up to completion), so :math:`\omega_{jt} \ge 1`; before completion the right
     side is 0. At :math:`t = T-1` it is the aggregated row
@@ -243,12 +242,12 @@ def add_cumulative_work(lp: LinearProgram, rows: np.ndarray, cols: np.ndarray,
     last[(start + cnt - 1)[cnt > 0]] = True
     prev = np.flatnonzero(~first)
     r = np.arange(N)
-    # w_t - w_{t-1} - sum_i frac_i x_i <= 0: w is at most the credited work (an equality
-    # has the same projection, but this lets a start round its sums down)
+    # w_t - w_{t-1} - sum_i frac_i x_i = 0 (an inequality <= has the same projection, but
+    # HiGHS closed its bound far more slowly with it: 636 vs 481.4 at 240 contended jobs)
     lp.add_constraints("work_sum", rows=np.concatenate([r, prev, rows]),
                        cols=np.concatenate([w.index, w.index[prev - 1], cols]),
                        vals=np.concatenate([np.ones(N), -np.ones(prev.size), -frac]),
-                       ub=0, n_rows=N)
+                       lb=0, ub=0, n_rows=N)
     # w_t - v_a + v_{t+1} >= 0
     job_first = np.repeat(start, cnt)
     nxt = np.flatnonzero(~last)
@@ -261,40 +260,40 @@ def add_cumulative_work(lp: LinearProgram, rows: np.ndarray, cols: np.ndarray,
 
 def cumulative_work_values(work: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
     """The ``work_done`` column values of :func:`add_cumulative_work` at the point whose
-    work columns hold ``x``, capped at 1 (the rows need no more); ``work`` is that call's
-    ``rows``, ``frac``, ``start``, ``cnt``."""
+    work columns hold ``x``; ``work`` is that call's ``rows``, ``frac``, ``start``,
+    ``cnt``."""
     cnt = work["cnt"]
     N = int(cnt.sum())
     per = np.bincount(work["rows"], weights=work["frac"] * x, minlength=N)
     total = np.cumsum(per)
     before = np.concatenate(([0.0], total))[np.repeat(work["start"], cnt)]
-    return np.minimum(total - before, 1.0)  # a job's work counts up to E_j
+    return total - before
 
 
 def exact_work_start(data, x: np.ndarray, passes: int = 256) -> np.ndarray:
-    """``x`` with its ``work_done`` columns (:func:`add_cumulative_work`) moved by the
-    floating-point residue of their running sums, so that every ``work_sum`` and
-    ``work`` row holds exactly as evaluated (``A @ x``), where it can: a ``work_sum``
-    row over its bound lowers its :math:`\\omega_{jt}`, a ``work`` row under its bound
-    raises it, by the residue and one ulp. Other columns are not touched."""
+    """``x`` with its ``work_done`` columns (:func:`add_cumulative_work`) corrected for
+    the floating-point residue of their running sums, so that the ``work_sum``
+    equalities hold exactly as evaluated (``A @ x``) wherever a float allows it: each
+    pass moves every :math:`\\omega_{jt}` whose row is off by its residue (at least one
+    ulp). Other columns are not touched."""
     blocks = {b.name: b for b in data.var_blocks}
     rows = {b.name: b for b in data.row_blocks}
     if "work_done" not in blocks:
         return x
-    wb, rs, rw = blocks["work_done"], rows["work_sum"], rows["work"]
+    wb, rs = blocks["work_done"], rows["work_sum"]
     x = x.copy()
     for _ in range(passes):
-        ax = data.A @ x
-        over = ax[rs.start:rs.start + rs.size] - data.row_ub[rs.start:rs.start + rs.size]
-        under = data.row_lb[rw.start:rw.start + rw.size] - ax[rw.start:rw.start + rw.size]
-        if not (over > 0).any() and not (under > 0).any():
+        res = (data.A @ x)[rs.start:rs.start + rs.size]
+        off = res != 0
+        if not off.any():
             break
         w = x[wb.start:wb.start + wb.size]
-        down = over > 0
-        w[down] = np.nextafter(w[down] - over[down], -np.inf)
-        up = (under > 0) & ~down
-        w[up] = np.nextafter(w[up] + under[up], np.inf)
-        x[wb.start:wb.start + wb.size] = np.maximum(w, 0.0)
+        moved = w[off] - res[off]
+        same = moved == w[off]
+        moved[same] = np.nextafter(w[off][same], np.where(res[off][same] > 0, -np.inf,
+                                                           np.inf))
+        w[off] = moved
+        x[wb.start:wb.start + wb.size] = w
     return x
 
 
