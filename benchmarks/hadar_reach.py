@@ -37,7 +37,8 @@ from optsched.registry import solve
 LADDERS = {"hadar": [30, 60, 120, 240, 480], "hadare": [15, 30, 60, 120]}
 TARGET_GAP = 0.01
 COLUMNS = ["tag", "model", "jobs", "status", "objective", "bound", "gap", "build_s",
-           "solve_s", "wall_s", "cpu_s", "columns", "rows", "slots", "slot_s", "reached"]
+           "solve_s", "wall_s", "cpu_s", "columns", "rows", "slots", "slot_s", "reached",
+           "formulation", "start_source", "start_value"]
 
 
 def contended(n: int):
@@ -98,7 +99,12 @@ def main() -> None:
         keep = {(r["tag"], r["model"], r["jobs"]) for r in rows}
         old = [r for r in json.loads(path.read_text())["rows"]
                if (r["tag"], r["model"], r["jobs"]) not in keep]
-    allrows = sorted(old + rows, key=lambda r: (r["model"], r["tag"] != "before", r["jobs"]))
+    write(old + rows)
+
+
+def write(rows: list[dict]) -> None:
+    """Write ``rows`` (sorted: model, before first, N) to ``results/hadar_reach``."""
+    allrows = sorted(rows, key=lambda r: (r["model"], r["tag"] != "before", r["jobs"]))
     write_results(
         "hadar_reach", allrows, COLUMNS,
         title="Exact reach of Hadar and HadarE on the contended Gavel family",
@@ -109,10 +115,12 @@ def main() -> None:
               "cpu_s is the process CPU time (all threads), the comparable figure. "
               "`before` rows: the formulations of main at 98ef3c5 (HadarE's per-node "
               "program, one work row per job, the online algorithm's MIP start); `after`: "
-              "node classes for HadarE, cumulative work rows and list-schedule starts "
-              "(Hadar's rows with the code of 73bb790, HadarE's with 7b5a0b1). `reached`: "
-              "the gap at the end is at most 1 %. The ladders were run to the end "
-              "(--no-stop).")
+              "node classes for HadarE, cumulative work rows for Hadar, list-schedule "
+              "starts for both (Hadar's rows with the code of 44e3cb7, HadarE's with "
+              "def67fb). `reached`: the gap at the end is at most 1 %. The ladders were "
+              "run to the end (--no-stop). The machine's load varied: a before row got at "
+              "most 13 s of CPU, HadarE's after rows at most 24 s, Hadar's after rows at "
+              "120-480 jobs 53-60 s (the machine then nearly free).")
 
 
 if __name__ == "__main__":
