@@ -57,7 +57,8 @@ from optsched.hadar.model import (
 from optsched.options import declares
 
 __all__ = ["OnlineRun", "run_online", "online", "plan_schedule", "online_model",
-           "DEFAULT_QUANTA"]
+           "DEFAULT_QUANTA", "LIST_ORDERS", "list_order", "list_schedule",
+           "best_list_schedule"]
 
 # the DP's choice table is T x (Q+1) int16 per arrival: 100 MB at this size
 _MAX_DP_CELLS = 50_000_000
@@ -214,3 +215,107 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
                     gap=relative_gap(P, bound), model="hadar", method="online",
                     solver="hadar-primal-dual", solve_seconds=run.seconds + cert_seconds,
                     ratio=ratio, ratio_note=note, extra=extra)
+
+
+# ------------------------------------------------------------------ list schedules
+# offline MIP starts for the exact program (see list_schedule)
+
+#: Orders tried by :func:`best_list_schedule`: ``"density"`` (best utility per GPU-slot,
+#: :math:`f_j(a_j + n^{min}_j - 1) / (W_j n^{min}_j)`, descending), ``"value"`` (best
+#: utility, descending), ``"arrival"`` (first slot, then density).
+LIST_ORDERS = ("density", "value", "arrival")
+
+
+def list_order(model: HadarModel, kind: str) -> np.ndarray:
+    """The jobs in the order ``kind`` (see :data:`LIST_ORDERS`)."""
+    n = model.n_jobs
+    T = model.T
+    done = np.minimum(model.a + model.nmin - 1, T - 1)
+    ok = model.a + model.nmin <= T
+    best = np.where(ok, model.values[np.arange(n), np.maximum(done, 0)], 0.0)
+    density = best / (model.W * np.maximum(model.nmin, 1))
+    if kind == "density":
+        return np.lexsort((np.arange(n), -density))
+    if kind == "value":
+        return np.lexsort((np.arange(n), -best))
+    if kind == "arrival":
+        return np.lexsort((-density, model.a))
+    raise ValueError(kind)
+
+
+def list_schedule(model: HadarModel, jobs: np.ndarray) -> dict[int, JobPlan]:
+    r"""A list schedule (an offline MIP start for :func:`optsched.hadar.exact.exact`):
+    the plans of the jobs of ``jobs`` placed in this order.
+
+    The online algorithm prices GPUs for competitiveness against an adversary; offline,
+    when every arrival is known, a plain list schedule is often worth more. Each job in
+    turn, from its first slot :math:`a_j` on, in every slot where :math:`W_j` GPUs it can
+    use are free, takes the gang of the fastest threshold type :math:`k` for which
+    :math:`W_j` GPUs of types at least as fast as :math:`k` are free (fastest types first,
+    bucket by bucket), progressing :math:`W_j \tau_{jk}\Delta` (the slowest type used, as
+    the model credits it), until its work is done; a job that cannot finish by slot
+    :math:`T`, or whose utility there is not positive, holds nothing.
+
+    Guarantee: every placed job holds exactly :math:`W_j` GPUs in each slot it runs, no
+    bucket goes over its capacity and its credited work reaches :math:`E_j` by its
+    completion slot, so the plans are a feasible point of the MILP
+    (:func:`optsched.hadar.exact.heuristic_start` maps them) and
+    :math:`\sum_j f_j(\hat t_j) \le \mathrm{OPT}`.
+
+    Complexity: :math:`O(n T B)` for :math:`n` jobs, :math:`T` slots, :math:`B` buckets.
+    """
+    T, d = model.T, model.delta
+    free = np.tile(model.bucket_cap.astype(np.int64), (T, 1))
+    btype = model.bucket_type
+    plans: dict[int, JobPlan] = {}
+    for j in jobs:
+        j = int(j)
+        W = int(model.W[j])
+        rate_b = model.rates[j, btype]
+        usable = np.flatnonzero(rate_b > 0)
+        if usable.size == 0 or model.a[j] + model.nmin[j] > T:
+            continue
+        by_speed = usable[np.argsort(-rate_b[usable], kind="stable")]
+        speeds = np.unique(rate_b[usable])[::-1]  # thresholds, fastest first
+        left = float(model.E[j])
+        ts: list[int] = []
+        bs: list[int] = []
+        gs: list[int] = []
+        t_hat = -1
+        for t in range(int(model.a[j]), T):
+            f = free[t]
+            for s in speeds:
+                pool = by_speed[rate_b[by_speed] >= s]
+                if f[pool].sum() >= W:
+                    need = W
+                    for b in pool:
+                        g = int(min(need, f[b]))
+                        if g > 0:
+                            ts.append(t)
+                            bs.append(int(b))
+                            gs.append(g)
+                            need -= g
+                        if need == 0:
+                            break
+                    left -= W * float(s) * d
+                    break
+            if left <= 1e-9 * model.E[j]:
+                t_hat = t
+                break
+        if t_hat < 0 or not model.values[j, t_hat] > 0:
+            continue
+        ta, ba, ga = np.array(ts, np.int64), np.array(bs, np.int64), np.array(gs, np.int64)
+        np.subtract.at(free, (ta, ba), ga)
+        plans[j] = JobPlan(j, float(model.values[j, t_hat]), t_hat, ta, ba, ga, 0.0)
+    return plans
+
+
+def best_list_schedule(model: HadarModel) -> tuple[dict[int, JobPlan], float, str]:
+    """The best of :func:`list_schedule` over :data:`LIST_ORDERS`: plans, utility, order."""
+    best: tuple[dict[int, JobPlan], float, str] = ({}, 0.0, LIST_ORDERS[0])
+    for kind in LIST_ORDERS:
+        plans = list_schedule(model, list_order(model, kind))
+        value = float(sum(p.payoff for p in plans.values()))
+        if value > best[1]:
+            best = (plans, value, kind)
+    return best

@@ -70,6 +70,21 @@ is at least the heuristic's utility.
 
 Size: :math:`N = \sum_j (T - a_j)` job-slots; :math:`2 N B_j + 3N` columns (with
 :math:`B_j` usable buckets) and about :math:`2NB_j + NH + 2N` rows. Vectorised build.
+
+Node classes (``formulation="classes"``; the default ``"auto"`` uses it where exact).
+When every node holds one GPU type, ``copy_efficiency`` is 1 and no job's copy limit
+binds (:math:`F_j \ge` the nodes it can use), the program is stated over classes
+:math:`g` of identical nodes (:math:`n_g` nodes of :math:`c_g` GPUs of type :math:`k_g`,
+:func:`node_classes`) with :math:`X_{jtg} \in \{0..n_g \min(W_j, c_g)\}`,
+:math:`X_{jtg} \le n_g \min(W_j, c_g)\, v_{jt}`, :math:`\sum_j X_{jtg} \le n_g c_g` and
+the work row over :math:`\tau_{jk_g}\Delta X_{jtg} / E_j`. Same optimum: a per-node point
+sums to a class point of the same progress; conversely, laying a slot's class GPUs job
+after job and sending unit :math:`i` to node :math:`i \bmod n_g` gives each job at most
+:math:`\lceil X_{jtg}/n_g \rceil \le \min(W_j, c_g)` GPUs per node (one copy of one
+type, at most one per node it can use, so :math:`F_j` holds) and each node at most
+:math:`\lceil \sum_j X_{jtg} / n_g \rceil \le c_g` (:func:`_class_allocations` builds
+the schedule so). Size :math:`N(G_j + 2)` columns with :math:`G_j` usable classes
+(:math:`N` more with ``work_cuts``, :func:`optsched.hadar.exact.add_cumulative_work`).
 """
 
 from __future__ import annotations
@@ -85,7 +100,12 @@ from optsched.core.result import Result, Status, finalize, relative_gap
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.core.validate import work_done_at
 from optsched.errors import InvalidOption
-from optsched.hadar.exact import utility_ceiling
+from optsched.hadar.exact import (
+    add_cumulative_work,
+    cumulative_work_values,
+    exact_work_start,
+    utility_ceiling,
+)
 from optsched.hadar.model import (
     DEFAULT_MAX_SLOTS,
     check_size,
@@ -110,18 +130,71 @@ from optsched.solvers.program import LinearProgram
 #: ``max_columns`` raises the cap.
 DEFAULT_MAX_COLUMNS = 150_000
 
-__all__ = ["exact", "build_program"]
+#: ``formulation`` values: ``"auto"`` (classes where exact, else nodes), ``"nodes"``,
+#: ``"classes"``.
+FORMULATIONS = ("auto", "nodes", "classes")
+
+__all__ = ["exact", "build_program", "node_classes", "classes_exact", "FORMULATIONS"]
+
+
+def node_classes(instance: Instance) -> dict[str, np.ndarray] | None:
+    """The classes of identical single-type nodes (same GPU type, same count), or
+    ``None`` when some node holds more than one GPU type.
+
+    Returns ``type``, ``cap`` (GPUs per node), ``count`` (nodes) per class and
+    ``nodes`` (node indices, class by class, ascending) with ``offset`` (each class's
+    first position in ``nodes``)."""
+    cap = instance.cluster.capacity
+    kinds = (cap > 0).sum(axis=1)
+    if (kinds > 1).any():
+        return None
+    used = np.flatnonzero(kinds == 1)
+    k = cap[used].argmax(axis=1)
+    c = cap[used, k]
+    keys, cls = np.unique(np.stack([k, c], axis=1), axis=0, return_inverse=True)
+    cls = cls.ravel()
+    order = np.lexsort((used, cls))
+    count = np.bincount(cls, minlength=keys.shape[0]).astype(np.int64)
+    return {"type": keys[:, 0].astype(np.int64), "cap": keys[:, 1].astype(np.int64),
+            "count": count, "nodes": used[order].astype(np.int64),
+            "offset": np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.int64)}
+
+
+def classes_exact(instance: Instance, F: np.ndarray, efficiency: float) -> bool:
+    """Whether the node-class program has the per-node program's optimum: every node
+    holds one GPU type, copies add up fully (``efficiency == 1``) and no job's copy
+    limit binds (:math:`F_j \\ge` the nodes it can use); see the module docstring."""
+    if efficiency != 1.0 or node_classes(instance) is None:
+        return False
+    cap = instance.cluster.capacity
+    usable = ((instance.throughput_matrix > 0).astype(np.int64) @ (cap > 0).T.astype(np.int64)
+              > 0).sum(axis=1)
+    return bool((np.asarray(F) >= usable).all())
 
 
 def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
                   F: np.ndarray | None = None, objective: str = "utility",
-                  relax: bool = False, efficiency: float = 1.0
+                  relax: bool = False, efficiency: float = 1.0,
+                  formulation: str = "nodes", work_cuts: bool = False
                   ) -> tuple[LinearProgram, dict[str, Any]]:
     """The MILP (or its LP relaxation) as a :class:`LinearProgram` plus index arrays
     (``efficiency`` :math:`e < 1` adds the main-copy variables of the module
-    docstring)."""
+    docstring). ``formulation="classes"`` states it over classes of identical nodes
+    (:func:`node_classes`; exact only where :func:`classes_exact` holds, which it
+    checks)."""
     if objective not in OBJECTIVES:
         raise InvalidOption("objective", objective, f"must be one of {OBJECTIVES}")
+    if formulation not in FORMULATIONS[1:]:
+        raise InvalidOption("formulation", formulation, f"must be one of {FORMULATIONS[1:]}")
+    if formulation == "classes":
+        n_ = instance.n_jobs
+        F_ = np.full(n_, len(instance.cluster.nodes), dtype=np.int64) if F is None else F
+        if not classes_exact(instance, F_, efficiency):
+            raise InvalidOption("formulation", formulation, "the node-class program is exact "
+                                "only with single-type nodes, copy_efficiency 1 and no "
+                                "binding max_copies; use 'nodes'")
+        return _build_classes(instance, T, kappa=kappa, objective=objective, relax=relax,
+                              work_cuts=work_cuts)
     d = float(instance.slot)
     cl = instance.cluster
     H = len(cl.nodes)
@@ -245,6 +318,176 @@ def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
     return lp, index
 
 
+def _build_classes(instance: Instance, T: int, *, kappa: float, objective: str,
+                   relax: bool, work_cuts: bool = True
+                   ) -> tuple[LinearProgram, dict[str, Any]]:
+    r"""The program over classes :math:`g` of identical single-type nodes (module
+    docstring): :math:`X_{jtg} \in \{0..n_g \min(W_j, c_g)\}` GPUs of class
+    :math:`g` in slot :math:`t`, :math:`u`, :math:`v` as in the per-node program."""
+    d = float(instance.slot)
+    cls = node_classes(instance)
+    assert cls is not None
+    ctype, ccap, ccount = cls["type"], cls["cap"], cls["count"]
+    n = instance.n_jobs
+    rates = instance.throughput_matrix
+    W = instance.workers.astype(np.int64)
+    E = instance.work
+    a = np.ceil(instance.arrivals / d - 1e-9).astype(np.int64) if n else np.zeros(0, int)
+    cnt = np.maximum(0, T - a)
+    N = int(cnt.sum())
+    jt_j = np.repeat(np.arange(n), cnt)
+    start = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else np.zeros(0, int)
+    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    xi, xg = np.nonzero(rates[jt_j][:, ctype] > 0)
+    nx = xi.size
+    xj = jt_j[xi]
+    integer = not relax
+    sense = "max" if objective == "utility" else "min"
+    lp = LinearProgram(sense=sense, name=f"hadare-{objective}-classes" + ("-lp" if relax else ""))
+    top = ccount[xg] * np.minimum(W[xj], ccap[xg])  # one copy of <= min(W, c) per node
+    x = lp.add_variables("X", nx, lb=0, ub=top, integer=integer)
+    values = completion_values(instance, T, kappa)
+    ucost = values[jt_j, jt_t] if objective == "utility" else 0.0
+    if objective == "jct":
+        w = np.array([j.weight for j in instance.jobs])
+        ucost = w[jt_j] * ((jt_t + 1) * d + kappa - instance.arrivals[jt_j])
+    u = lp.add_variables("u", N, lb=0, ub=1, cost=ucost, integer=integer)
+    has = cnt > 0
+    first = start[has]
+    vlb = np.zeros(N)
+    if objective != "utility":
+        vlb[first] = 1.0  # every job completes
+    v = lp.add_variables("v", N, lb=vlb, ub=1)
+    # GPUs only before completion
+    lp.add_constraints("alive", rows=np.concatenate([np.arange(nx), np.arange(nx)]),
+                       cols=np.concatenate([x.index, v.index[xi]]),
+                       vals=np.concatenate([np.ones(nx), -top.astype(float)]), ub=0,
+                       n_rows=nx)
+    has_next = np.ones(N, dtype=bool)
+    if n:
+        has_next[(start + cnt - 1)[has]] = False
+    nxt = np.arange(N) + 1
+    lp.add_constraints("completion",
+                       rows=np.concatenate([np.arange(N), np.arange(N),
+                                            np.flatnonzero(has_next)]),
+                       cols=np.concatenate([v.index, u.index, v.index[nxt[has_next]]]),
+                       vals=np.concatenate([np.ones(N), -np.ones(N),
+                                            -np.ones(int(has_next.sum()))]),
+                       lb=0, ub=0, n_rows=N)
+    frac = rates[xj, ctype[xg]] * d / E[xj]
+    jobs_with = np.flatnonzero(has)
+    work = None
+    if work_cuts:
+        work = add_cumulative_work(lp, xi, x.index, frac, v.index, start, cnt)
+    else:
+        wrow = np.full(n, -1, dtype=np.int64)
+        wrow[jobs_with] = np.arange(jobs_with.size)
+        lp.add_constraints("work", rows=np.concatenate([wrow[xj], np.arange(jobs_with.size)]),
+                           cols=np.concatenate([x.index, v.index[first]]),
+                           vals=np.concatenate([frac, -np.ones(first.size)]), lb=0,
+                           n_rows=jobs_with.size)
+    G = ctype.size
+    lp.add_constraints("capacity", rows=jt_t[xi] * G + xg, cols=x.index, vals=1.0,
+                       ub=np.tile((ccount * ccap).astype(float), T), n_rows=T * G)
+    if objective == "makespan":
+        M = lp.add_variables("M", 1, lb=0, cost=1.0)
+        lp.add_constraints("makespan",
+                           rows=np.concatenate([jt_j, np.flatnonzero(has)]),
+                           cols=np.concatenate([u.index, np.full(jobs_with.size, M.index[0])]),
+                           vals=np.concatenate([(jt_t + 1) * d + kappa,
+                                                -np.ones(jobs_with.size)]),
+                           ub=0, n_rows=n)
+    index = {"jt_j": jt_j, "jt_t": jt_t, "xi": xi, "xg": xg, "classes": cls, "cnt": cnt,
+             "formulation": "classes", "work": work}
+    return lp, index
+
+
+def lp_rounded_start(instance: Instance, T: int, kappa: float, index: dict,
+                     blocks: tuple[str, ...], **options: Any
+                     ) -> tuple[dict[str, np.ndarray], float] | None:
+    """A start of the node-class program (``objective="utility"``) from its LP
+    relaxation (:func:`optsched.hadare.heuristics.lp_order`) and its utility, or ``None`` when the
+    LP gives no point (``options`` go to the solver; its time counts against them)."""
+    from optsched.hadare.heuristics import list_schedule_classes, lp_order
+
+    lp, _ = _build_classes(instance, T, kappa=kappa, objective="utility", relax=True,
+                           work_cuts=True)
+    opts = dict(options)
+    opts.setdefault("options", {"solver": "ipm"})
+    res = solve_program(lp.freeze(), **opts)
+    if not res.status.has_solution or res.values is None:
+        return None
+    order = lp_order(np.asarray(res.values["u"]), index["jt_j"], index["jt_t"],
+                     instance.n_jobs)
+    values = completion_values(instance, T, kappa)
+    placed = list_schedule_classes(instance, T, values, index["classes"], order)
+    return placed_start(instance, T, placed, values, index, blocks)
+
+
+def placed_start(instance: Instance, T: int, placed: dict, values: np.ndarray,
+                 index: dict, blocks: tuple[str, ...]
+                 ) -> tuple[dict[str, np.ndarray], float]:
+    """The node-class program's point of list-scheduled placements
+    (:func:`optsched.hadare.heuristics.list_schedule_classes`) and its utility."""
+    jt_j = index["jt_j"]
+    n = instance.n_jobs
+    N = jt_j.size
+    cnt = index["cnt"]
+    first = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else cnt
+    a = np.where(cnt > 0, T - cnt, 0)
+    xpos = {(int(i), int(g)): c for c, (i, g) in enumerate(zip(index["xi"], index["xg"]))}
+    X = np.zeros(index["xi"].size)
+    u = np.zeros(N)
+    v = np.zeros(N)
+    total = 0.0
+    for j, (done, plan) in placed.items():
+        u[first[j] + done - a[j]] = 1.0
+        v[first[j]:first[j] + done - a[j] + 1] = 1.0
+        total += float(values[j, done])
+        for (t, g), x in plan.items():
+            X[xpos[(int(first[j] + t - a[j]), g)]] = x
+    start = {"X": X, "u": u, "v": v}
+    if "work_done" in blocks:
+        start["work_done"] = cumulative_work_values(index["work"], X)
+    return start, total
+
+
+def _class_allocations(instance: Instance, xv: np.ndarray, index: dict,
+                       comp_slot: dict[int, int]) -> list[Allocation]:
+    r"""Per-node copies of the class totals by wrap-around: in each (slot, class), the
+    jobs' GPUs are laid out one after another and unit :math:`i` goes to the class's
+    node :math:`i \bmod n_g`. A job with :math:`X \le n_g \min(W_j, c_g)` GPUs gets at
+    most :math:`\lceil X / n_g\rceil \le \min(W_j, c_g)` on a node (one copy per
+    node) and a node at most :math:`\lceil \sum_j X / n_g \rceil \le c_g`."""
+    nodes = instance.cluster.nodes
+    types = instance.cluster.gpu_types
+    d = float(instance.slot)
+    cls = index["classes"]
+    jt_j, jt_t = index["jt_j"], index["jt_t"]
+    allocs: list[Allocation] = []
+    keep = [i for i in np.flatnonzero(xv > 0)
+            if int(jt_j[index["xi"][i]]) in comp_slot
+            and jt_t[index["xi"][i]] <= comp_slot[int(jt_j[index["xi"][i]])]]
+    cells: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for i in keep:
+        jti = index["xi"][i]
+        cells.setdefault((int(jt_t[jti]), int(index["xg"][i])), []).append(
+            (int(jt_j[jti]), int(xv[i])))
+    for (t, g), jobs in cells.items():
+        ng, o = int(cls["count"][g]), int(cls["offset"][g])
+        members = cls["nodes"][o:o + ng]
+        pos = 0
+        for j, gpus in jobs:
+            per = np.bincount((pos + np.arange(gpus)) % ng, minlength=ng)
+            pos += gpus
+            for h_pos in np.flatnonzero(per):
+                h = int(members[h_pos])
+                allocs.append(Allocation(instance.jobs[j].id, t * d, (t + 1) * d,
+                                         nodes[h].name, types[cls["type"][g]],
+                                         int(per[h_pos]), copy=h))
+    return allocs
+
+
 def heuristic_start(instance: Instance, sched: Schedule, index: dict, T: int, kappa: float,
                     blocks: tuple[str, ...]) -> dict[str, np.ndarray]:
     """The MILP point of a schedule of the online round loop (``completion="slot"``)
@@ -264,13 +507,9 @@ def heuristic_start(instance: Instance, sched: Schedule, index: dict, T: int, ka
     cnt = index["cnt"]
     first = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else cnt
     a = np.where(cnt > 0, T - cnt, 0)
-    hh, kk = index["bucket_node"], index["bucket_type"]
     node_of = {nd.name: h for h, nd in enumerate(instance.cluster.nodes)}
     type_of = {t: k for k, t in enumerate(instance.cluster.gpu_types)}
-    bucket = {(int(h), int(k)): b for b, (h, k) in enumerate(zip(hh, kk))}
-    xpos = {(int(i), int(b)): c for c, (i, b) in enumerate(zip(index["xi"], index["xb"]))}
     job_of = {job.id: j for j, job in enumerate(instance.jobs)}
-    x = np.zeros(index["xi"].size)
     u = np.zeros(N)
     v = np.zeros(N)
     done: dict[int, int] = {}
@@ -281,15 +520,39 @@ def heuristic_start(instance: Instance, sched: Schedule, index: dict, T: int, ka
             done[j] = t
             u[first[j] + t - a[j]] = 1.0
             v[first[j]:first[j] + t - a[j] + 1] = 1.0
+    held: dict[tuple[int, int, int], int] = {}  # (job-slot, node, type) -> GPUs
     for al in sched.allocations:
         j = job_of[al.job]
         if j not in done:
             continue
-        b = bucket[(node_of[al.node], type_of[al.gpu_type])]
+        h, k = node_of[al.node], type_of[al.gpu_type]
         for t in range(int(np.floor(al.start / d + 1e-9)), int(np.ceil(al.end / d - 1e-9))):
             if a[j] <= t <= done[j]:
-                c = xpos[(first[j] + t - a[j], b)]
-                x[c] = max(x[c], al.gpus)
+                key = (int(first[j] + t - a[j]), h, k)
+                held[key] = max(held.get(key, 0), al.gpus)
+    if index.get("formulation") == "classes":
+        cls = index["classes"]
+        group = np.full(len(instance.cluster.nodes), -1, dtype=np.int64)
+        for g in range(cls["type"].size):
+            o = cls["offset"][g]
+            group[cls["nodes"][o:o + cls["count"][g]]] = g
+        xpos = {(int(i), int(g)): c for c, (i, g) in enumerate(zip(index["xi"], index["xg"]))}
+        X = np.zeros(index["xi"].size)
+        for (i, h, _k), g_ in held.items():
+            X[xpos[(i, int(group[h]))]] += g_
+        out = {"X": X, "u": u, "v": v}
+        if "work_done" in blocks:
+            out["work_done"] = cumulative_work_values(index["work"], X)
+        if "M" in blocks:
+            out["M"] = np.array([max([(t + 1) * d + kappa for t in done.values()],
+                                     default=0.0)])
+        return out
+    hh, kk = index["bucket_node"], index["bucket_type"]
+    bucket = {(int(h), int(k)): b for b, (h, k) in enumerate(zip(hh, kk))}
+    xpos = {(int(i), int(b)): c for c, (i, b) in enumerate(zip(index["xi"], index["xb"]))}
+    x = np.zeros(index["xi"].size)
+    for (i, h, k), g_ in held.items():
+        x[xpos[(i, bucket[(h, k)])]] = g_
     start = {"x": x, "o": (x > 0).astype(float), "u": u, "v": v}
     if "m" in blocks:
         rate = instance.throughput_matrix[jt_j[index["xi"]], kk[index["xb"]]]
@@ -307,22 +570,16 @@ def heuristic_start(instance: Instance, sched: Schedule, index: dict, T: int, ka
 
 def _schedule(instance: Instance, values: dict[str, np.ndarray], index: dict,
               kappa: float, efficiency: float = 1.0) -> Schedule:
-    nodes = instance.cluster.nodes
-    types = instance.cluster.gpu_types
     d = float(instance.slot)
     jt_j, jt_t = index["jt_j"], index["jt_t"]
     u = np.rint(values["u"]).astype(bool)
     comp_slot = {int(jt_j[i]): int(jt_t[i]) for i in np.flatnonzero(u)}
-    xv = np.rint(values["x"]).astype(np.int64)
-    allocs = []
-    for i in np.flatnonzero(xv > 0):
-        jti, b = index["xi"][i], index["xb"][i]
-        j, t = int(jt_j[jti]), int(jt_t[jti])
-        if j not in comp_slot or t > comp_slot[j]:
-            continue
-        h = int(index["bucket_node"][b])
-        allocs.append(Allocation(instance.jobs[j].id, t * d, (t + 1) * d, nodes[h].name,
-                                 types[index["bucket_type"][b]], int(xv[i]), copy=h))
+    if index.get("formulation") == "classes":
+        allocs = _class_allocations(instance, np.rint(values["X"]).astype(np.int64), index,
+                                    comp_slot)
+    else:
+        allocs = _node_allocations(instance, np.rint(values["x"]).astype(np.int64), index,
+                                   comp_slot)
     allocs = merge_intervals(allocs)
     # a job completes (plus kappa) at the end of the slot its work is done in, never
     # before it releases its GPUs: the program's completion slot may be later where the
@@ -341,6 +598,24 @@ def _schedule(instance: Instance, values: dict[str, np.ndarray], index: dict,
                     copy_efficiency=efficiency)
 
 
+def _node_allocations(instance: Instance, xv: np.ndarray, index: dict,
+                      comp_slot: dict[int, int]) -> list[Allocation]:
+    nodes = instance.cluster.nodes
+    types = instance.cluster.gpu_types
+    d = float(instance.slot)
+    jt_j, jt_t = index["jt_j"], index["jt_t"]
+    allocs = []
+    for i in np.flatnonzero(xv > 0):
+        jti, b = index["xi"][i], index["xb"][i]
+        j, t = int(jt_j[jti]), int(jt_t[jti])
+        if j not in comp_slot or t > comp_slot[j]:
+            continue
+        h = int(index["bucket_node"][b])
+        allocs.append(Allocation(instance.jobs[j].id, t * d, (t + 1) * d, nodes[h].name,
+                                 types[index["bucket_type"][b]], int(xv[i]), copy=h))
+    return allocs
+
+
 def _objective(instance: Instance, sched: Schedule, objective: str) -> float:
     jobs = {j.id: j for j in instance.jobs}
     comp = sched.completion
@@ -357,6 +632,7 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
           max_columns: int = DEFAULT_MAX_COLUMNS, objective: str = "utility",
           consolidation: Any = None, consolidation_slots: Any = None, max_copies: Any = None,
           copy_efficiency: float = 1.0, relax: bool = False, mip_start: bool = True,
+          formulation: str = "auto", work_cuts: bool = False, lp_start: bool = False,
           **options: Any) -> Result:
     r"""HadarE's offline optimum of the slotted forking model (MILP), or its LP relaxation with
     ``relax=True``.
@@ -391,6 +667,20 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
         Start the MILP from the online heuristic's schedule (same grid, consolidation,
         copies and efficiency; :func:`heuristic_start`; its run counts against
         ``time_limit``), so a solve stopped by the limit returns at least its value.
+    formulation : {"auto", "nodes", "classes"}
+        ``"nodes"``: one copy variable per job, slot and node (the program above);
+        ``"classes"``: GPUs per job, slot and class of identical single-type nodes (same
+        optimum where :func:`classes_exact` holds; an error elsewhere); ``"auto"``
+        (default): classes where exact, else nodes. ``extra["formulation"]`` says which.
+    work_cuts : bool
+        With ``"classes"``, state the work row cumulatively per slot
+        (:func:`optsched.hadar.exact.add_cumulative_work`: same integer points, a tighter
+        relaxation); ``False`` (default) keeps one work row per job.
+    lp_start : bool
+        With ``"classes"`` and ``"utility"``, also solve the LP relaxation, round it into
+        a schedule (:func:`optsched.hadare.heuristics.lp_order`) and start from it when it
+        is worth more than the other starts (``extra["start_source"]`` says which; the
+        LP's time counts against ``time_limit``).
     **options
         Solver options (``time_limit``, which covers the model build, ``mip_gap``, ...).
 
@@ -434,11 +724,20 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
     extra: dict[str, Any] = {"slots": T, "slot": plan.slot, "objective": objective,
                              "consolidation": kappa, "copy_efficiency": e,
                              "sense": "max" if objective == "utility" else "min"}
+    if formulation not in FORMULATIONS:
+        raise InvalidOption("formulation", formulation, f"must be one of {FORMULATIONS}")
+    if formulation == "auto":
+        formulation = "classes" if classes_exact(plan, F, e) else "nodes"
+    extra["formulation"] = formulation
     a = np.ceil(plan.arrivals / plan.slot - 1e-9).astype(np.int64)
-    usable = (plan.throughput_matrix[:, plan.cluster.capacity.nonzero()[1]] > 0).sum(axis=1)
+    if formulation == "classes":
+        cls = node_classes(plan)
+        width = (plan.throughput_matrix[:, cls["type"]] > 0).sum(axis=1) + 2 if cls else 0
+    else:
+        usable = (plan.throughput_matrix[:, plan.cluster.capacity.nonzero()[1]] > 0).sum(axis=1)
+        width = (2 if e == 1 else 4) * usable + 3
     check_size("hadare " + ("LP relaxation" if relax else "MILP"),
-               int((np.maximum(0, T - a) * ((2 if e == 1 else 4) * usable + 3)).sum()),
-               max_columns,
+               int((np.maximum(0, T - a) * width).sum()), max_columns,
                n_jobs=plan.n_jobs, slots=T, slot=plan.slot)
     if objective in ("makespan", "jct"):
         late = [j.id for j, aj in zip(instance.jobs, a) if aj >= T]
@@ -447,17 +746,41 @@ def exact(instance: Instance, backend: str = "highs", *, slots: int | None = Non
                           f"the last of {T} slots, so not every job can complete",
                           extra=extra, **common)
     lp, index = build_program(plan, T, kappa=kappa, F=F, objective=objective, relax=relax,
-                              efficiency=e)
+                              efficiency=e, formulation=formulation,
+                              work_cuts=work_cuts and formulation == "classes")
     data = lp.freeze()
-    start = None
+    start: Any = None
     if not relax and mip_start:
         from optsched.hadare.heuristics import online
 
         heur = online(instance, slots=T, slot=plan.slot, consolidation=kappa,
                       max_copies=max_copies, copy_efficiency=e)
         assert heur.schedule is not None  # the heuristic always returns its schedule
-        start = heuristic_start(plan, heur.schedule, index, T, kappa,
-                                tuple(b.name for b in data.var_blocks))
+        blocks = tuple(b.name for b in data.var_blocks)
+        start = heuristic_start(plan, heur.schedule, index, T, kappa, blocks)
+        extra["start_source"] = "online heuristic"
+        start_value = heur.objective or 0.0
+        if formulation == "classes" and objective == "utility":
+            from optsched.hadare.heuristics import best_list_schedule_classes
+
+            vals = completion_values(plan, T, kappa)
+            placed, value, kind = best_list_schedule_classes(plan, T, vals, index["classes"])
+            if value > start_value:
+                start, start_value = placed_start(plan, T, placed, vals, index, blocks)
+                extra["start_source"] = f"list schedule ({kind} order)"
+        if formulation == "classes" and objective == "utility" and lp_start:
+            left = {k: v for k, v in options.items() if k in ("threads", "seed", "verbose")}
+            if options.get("time_limit") is not None:
+                left["time_limit"] = options["time_limit"]
+            rounded = lp_rounded_start(plan, T, kappa, index, blocks, spent=time.perf_counter()
+                                       - tb, **left)
+            if rounded is not None and rounded[1] > start_value:
+                start, start_value = rounded
+                extra["start_source"] = "LP relaxation, rounded by list scheduling"
+            extra["lp_start_value"] = None if rounded is None else rounded[1]
+        extra["start_value"] = start_value
+        if "work_done" in blocks:
+            start = exact_work_start(data, data.start_vector(start))
     build = time.perf_counter() - tb
     res = solve_program(data, backend=backend, spent=build, start=start, **options)
     extra.update({"columns": data.n_cols, "rows": data.n_rows, "nonzeros": int(data.A.nnz),

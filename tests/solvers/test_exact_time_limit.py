@@ -100,11 +100,13 @@ def test_hadare_exact_at_one_second_returns_at_least_the_heuristic():
 
 @pytest.mark.slow
 def test_hadare_exact_returns_by_its_limit_when_presolve_runs_over():
-    # 95 jobs on 15 nodes, 48 slots (141k columns): HiGHS's presolve alone runs about 7 s
-    # under a 3 s limit (it reads the clock only between its steps), so the method
-    # returned about 8 s after it started; the abandoned presolve ends in the background
+    # 95 jobs on 15 nodes, 48 slots (141k columns in the per-node program): HiGHS's
+    # presolve alone runs about 7 s under a 3 s limit (it reads the clock only between its
+    # steps), so the method returned about 8 s after it started; the abandoned presolve
+    # ends in the background (the node-class program, the default here, is 10x smaller)
     inst = hadar_instance(95, nodes=5, slots=48)
-    res, wall = timed(optsched.solve, inst, model="hadare", method="exact", time_limit=3.0)
+    res, wall = timed(optsched.solve, inst, model="hadare", method="exact", time_limit=3.0,
+                      formulation="nodes")
     assert wall <= 3.0 + ALLOWANCE, (wall, res.message)
     check_stopped_result(inst, res, "max")
 
@@ -189,7 +191,8 @@ def test_the_command_ends_by_its_limit_when_presolve_runs_over(tmp_path):
     out = tmp_path / "r.json"
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "optsched.cli", "solve", "hadare", str(path),
-                           "--time-limit", "3", "--json", "--out", str(out)],
+                           "--time-limit", "3", "--option", "formulation=nodes", "--json",
+                           "--out", str(out)],
                           capture_output=True, text=True, timeout=120)
     wall = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr
