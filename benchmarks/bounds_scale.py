@@ -66,27 +66,28 @@ def _child(case: str) -> None:
 
 
 def _sweep_values(name: str) -> list[dict]:
-    """Every finished cell of a committed simulation sweep (results/NAME/results.csv)."""
-    import csv
-
-    path = RESULTS / name / "results.csv"
+    """Every finished cell of a committed simulation sweep (results/NAME/cells.jsonl)."""
+    path = RESULTS / name / "cells.jsonl"
     if not path.exists():
         return []
     out = []
-    with path.open() as f:
-        for r in csv.DictReader(f):
-            if r["n_completed"] and r["n_completed"] == r["n_jobs"]:
-                out.append({"policy": r["method"], "mean_jct_h": float(r["mean_jct"]) / 3600,
-                            "makespan_h": float(r["makespan"]) / 3600})
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("n_jobs") and r.get("n_completed") == r["n_jobs"]:
+            out.append({"policy": r["method"], "mean_jct_h": r["mean_jct"] / 3600,
+                        "makespan_h": r["makespan"] / 3600})
     return out
 
 
 def _lns_values(name: str) -> list[dict]:
     """The best schedule of a committed large-neighbourhood search (results/NAME.json)."""
     rows = json.loads((RESULTS / f"{name}.json").read_text())["rows"]
+    # the policies it started from were simulated on the whole trace too
+    out = [{"policy": r["name"], "mean_jct_h": r["mean_jct_h"], "makespan_h": None}
+           for r in rows if r["kind"] == "start" and not r["name"].startswith("lns.")]
     best = min((r for r in rows if r["kind"] == "lns"), key=lambda r: r["mean_jct_h"])
-    return [{"policy": f"best schedule found ({best['name']})", "mean_jct_h": best["mean_jct_h"],
-             "makespan_h": None}]
+    return out + [{"policy": f"best schedule found ({best['name']})",
+                   "mean_jct_h": best["mean_jct_h"], "makespan_h": None}]
 
 
 def _policy_values(spec) -> list[dict]:
