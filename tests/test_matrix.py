@@ -42,8 +42,6 @@ OUTSIDE = {
                                                  "synergy.proportional")
        for i in SIM_INSTANCES if i not in ("tiresias-60", "philly", "synergy-demo",
                                            "salus-demo")},
-    # 6 jobs on Philly's 256 nodes: HadarE's per-node copies exceed its default size cap
-    ("hadare", "philly"): "slots",
     # AlloX's policies run single-worker jobs: every trace prefix and the synergy demo
     # hold a gang; the salus and allox demos do not
     **{(p, i): "workers" for p in ALLOX_POLICIES
