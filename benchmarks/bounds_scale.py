@@ -104,6 +104,8 @@ def _policy_values(spec) -> list[dict]:
                     out.append(p)
         return out
     name, jobs = spec
+    if not (RESULTS / f"{name}.json").exists() and not (RESULTS / name).is_dir():
+        return []
     if name.startswith("gap_"):
         return _sweep_values(name)
     if name.startswith("lns_"):
@@ -113,8 +115,8 @@ def _policy_values(spec) -> list[dict]:
     for r in rows:
         if jobs is not None and r.get("jobs") != jobs:
             continue
-        if r.get("completed") not in (None, r.get("jobs")):
-            continue
+        if r.get("completed") not in (None, r.get("jobs")) or r.get("mean_jct_h") is None:
+            continue  # unfinished or stopped runs (a timeout row has no values)
         out.append({"policy": r["policy"], "mean_jct_h": r["mean_jct_h"],
                     "makespan_h": r["makespan_h"]})
     return out
