@@ -144,9 +144,10 @@ def _report_interrupt(command: str, exc: KeyboardInterrupt) -> None:
 def run() -> None:
     """The ``optsched`` program: :func:`main`, then exit with its code.
 
-    After an interrupt that left a solver running in a thread of its own (HiGHS's
-    presolve cannot be stopped), or a solve given up at its time limit, the process ends
-    at once instead of in the interpreter's teardown, which would wait for it.
+    After an interrupt that stopped a HiGHS solve (its presolve cannot be stopped, and
+    its worker threads may outlive a cancelled run, which can abort the teardown), or a
+    solve given up at its time limit, the process ends at once instead of in the
+    interpreter's teardown.
     """
     code = _main(None, restore=False)
     highs = sys.modules.get("optsched.solvers.highs")
@@ -155,7 +156,8 @@ def run() -> None:
     # presolve was still running, would hold the interpreter's teardown until HiGHS
     # stops by itself (seconds past the limit); the command's work is done and its
     # files are written (atomically, synced), so the process ends here
-    if (code in (EXIT_SIGINT, EXIT_SIGTERM) and highs is not None and highs.unstopped()) \
+    if (code in (EXIT_SIGINT, EXIT_SIGTERM) and highs is not None
+            and (highs.unstopped() or highs.interrupted())) \
             or (common is not None and common.abandoned_solves_running()):
         for stream in (sys.stdout, sys.stderr):
             try:

@@ -305,6 +305,7 @@ def _run(h, time_limit: float | None, interruptible: bool = True) -> bool:
         if hasattr(h, "cancelSolve"):
             h.cancelSolve()
         thread.join(0.5)
+        _INTERRUPTED.append(thread)
         if thread.is_alive():
             _UNSTOPPED.append(thread)
         raise
@@ -319,6 +320,17 @@ _UNSTOPPED: list[Any] = []
 def unstopped() -> bool:
     """Whether an interrupted HiGHS solve is still running in its thread."""
     return any(t.is_alive() for t in _UNSTOPPED)
+
+
+#: every solve an interrupt stopped, finished or not: HiGHS's worker threads may outlive
+#: a cancelled run, and tearing the interpreter down over them can abort the process
+#: (``terminate called without an active exception``, exit -6 instead of 130)
+_INTERRUPTED: list[Any] = []
+
+
+def interrupted() -> bool:
+    """Whether a HiGHS solve of this process was stopped by an interrupt."""
+    return bool(_INTERRUPTED)
 
 
 def _feasibility_check(data: ProgramData, verbose, time_limit, threads, seed,
