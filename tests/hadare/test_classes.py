@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import examples
+from strategies import examples, slotted_utility_instance
 
 from optsched import Cluster, Instance, InvalidOption, Job, Node, Status, validate_schedule
 from optsched import Utility as Ut
@@ -26,23 +26,7 @@ def class_instances(draw):
     three identical nodes are common; gangs of 1-3 workers, contended."""
     shapes = [("v100", 2), ("k80", 2), ("k80", 3)]
     caps = [dict([draw(st.sampled_from(shapes))]) for _ in range(draw(st.integers(1, 4)))]
-    present = sorted({k for c in caps for k in c})
-    per_type = {k: sum(c.get(k, 0) for c in caps) for k in present}
-    T = draw(st.integers(2, 5))
-    jobs = []
-    for _ in range(draw(st.integers(1, 5))):
-        usable = draw(st.lists(st.sampled_from(present), min_size=1, unique=True))
-        rates = {k: float(draw(st.sampled_from([0.5, 1.0, 2.0, 3.0]))) for k in usable}
-        W = draw(st.integers(1, min(3, sum(per_type[k] for k in usable))))
-        E = float(draw(st.integers(1, 16)))
-        arr = float(draw(st.integers(0, T - 1))) + draw(st.sampled_from([0.0, 0.5]))
-        v = float(draw(st.integers(1, 20)))
-        kind = draw(st.sampled_from(["constant", "linear", "sigmoid"]))
-        u = (Ut("constant", value=v) if kind == "constant" else
-             Ut("linear", value=v, slope=v / (4.0 * T)) if kind == "linear" else
-             Ut("sigmoid", gamma1=v, gamma2=0.5, gamma3=float(draw(st.integers(1, T)))))
-        jobs.append((W, E, arr, rates, u))
-    return make(jobs, caps, T=T)
+    return slotted_utility_instance(draw, caps, max_work=16)
 
 
 @pytest.mark.slow
