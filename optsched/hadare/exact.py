@@ -172,6 +172,23 @@ def classes_exact(instance: Instance, F: np.ndarray, efficiency: float) -> bool:
     return bool((np.asarray(F) >= usable).all())
 
 
+def _job_slots(instance: Instance, T: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The (job, slot) pairs both programs index: job :math:`j` may run in slots
+    :math:`a_j .. T-1`, :math:`a_j` its arrival rounded up to a slot. Returns ``a``, the
+    count per job ``cnt``, each job's first pair ``start``, and the pairs' job ``jt_j``
+    and slot ``jt_t``, jobs in order and slots ascending within a job."""
+    n = instance.n_jobs
+    d = float(instance.slot)
+    a = np.ceil(instance.arrivals / d - 1e-9).astype(np.int64) if n else np.zeros(0, int)
+    cnt = np.maximum(0, T - a)
+    N = int(cnt.sum())
+    jt_j = np.repeat(np.arange(n), cnt)
+    start = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else np.zeros(0, int)
+    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    return a, cnt, start, jt_j, jt_t
+
+
 def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
                   F: np.ndarray | None = None, objective: str = "utility",
                   relax: bool = False, efficiency: float = 1.0,
@@ -207,12 +224,8 @@ def build_program(instance: Instance, T: int, *, kappa: float = 0.0,
     rates = instance.throughput_matrix
     W = instance.workers.astype(np.int64)
     E = instance.work
-    a = np.ceil(instance.arrivals / d - 1e-9).astype(np.int64) if n else np.zeros(0, int)
-    cnt = np.maximum(0, T - a)
-    N = int(cnt.sum())
-    jt_j = np.repeat(np.arange(n), cnt)
-    start = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else np.zeros(0, int)
-    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    a, cnt, start, jt_j, jt_t = _job_slots(instance, T)
+    N = jt_j.size
     xi, xb = np.nonzero(rates[jt_j][:, kk] > 0)
     nx = xi.size
     xj = jt_j[xi]
@@ -332,12 +345,8 @@ def _build_classes(instance: Instance, T: int, *, kappa: float, objective: str,
     rates = instance.throughput_matrix
     W = instance.workers.astype(np.int64)
     E = instance.work
-    a = np.ceil(instance.arrivals / d - 1e-9).astype(np.int64) if n else np.zeros(0, int)
-    cnt = np.maximum(0, T - a)
-    N = int(cnt.sum())
-    jt_j = np.repeat(np.arange(n), cnt)
-    start = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64) if n else np.zeros(0, int)
-    jt_t = np.arange(N) - np.repeat(start, cnt) + np.repeat(a, cnt)
+    a, cnt, start, jt_j, jt_t = _job_slots(instance, T)
+    N = jt_j.size
     xi, xg = np.nonzero(rates[jt_j][:, ctype] > 0)
     nx = xi.size
     xj = jt_j[xi]
