@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from optsched.cli.common import EXIT_OK, hours, num
 from optsched.errors import InvalidOption
@@ -32,6 +31,7 @@ OBJECTIVES = ("mean_jct", "weighted_mean_jct", "makespan", "utility")
 
 
 def add_parsers(subparsers) -> None:
+    from optsched.cli.simulate import add_instance_arguments
     from optsched.sim.bounds import METHODS
     from optsched.sim.utility_bounds import UTILITY_METHODS
 
@@ -40,18 +40,7 @@ def add_parsers(subparsers) -> None:
         description="Lower bounds on mean JCT and makespan, and an upper bound on total "
                     "utility, that every schedule of the instance (every policy, every "
                     "exact model) satisfies, each with the relaxation that gave it.")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--trace", type=Path, help="trace file or shipped trace name")
-    src.add_argument("--generate", type=int, metavar="N",
-                     help="generate N Philly-derived jobs (Gavel's generator)")
-    src.add_argument("--instance", type=Path, help="an optsched instance JSON")
-    p.add_argument("--trace-format", choices=("gavel", "tiresias", "philly"))
-    p.add_argument("--cluster", help="cluster preset name or cluster/instance JSON file")
-    p.add_argument("--jobs-per-hour", type=float, help="arrival rate for --generate")
-    p.add_argument("--jobs", type=int, help="keep only the first N jobs")
-    p.add_argument("--load", type=float, metavar="FACTOR",
-                   help="divide every arrival time by FACTOR")
-    p.add_argument("--seed", type=int, default=0, help="seed of --generate")
+    add_instance_arguments(p, seed_help="seed of --generate")
     p.add_argument("--policy", help="bound the schedules of this policy's setting "
                                     "(its progress rule, forking, sharing, sensitivity)")
     p.add_argument("--progress-rule", choices=("gang", "partial", "additive"))

@@ -29,6 +29,7 @@ __all__ = ["add_parsers"]
 
 
 def add_parsers(subparsers) -> None:
+    from optsched.cli.simulate import add_instance_arguments
     from optsched.sim.lns import OBJECTIVES
 
     p = subparsers.add_parser(
@@ -38,19 +39,8 @@ def add_parsers(subparsers) -> None:
                     "start and best values next to the certified lower bound.")
     p.add_argument("result", type=Path, help="result JSON of 'optsched simulate --out' "
                                              "(or a schedule JSON)")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--trace", type=Path, help="trace file or shipped trace name")
-    src.add_argument("--generate", type=int, metavar="N",
-                     help="generate N Philly-derived jobs (Gavel's generator)")
-    src.add_argument("--instance", type=Path, help="an optsched instance JSON")
-    p.add_argument("--trace-format", choices=("gavel", "tiresias", "philly"))
-    p.add_argument("--cluster", help="cluster preset name or cluster/instance JSON file")
-    p.add_argument("--jobs-per-hour", type=float, help="arrival rate for --generate")
-    p.add_argument("--jobs", type=int, help="keep only the first N jobs")
-    p.add_argument("--load", type=float, metavar="FACTOR",
-                   help="divide every arrival time by FACTOR")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of --generate and of the window choice (default 0)")
+    add_instance_arguments(p, seed_help="seed of --generate and of the window choice "
+                                         "(default 0)")
     p.add_argument("--policy", help="validate under this policy's rules (default: the "
                                     "policy the result names, else the schedule's own)")
     p.add_argument("--objective", choices=OBJECTIVES, default="mean_jct")

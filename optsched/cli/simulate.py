@@ -35,23 +35,8 @@ def add_parsers(subparsers) -> None:
                     f"{', '.join(simulation_names(aliases=False))} (the older unqualified names, "
                     "e.g. max_min_fairness or tiresias_las, are accepted as aliases).")
     p.add_argument("--policy", required=True, help="registered policy name")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--trace", type=Path,
-                     help="trace file (Gavel .trace, Tiresias or Philly .csv) or the name of "
-                          "a shipped trace (gavel-philly-2000, philly, tiresias-60, ...)")
-    src.add_argument("--generate", type=int, metavar="N",
-                     help="generate N Philly-derived jobs (Gavel's generator)")
-    src.add_argument("--instance", type=Path, help="an optsched instance JSON")
-    p.add_argument("--trace-format", choices=("gavel", "tiresias", "philly"),
-                   help="trace layout (default: a .csv is Philly's when its header names "
-                        "timestamp and num_gpus, else Tiresias'; other files Gavel's)")
-    p.add_argument("--cluster", help="cluster preset name or cluster/instance JSON file")
-    p.add_argument("--jobs-per-hour", type=float, help="arrival rate for --generate")
-    p.add_argument("--jobs", type=int, help="keep only the first N jobs of the trace")
-    p.add_argument("--load", type=float, metavar="FACTOR",
-                   help="divide every arrival time by FACTOR (2 = jobs arrive twice as fast)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of --generate and of randomised policies (default 0)")
+    add_instance_arguments(p, seed_help="seed of --generate and of randomised policies "
+                                         "(default 0)")
     p.add_argument("--max-time", type=float, help="stop at this simulated time (s)")
     p.add_argument("--backend", default=None, help="LP backend for Gavel policies")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
@@ -84,6 +69,29 @@ def load_cluster(spec: str | None) -> Cluster | None:
         return Cluster.from_dict(data)
     from optsched.catalog import cluster_preset
     return cluster_preset(spec)
+
+
+def add_instance_arguments(p, *, seed_help: str) -> None:
+    """The options that name the instance a command works on (what :func:`build_instance`
+    reads): exactly one of ``--trace``, ``--generate``, ``--instance``, then
+    ``--trace-format``, ``--cluster``, ``--jobs-per-hour``, ``--jobs``, ``--load`` and
+    ``--seed`` (described by ``seed_help``)."""
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--trace", type=Path,
+                     help="trace file (Gavel .trace, Tiresias or Philly .csv) or the name of "
+                          "a shipped trace (gavel-philly-2000, philly, tiresias-60, ...)")
+    src.add_argument("--generate", type=int, metavar="N",
+                     help="generate N Philly-derived jobs (Gavel's generator)")
+    src.add_argument("--instance", type=Path, help="an optsched instance JSON")
+    p.add_argument("--trace-format", choices=("gavel", "tiresias", "philly"),
+                   help="trace layout (default: a .csv is Philly's when its header names "
+                        "timestamp and num_gpus, else Tiresias'; other files Gavel's)")
+    p.add_argument("--cluster", help="cluster preset name or cluster/instance JSON file")
+    p.add_argument("--jobs-per-hour", type=float, help="arrival rate for --generate")
+    p.add_argument("--jobs", type=int, help="keep only the first N jobs of the trace")
+    p.add_argument("--load", type=float, metavar="FACTOR",
+                   help="divide every arrival time by FACTOR (2 = jobs arrive twice as fast)")
+    p.add_argument("--seed", type=int, default=0, help=seed_help)
 
 
 def build_instance(args) -> Instance:
