@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -45,6 +44,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from optsched.catalog import read_trace
+    from optsched.core.files import write_bytes
     from optsched.registry import simulate
     from optsched.sim.lns import fastest_srpt_start, improve
 
@@ -94,7 +94,7 @@ def main() -> None:
     fig.tight_layout()
     img = save_figure(fig, RESULTS / "img" / "gap_load.png")
     docs_img = Path(__file__).resolve().parent.parent / "docs" / "img" / "gap_load.png"
-    shutil.copyfile(img, docs_img)
+    write_bytes(docs_img, img.read_bytes())  # atomically, as every result file
     write_results(
         "gap_load", rows,
         ["load", "kind", "name", "start_h", "mean_jct_h", "gap", "cpu_s", "windows", "stop"],
