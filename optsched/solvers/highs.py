@@ -163,6 +163,40 @@ def _set_start(h, data: ProgramData, start: np.ndarray, verbose: bool) -> list[s
     return log
 
 
+class _MipWatch:
+    """What HiGHS reports of a MIP while it runs: the last improving solution (in the
+    original space and sense, offset included) and the last dual bound.
+
+    A solve abandoned at its deadline (:func:`_run`) cannot be asked for its state any
+    more (the ``Highs`` object is still running in its thread), so its incumbent and
+    bound are taken from these reports: both are HiGHS's own, valid when reported (an
+    incumbent is feasible; a dual bound only tightens), so the gap they give is a
+    certified, if slightly stale, one. HiGHS reports the dual bound through its MIP log
+    callback, which runs only with ``output_flag``; the log goes to the console only
+    when ``verbose``.
+    """
+
+    def __init__(self, h, verbose: bool) -> None:
+        self._x: np.ndarray | None = None
+        self._bound: float | None = None
+        h.setOptionValue("output_flag", True)
+        h.setOptionValue("log_to_console", bool(verbose))
+        h.cbMipImprovingSolution.subscribe(self._improving)
+        h.cbMipLogging.subscribe(self._logging)
+
+    def _improving(self, event) -> None:
+        out = event.data_out
+        self._x = np.array(out.mip_solution, dtype=float)  # replaced whole: never torn
+        self._bound = float(out.mip_dual_bound)
+
+    def _logging(self, event) -> None:
+        self._bound = float(event.data_out.mip_dual_bound)
+
+    def seen(self) -> tuple[np.ndarray | None, float | None]:
+        """The last incumbent and dual bound reported (``None`` where none was)."""
+        return self._x, self._bound
+
+
 def start_report(log: list[str]) -> dict[str, Any]:
     """What HiGHS's log says of a MIP start: ``checked`` (its own feasibility check of the
     start as given: ``"feasible"``, ``"infeasible"`` or ``None`` when not reached),
@@ -202,19 +236,24 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
         return make_result(data, Status.ERROR, backend=BACKEND, solver=name,
                            message="HiGHS rejected the model (passModel returned kError)")
     log = _set_start(h, data, start, verbose) if start is not None and data.is_mip else None
+    watch = _MipWatch(h, verbose) if data.is_mip and _long(data) else None
     build = time.perf_counter() - t0
 
     reset_highs_threads(threads)
     t0 = time.perf_counter()
     if not _run(h, time_limit, _long(data)):
         waited = time.perf_counter() - t0
-        res = make_result(data, Status.TIME_LIMIT, backend=BACKEND, solver=name,
-                          build_seconds=build, solve_seconds=waited,
+        x, bound = watch.seen() if watch is not None else (None, None)
+        kept = ("its incumbent and dual bound are the last HiGHS reported before the "
+                "deadline" if x is not None or bound is not None else
+                "HiGHS had reported no incumbent or bound by then")
+        res = make_result(data, Status.TIME_LIMIT, backend=BACKEND, solver=name, x=x,
+                          bound=bound, build_seconds=build, solve_seconds=waited,
                           message=f"HiGHS did not return within {waited:.3g} s of its "
-                                  f"{time_limit:g} s limit (presolve and the MIP set-up "
-                                  "read the clock only between steps): the solve was "
-                                  "abandoned with no incumbent or bound of its own and "
-                                  "stops by itself in the background")
+                                  f"{time_limit:g} s limit (presolve, the MIP set-up and "
+                                  "some node work read the clock only between steps): the "
+                                  f"solve was abandoned ({kept}) and stops by itself in "
+                                  "the background")
         if log is not None:
             res = res.replace(extra={"start_report": start_report(log)})
         return res
