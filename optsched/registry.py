@@ -558,7 +558,13 @@ def simulate(instance: Instance, policy: str, *, seed: int = 0,
     instance = as_instance(instance)
     res = policy_spec(policy).run(instance, seed=seed, max_time=max_time,
                                   progress=progress, until=until, **options)
-    if not bounds or until is not None or res.schedule is None:
+    if bounds and until is not None and res.schedule is not None:
+        # said, not silently left out: the bounds hold for complete schedules
+        return res.replace(extra={**res.extra, "gaps_note": (
+            "until= ends the run when the named jobs complete: the other jobs' records stop "
+            "there, so there is no complete schedule to bound (run without until= for bounds "
+            "and gaps)")})
+    if not bounds or res.schedule is None:
         return res
     if instance.n_jobs == 0:  # said, not silently left out
         return res.replace(extra={**res.extra,

@@ -97,7 +97,15 @@ def isolated_runtime(instance: Instance) -> np.ndarray:
 
 
 def compute_metrics(instance: Instance, schedule: Schedule) -> Metrics:
-    """Metrics of ``schedule`` (assumed validated by :func:`optsched.validate_schedule`)."""
+    """Metrics of ``schedule`` (assumed validated by :func:`optsched.validate_schedule`).
+
+    ``instance`` and ``schedule`` may also be their JSON forms (mappings); anything else
+    raises :class:`~optsched.errors.InvalidInput` naming the argument.
+    """
+    from optsched.core.coerce import as_instance, as_schedule
+
+    instance = as_instance(instance)
+    schedule = as_schedule(schedule)
     comp = dict(schedule.completion)
     jobs = {j.id: j for j in instance.jobs}
     jct = {jid: c - jobs[jid].arrival for jid, c in comp.items()}

@@ -256,3 +256,17 @@ def test_metrics_of_a_schedule_that_completes_nothing():
     assert m.mean_ftf is m.max_ftf is m.mean_slowdown is None
     assert m.busy_gpu_seconds == 10 and m.utility == 0
     assert m.queueing_delay == {"A": 0} and m.mean_queueing_delay == 0
+
+
+@pytest.mark.parametrize("bad", ["instance", "schedule"])
+def test_metrics_of_something_else_is_a_typed_error_naming_the_argument(bad):
+    from optsched.errors import InvalidInput
+
+    inst = Instance(Cluster((Node("n", {"v100": 1}),)),
+                    (Job("a", 0.0, 1, 10.0, {"v100": 1.0}),))
+    sched = Schedule((Allocation("a", 0.0, 10.0, "n", "v100", 1),), {"a": 10.0})
+    args = {"instance": inst, "schedule": sched, bad: [1, 2]}
+    with pytest.raises(InvalidInput, match=bad):
+        compute_metrics(args["instance"], args["schedule"])
+    # the JSON forms are read like the objects
+    assert compute_metrics(inst.to_dict(), sched.to_dict()).mean_jct == 10.0

@@ -38,6 +38,11 @@ def test_until_through_the_registry(stream):
     ids = [j.id for j in stream.jobs[:5]]
     res = simulate_named(stream, "gavel.max_min_fairness_agnostic", progress=False, until=ids)
     assert res.extra["until_met"] is True
+    # no bound for a cut run, and the result says why instead of leaving them out silently
+    assert "bounds" not in res.extra and "until=" in res.extra["gaps_note"]
+    quiet = simulate_named(stream, "gavel.max_min_fairness_agnostic", progress=False,
+                           until=ids, bounds=False)
+    assert "gaps_note" not in quiet.extra
 
 
 @pytest.mark.parametrize("until, value", [(["nope"], "nope"), ([], []), ("0", "0")])
