@@ -96,9 +96,13 @@ def cells_of(config: SweepConfig) -> list[Cell | SimCell]:
     options its method declares, the backend only for methods that solve an LP/MILP),
     then simulation cells by policy, trace, jobs, load or rate, seed (each with the
     options its policy declares)."""
-    from optsched.registry import get_model, policy_spec
+    return [*_solve_cells(config), *_sim_cells(config)]
 
-    out: list[Cell | SimCell] = []
+
+def _solve_cells(config: SweepConfig) -> list[Cell]:
+    from optsched.registry import get_model
+
+    out: list[Cell] = []
     for m in config.models:
         for meth in config.methods[m]:
             method = get_model(m).method(meth)
@@ -106,18 +110,26 @@ def cells_of(config: SweepConfig) -> list[Cell | SimCell]:
                     if k in method.options or (k == "backend" and method.backend)}
             out += [Cell(m, meth, size, seed, opts, config.instance)
                     for size in config.sizes for seed in config.seeds]
+    return out
+
+
+def _sim_cells(config: SweepConfig) -> list[SimCell]:
+    from optsched.registry import policy_spec
+
     sim = config.simulate
-    if sim is not None:
-        points = [(x, None) for x in sim["loads"]] if "loads" in sim else \
-            [(None, x) for x in sim["rates"]]
-        for pol in sim["policies"]:
-            takes = policy_spec(pol).options
-            opts = {k: v for k, v in sim["options"].items() if k in takes}
-            window = tuple(sim["window"]) if sim.get("window") else None
-            out += [SimCell(pol, trace, jobs, load, rate, seed, sim["cluster"], opts,
-                            sim["trace_options"], sim["max_time"], window)
-                    for trace in sim["traces"] for jobs in sim["jobs"]
-                    for load, rate in points for seed in config.seeds]
+    if sim is None:
+        return []
+    points = [(x, None) for x in sim["loads"]] if "loads" in sim else \
+        [(None, x) for x in sim["rates"]]
+    window = tuple(sim["window"]) if sim.get("window") else None
+    out: list[SimCell] = []
+    for pol in sim["policies"]:
+        takes = policy_spec(pol).options
+        opts = {k: v for k, v in sim["options"].items() if k in takes}
+        out += [SimCell(pol, trace, jobs, load, rate, seed, sim["cluster"], opts,
+                        sim["trace_options"], sim["max_time"], window)
+                for trace in sim["traces"] for jobs in sim["jobs"]
+                for load, rate in points for seed in config.seeds]
     return out
 
 

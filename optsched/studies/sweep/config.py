@@ -35,8 +35,9 @@ class SweepConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepConfig:
-        from optsched.registry import get_model
-
+        """Check ``data`` (a parsed config) and build the grid; the first problem found
+        raises :class:`~optsched.errors.InvalidOption` or
+        :class:`~optsched.errors.UnknownName` naming its key and value."""
         if not isinstance(data, Mapping):
             raise InvalidOption("config", type(data).__name__, "must be a table/object")
         unknown = set(data) - {"name", "models", "methods", "sizes", "seeds", "options",
@@ -56,45 +57,11 @@ class SweepConfig:
                     raise InvalidOption(k, data[k], "a setting of solve cells, and the config "
                                         "has no models")
             return cls(name, (), {}, (), seeds, {}, {"generator": "demo"}, sim)
-        models = _str_list(data.get("models"), "models")
-        for m in models:
-            get_model(m)  # UnknownName for a typo
-        raw = data.get("methods", ["exact", "heuristic"])
-        if isinstance(raw, Mapping):
-            missing = [m for m in models if m not in raw]
-            if missing:
-                raise InvalidOption("methods", sorted(raw), f"no methods for model {missing[0]!r}")
-            methods = {m: _str_list(raw[m], f"methods.{m}") for m in models}
-        else:
-            common = _str_list(raw, "methods")
-            methods = {m: common for m in models}
-        for m, ms in methods.items():
-            known = (*get_model(m).method_names, "heuristic",
-                     *(a for x in get_model(m).methods for a in x.aliases))
-            for meth in ms:
-                if ":" in meth:  # module:name of a method of your own: it must resolve
-                    get_model(m).method(meth)
-                elif meth not in known:
-                    raise UnknownName(f"methods.{m}", meth, f"model {m!r} offers {list(known)}")
+        models = _models(data)
+        methods = _methods(data, models)
         sizes = _int_list(data.get("sizes"), "sizes", minimum=1)
-        options = data.get("options", {})
-        if not isinstance(options, Mapping):
-            raise InvalidOption("options", options, "must be a table of solve() keywords")
-        for k, v in options.items():  # an option no chosen method takes is a typo
-            if k == "backend":
-                ok = any(get_model(m).method(x).backend for m in models for x in methods[m])
-            else:
-                ok = any(k in get_model(m).method(x).options for m in models
-                         for x in methods[m])
-            if not ok:
-                raise InvalidOption(f"options.{k}", v, "no method of this sweep takes it")
-        inst = dict(data.get("instance", {}) or {})
-        inst.setdefault("generator", "demo")
-        gen = inst["generator"]
-        if not isinstance(gen, str) or (gen not in GENERATORS and ":" not in gen):
-            raise InvalidOption("instance.generator", gen,
-                                "must be 'demo', 'philly' or 'module:function'")
-        return cls(name, models, methods, sizes, seeds, dict(options), inst, sim)
+        options = _solve_options(data, models, methods)
+        return cls(name, models, methods, sizes, seeds, options, _instance_spec(data), sim)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "seeds": list(self.seeds)}
@@ -108,9 +75,73 @@ class SweepConfig:
         return d
 
 
+def _models(data: Mapping[str, Any]) -> tuple[str, ...]:
+    from optsched.registry import get_model
+
+    models = _str_list(data.get("models"), "models")
+    for m in models:
+        get_model(m)  # UnknownName for a typo
+    return models
+
+
+def _methods(data: Mapping[str, Any], models: tuple[str, ...]
+             ) -> dict[str, tuple[str, ...]]:
+    """The methods of each model: one list for all or a table per model; each a name
+    the model offers, or ``module:name`` of a method that resolves."""
+    from optsched.registry import get_model
+
+    raw = data.get("methods", ["exact", "heuristic"])
+    if isinstance(raw, Mapping):
+        missing = [m for m in models if m not in raw]
+        if missing:
+            raise InvalidOption("methods", sorted(raw), f"no methods for model {missing[0]!r}")
+        methods = {m: _str_list(raw[m], f"methods.{m}") for m in models}
+    else:
+        common = _str_list(raw, "methods")
+        methods = {m: common for m in models}
+    for m, ms in methods.items():
+        known = (*get_model(m).method_names, "heuristic",
+                 *(a for x in get_model(m).methods for a in x.aliases))
+        for meth in ms:
+            if ":" in meth:  # module:name of a method of your own: it must resolve
+                get_model(m).method(meth)
+            elif meth not in known:
+                raise UnknownName(f"methods.{m}", meth, f"model {m!r} offers {list(known)}")
+    return methods
+
+
+def _solve_options(data: Mapping[str, Any], models: tuple[str, ...],
+                   methods: Mapping[str, tuple[str, ...]]) -> dict[str, Any]:
+    """The ``options`` table; each one must be taken by some method of the sweep."""
+    from optsched.registry import get_model
+
+    options = data.get("options", {})
+    if not isinstance(options, Mapping):
+        raise InvalidOption("options", options, "must be a table of solve() keywords")
+    for k, v in options.items():  # an option no chosen method takes is a typo
+        if k == "backend":
+            ok = any(get_model(m).method(x).backend for m in models for x in methods[m])
+        else:
+            ok = any(k in get_model(m).method(x).options for m in models
+                     for x in methods[m])
+        if not ok:
+            raise InvalidOption(f"options.{k}", v, "no method of this sweep takes it")
+    return dict(options)
+
+
+def _instance_spec(data: Mapping[str, Any]) -> dict[str, Any]:
+    inst = dict(data.get("instance", {}) or {})
+    inst.setdefault("generator", "demo")
+    gen = inst["generator"]
+    if not isinstance(gen, str) or (gen not in GENERATORS and ":" not in gen):
+        raise InvalidOption("instance.generator", gen,
+                            "must be 'demo', 'philly' or 'module:function'")
+    return inst
+
+
 def _simulate_section(raw: Any) -> dict[str, Any]:
-    """The ``[simulate]`` table, checked (``docs/sweeps.md``)."""
-    from optsched.catalog import SHIPPED_TRACES, cluster_preset
+    """The ``[simulate]`` table, checked (``docs/sweeps.md``), key by key in a fixed
+    order, so a config with several problems always reports the same first one."""
     from optsched.registry import policy_spec
 
     if not isinstance(raw, Mapping):
@@ -121,27 +152,12 @@ def _simulate_section(raw: Any) -> dict[str, Any]:
                             f"unknown key; known: {', '.join(SIM_KEYS)}")
     policies = _str_list(raw.get("policies"), "simulate.policies")
     specs = [policy_spec(p) for p in policies]  # UnknownName for a typo
-    traces = _str_list(raw.get("traces"), "simulate.traces")
-    for t in traces:
-        if t != "generate" and t not in SHIPPED_TRACES and not Path(t).is_file():
-            raise InvalidOption("simulate.traces", t, "not a shipped trace "
-                                f"({', '.join(SHIPPED_TRACES)}), a trace file or 'generate'")
+    traces = _sim_traces(raw)
     jobs = (_int_list(raw["jobs"], "simulate.jobs", minimum=1) if "jobs" in raw else (None,))
     if "generate" in traces and None in jobs:
         raise InvalidOption("simulate.jobs", None, "'generate' needs the number of jobs")
-    if "loads" in raw and "rates" in raw:
-        raise InvalidOption("simulate.rates", raw["rates"], "give loads or rates, not both")
-    loads = _positive_list(raw["loads"], "simulate.loads") if "loads" in raw else None
-    rates = _positive_list(raw["rates"], "simulate.rates") if "rates" in raw else None
-    if rates is not None and None in jobs:
-        raise InvalidOption("simulate.rates", list(rates), "an arrival rate needs the "
-                            "number of jobs (simulate.jobs)")
-    cluster = raw.get("cluster")
-    if cluster is not None:
-        if not isinstance(cluster, str):
-            raise InvalidOption("simulate.cluster", cluster, "must be a preset name or a file")
-        if not Path(cluster).is_file():
-            cluster_preset(cluster)  # UnknownName for a typo
+    points = _sim_points(raw, jobs)
+    cluster = _sim_cluster(raw)
     options = raw.get("options", {})
     if not isinstance(options, Mapping):
         raise InvalidOption("simulate.options", options, "must be a table of policy options")
@@ -157,28 +173,68 @@ def _simulate_section(raw: Any) -> dict[str, Any]:
                                  or not isinstance(max_time, (int, float))
                                  or not (max_time > 0 and math.isfinite(max_time))):
         raise InvalidOption("simulate.max_time", max_time, "must be a finite number > 0")
-    window = None
-    if "window" in raw:
-        w = Window.of(raw["window"], "simulate.window")
-        if None in jobs:
-            raise InvalidOption("simulate.window", raw["window"], "a window needs the stream "
-                                "length (simulate.jobs)")
-        short = [j for j in jobs if j is not None and j <= w.end]
-        if short:
-            raise InvalidOption("simulate.jobs", short[0], f"must exceed the window's end "
-                                f"{w.end}: the stream goes on while the window's jobs run")
-        window = [w.start, w.end]
+    window = _sim_window(raw, jobs)
     out: dict[str, Any] = {"policies": list(policies), "traces": list(traces),
                            "jobs": [j for j in jobs], "cluster": cluster,
                            "options": dict(options), "trace_options": dict(trace_options),
                            "max_time": max_time}
     if window is not None:
         out["window"] = window
-    if rates is not None:
-        out["rates"] = list(rates)
-    else:
-        out["loads"] = list(loads or (1.0,))
+    out.update(points)
     return out
+
+
+def _sim_traces(raw: Mapping[str, Any]) -> tuple[str, ...]:
+    from optsched.catalog import SHIPPED_TRACES
+
+    traces = _str_list(raw.get("traces"), "simulate.traces")
+    for t in traces:
+        if t != "generate" and t not in SHIPPED_TRACES and not Path(t).is_file():
+            raise InvalidOption("simulate.traces", t, "not a shipped trace "
+                                f"({', '.join(SHIPPED_TRACES)}), a trace file or 'generate'")
+    return traces
+
+
+def _sim_points(raw: Mapping[str, Any], jobs: tuple[int | None, ...]
+                ) -> dict[str, list[float]]:
+    """``{"loads": [...]}`` (default ``[1.0]``) or ``{"rates": [...]}``, not both."""
+    if "loads" in raw and "rates" in raw:
+        raise InvalidOption("simulate.rates", raw["rates"], "give loads or rates, not both")
+    loads = _positive_list(raw["loads"], "simulate.loads") if "loads" in raw else None
+    rates = _positive_list(raw["rates"], "simulate.rates") if "rates" in raw else None
+    if rates is not None and None in jobs:
+        raise InvalidOption("simulate.rates", list(rates), "an arrival rate needs the "
+                            "number of jobs (simulate.jobs)")
+    if rates is not None:
+        return {"rates": list(rates)}
+    return {"loads": list(loads or (1.0,))}
+
+
+def _sim_cluster(raw: Mapping[str, Any]) -> str | None:
+    from optsched.catalog import cluster_preset
+
+    cluster = raw.get("cluster")
+    if cluster is not None:
+        if not isinstance(cluster, str):
+            raise InvalidOption("simulate.cluster", cluster, "must be a preset name or a file")
+        if not Path(cluster).is_file():
+            cluster_preset(cluster)  # UnknownName for a typo
+    return cluster
+
+
+def _sim_window(raw: Mapping[str, Any], jobs: tuple[int | None, ...]) -> list[int] | None:
+    """``[a, b]`` of a steady-state window; every stream must run past ``b``."""
+    if "window" not in raw:
+        return None
+    w = Window.of(raw["window"], "simulate.window")
+    if None in jobs:
+        raise InvalidOption("simulate.window", raw["window"], "a window needs the stream "
+                            "length (simulate.jobs)")
+    short = [j for j in jobs if j is not None and j <= w.end]
+    if short:
+        raise InvalidOption("simulate.jobs", short[0], f"must exceed the window's end "
+                            f"{w.end}: the stream goes on while the window's jobs run")
+    return [w.start, w.end]
 
 
 def _positive_list(v: Any, path: str) -> tuple[float, ...]:
