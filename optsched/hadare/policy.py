@@ -305,15 +305,8 @@ def run_hadare(instance: Instance, *, slots: int | None = None, slot: float | No
     if not isinstance(forking, bool):
         raise InvalidOption("forking", forking, "must be True or False")
     t0 = time.perf_counter()
-    if hadar_run is None:
-        model = online_model(instance, slot, slots, max_slots, quanta)
-        hr = run_online(model, quanta=quanta, U=U, L=L)
-    else:
-        if not isinstance(hadar_run, OnlineRun) or \
-                hadar_run.model.instance.jobs is not instance.jobs:
-            raise InvalidOption("hadar_run", type(hadar_run).__name__,
-                                "must be run_online(build_model(...)) of this instance")
-        model, hr = hadar_run.model, hadar_run
+    hr = _admission(instance, slot, slots, max_slots, quanta, U, L, hadar_run)
+    model = hr.model
     plan = model.instance  # the instance on the planning grid
     kappa = consolidation_seconds(plan, consolidation, consolidation_slots)
     F = max_copies_of(plan, max_copies)
@@ -349,18 +342,38 @@ def run_hadare(instance: Instance, *, slots: int | None = None, slot: float | No
              "epochs": sim.extra["epochs"]}
     left = [j.id for j in instance.jobs if j.id not in comp]
     if left:
-        never = sorted(set(left) - set(admitted))
-        extra["unfinished_reason"] = "; ".join(filter(None, [
-            f"{len(never)} rejected by Hadar's admission (HadarE runs admitted jobs only)"
-            if never else "",
-            f"{len(left) - len(never)} admitted but not done by the last of the {model.T} "
-            f"slots of {d:g} s" if len(left) > len(never) else ""]))
+        extra["unfinished_reason"] = _unfinished_reason(left, admitted, model.T, d)
     return finalize(instance, schedule, status=Status.FEASIBLE, objective=P,
                     model="hadare", method="online" if forking else "hadar-replay",
                     solver="hadar-primal-dual+fork", solve_seconds=seconds,
                     ratio_note="no competitive ratio is proved for HadarE (Hadar's 2*alpha "
                                "concerns Hadar's own admitted set and plans)",
                     extra=extra)
+
+
+def _admission(instance: Instance, slot: float | None, slots: int | None, max_slots: int,
+               quanta: int, U: Any, L: float | None, hadar_run: OnlineRun | None
+               ) -> OnlineRun:
+    """Hadar's admission pass on the planning grid, or ``hadar_run`` when it is one of
+    this instance."""
+    if hadar_run is None:
+        model = online_model(instance, slot, slots, max_slots, quanta)
+        return run_online(model, quanta=quanta, U=U, L=L)
+    if not isinstance(hadar_run, OnlineRun) or \
+            hadar_run.model.instance.jobs is not instance.jobs:
+        raise InvalidOption("hadar_run", type(hadar_run).__name__,
+                            "must be run_online(build_model(...)) of this instance")
+    return hadar_run
+
+
+def _unfinished_reason(left: list[str], admitted: list[str], T: int, d: float) -> str:
+    """Why jobs are missing from the schedule: rejected, or not done within T slots."""
+    never = sorted(set(left) - set(admitted))
+    return "; ".join(filter(None, [
+        f"{len(never)} rejected by Hadar's admission (HadarE runs admitted jobs only)"
+        if never else "",
+        f"{len(left) - len(never)} admitted but not done by the last of the {T} "
+        f"slots of {d:g} s" if len(left) > len(never) else ""]))
 
 
 def simulate_hadare(instance: Instance, *, forking: bool = True, **options: Any) -> Result:
