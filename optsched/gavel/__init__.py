@@ -31,6 +31,7 @@ from optsched.gavel.policy import (
     KIND_OPTIONS,
     SOLVERS,
     GavelFIFO,
+    GavelFIFOPolicy,
     GavelPolicy,
     RoundMechanism,
     realised_fractions,
@@ -40,7 +41,7 @@ from optsched.gavel.workload import demo_instance
 from optsched.registry import Method, PaperSpec, PolicySpec, register
 
 __all__ = ["exact", "bound", "isolated", "agnostic", "fifo", "rounds", "GavelPolicy",
-           "GavelFIFO", "RoundMechanism", "realised_fractions", "round_state",
+           "GavelFIFOPolicy", "GavelFIFO", "RoundMechanism", "realised_fractions", "round_state",
            "objective_value", "OBJECTIVES", "demo_instance", "SPEC"]
 
 _ALL_KIND_OPTIONS = frozenset().union(*KIND_OPTIONS.values())
@@ -76,8 +77,8 @@ SPEC = register(PaperSpec(
                      draws="the order of a job's GPU types of equal priority, every round",
                      draws_if=None if kind.endswith("_agnostic") else tied_types)
           for kind in SOLVERS),
-        PolicySpec("fifo", factory=GavelFIFO, fixed={"mode": "perf"}, aliases=("fifo",)),
-        PolicySpec("fifo_agnostic", factory=GavelFIFO, fixed={"mode": "base"},
+        PolicySpec("fifo", factory=GavelFIFOPolicy, fixed={"mode": "perf"}, aliases=("fifo",)),
+        PolicySpec("fifo_agnostic", factory=GavelFIFOPolicy, fixed={"mode": "base"},
                    aliases=("fifo_agnostic",),
                    draws="each job's GPU type among the free types it can use"),
     ),

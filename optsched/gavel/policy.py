@@ -53,8 +53,8 @@ from optsched.gavel.model import AWS_PRICES, LPAllocation, isolated_share
 from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
 
-__all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS", "KIND_OPTIONS",
-           "realised_fractions", "tied_types"]
+__all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFOPolicy", "GavelFIFO", "SOLVERS",
+           "KIND_OPTIONS", "realised_fractions", "tied_types"]
 
 
 class RoundMechanism:
@@ -370,7 +370,7 @@ class GavelPolicy:
         return self.rounds.allocate(state, self.allocation(state))
 
 
-class GavelFIFO:
+class GavelFIFOPolicy:
     """Gavel's FIFO (``scheduler/policies/fifo.py``), strict arrival order.
 
     Jobs are taken from the queue in arrival order; each gets a GPU type with at least
@@ -432,6 +432,10 @@ class GavelFIFO:
             free[k] -= W[m]
             X[m, k] = 1.0
         return self.rounds.allocate(state, X)
+
+
+#: The former name of :class:`GavelFIFOPolicy`, kept as an alias.
+GavelFIFO = GavelFIFOPolicy
 
 
 def tied_types(instance: Instance) -> bool:

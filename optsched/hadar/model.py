@@ -72,7 +72,7 @@ Assumptions the ratio needs (checked by :func:`competitive_ratio` and reported):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -81,7 +81,7 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.errors import InvalidOption, ModelNotApplicable, ModelTooLarge
 
-__all__ = ["HadarModel", "Prices", "build_model", "default_slots", "planning_instance",
+__all__ = ["HadarModel", "PriceBook", "Prices", "build_model", "default_slots", "planning_instance",
            "check_size", "model_slots", "job_slots", "SMALL_DEMAND_THRESHOLD",
            "DEFAULT_MAX_SLOTS", "DEFAULT_MAX_COLUMNS"]
 
@@ -336,31 +336,81 @@ def build_model(instance: Instance, slots: int | None = None) -> HadarModel:
                       cap[hh, kk].astype(np.int64), values, nmin, nmax)
 
 
-@dataclass
-class Prices:
-    """Allocated GPUs ``g[t, b]`` and prices ``p[t, b]`` per slot and bucket."""
+class PriceBook:
+    r"""Reserved GPUs ``g[t, b]`` and prices ``p[t, b]`` per slot and bucket: OASiS (22),
+    :math:`p_{tb}(g) = L\,(U_b / L)^{g / c_b}` with :math:`g` of the :math:`c_b` GPUs of
+    bucket :math:`b` reserved in slot :math:`t` (OASiS: Bao, Peng, Wu, Li, "Online Job
+    Scheduling in Distributed Machine Learning Clusters", INFOCOM 2018, eq. (22); Hadar,
+    Sultana et al., IPDPS 2024, prices each (node, GPU type) bucket by it). The price
+    rises from :math:`L` (empty) to :math:`U_b` (full), so a plan touching a full bucket
+    costs at least any job's utility when :math:`U_b` is OASiS (23).
 
-    model: HadarModel
-    U: np.ndarray  # per type
-    L: float
-    g: np.ndarray = field(init=False)
-    p: np.ndarray = field(init=False)
+    The one price function of Hadar: the offline heuristic and the dual certificate
+    (:class:`Prices`, a fixed number of slots) and the simulator policy
+    (:class:`optsched.hadar.policy.HadarPolicy`, slots added as the rounds go on) keep
+    their prices here. Prices are computed in logs, so :math:`U/L` never overflows; a
+    reservation updates only the prices of the (slot, bucket) cells it touches, in
+    :math:`O(\text{cells})`.
 
-    def __post_init__(self) -> None:
-        m = self.model
-        self.g = np.zeros((m.T, m.n_buckets), dtype=np.int64)
-        self.p = np.full((m.T, m.n_buckets), self.L)
-        self.ub = self.U[m.bucket_type]  # U of each bucket's type
+    Parameters
+    ----------
+    U : ndarray
+        :math:`U_b` per bucket (:math:`\ge L`).
+    L : float
+        The price of an empty bucket, :math:`> 0`.
+    cap : ndarray
+        :math:`c_b`, GPUs per bucket.
+    slots : int
+        Slots held at the start (:meth:`extend` adds more).
+    """
+
+    def __init__(self, U: np.ndarray, L: float, cap: np.ndarray, slots: int = 0) -> None:
+        self.L = float(L)
+        self.ub = U
+        self.cap = cap
+        self._lu = np.log(U)
+        self._ll = math.log(self.L)
+        self.g = np.zeros((slots, cap.size), dtype=np.int64)
+        self.p = np.full((slots, cap.size), self.L)
+
+    @property
+    def slots(self) -> int:
+        return int(self.g.shape[0])
 
     def price(self, g: np.ndarray, b: np.ndarray | slice = slice(None)) -> np.ndarray:
-        cap = self.model.bucket_cap[b]
-        ll = math.log(self.L)
-        return np.exp(ll + (np.log(self.ub[b]) - ll) * (g / cap))  # no overflow of U/L
+        """The price of a GPU of bucket ``b`` with ``g`` of its GPUs reserved."""
+        return np.exp(self._ll + (self._lu[b] - self._ll) * (g / self.cap[b]))
 
-    def allocate(self, t: np.ndarray, b: np.ndarray, gpus: np.ndarray) -> None:
+    def reserve(self, t: np.ndarray, b: np.ndarray, gpus: np.ndarray) -> None:
+        """Add ``gpus`` (negative: release) to cells ``(t, b)`` and re-price them."""
         np.add.at(self.g, (t, b), gpus)
         self.p[t, b] = self.price(self.g[t, b], b)
 
+    def extend(self, upto: int) -> None:
+        """Hold at least ``upto`` slots; new slots are empty (price :math:`L`). Grows by
+        at least half the current size, so a run's extensions cost amortised
+        :math:`O(1)` per slot."""
+        have = self.slots
+        if have < upto:
+            extra = max(upto - have, 256, have // 2)
+            self.g = np.vstack([self.g, np.zeros((extra, self.cap.size), dtype=np.int64)])
+            self.p = np.vstack([self.p, np.full((extra, self.cap.size), self.L)])
+
     @property
     def residual(self) -> np.ndarray:
-        return self.model.bucket_cap[None, :] - self.g
+        """GPUs not reserved, per slot and bucket."""
+        return self.cap[None, :] - self.g
+
+
+class Prices(PriceBook):
+    """The :class:`PriceBook` of a slotted model: its ``T`` slots and buckets, ``U`` per
+    type (``ub`` per bucket), as the offline heuristic and the dual certificate use it."""
+
+    def __init__(self, model: HadarModel, U: np.ndarray, L: float) -> None:
+        self.model = model
+        self.U = U  # per type
+        super().__init__(U[model.bucket_type], L, model.bucket_cap, model.T)
+
+    def allocate(self, t: np.ndarray, b: np.ndarray, gpus: np.ndarray) -> None:
+        """Reserve ``gpus`` in cells ``(t, b)`` (:meth:`PriceBook.reserve`)."""
+        self.reserve(t, b, gpus)

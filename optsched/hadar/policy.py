@@ -8,7 +8,9 @@ payoff is :math:`> 0`, reserves its GPUs round by round and raises the prices of
 rounds it uses. Admitted plans are never revised. Each round the policy returns the
 reserved placements of the admitted, unfinished jobs. Prices per (round, node, type)
 follow OASiS (22): :math:`p = L\,(U_k/L)^{g/c}` with :math:`g` of the :math:`c` GPUs of
-the (node, type) reserved in that round.
+the (node, type) reserved in that round, kept in a
+:class:`~optsched.hadar.model.PriceBook` (the price function of the offline heuristic and
+the dual certificate too) that grows a round at a time.
 
 Adaptation to an open-ended simulation (documented assumptions, ours where marked)
 ----------------------------------------------------------------------------------
@@ -109,7 +111,7 @@ from optsched.core.result import Result
 from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption
 from optsched.hadar.bounds import dual_subroutine, rule_options
-from optsched.hadar.model import HadarModel
+from optsched.hadar.model import HadarModel, PriceBook
 from optsched.sim.policy import ClusterView
 
 __all__ = ["HadarPolicy", "density_price_params", "rolling_price_params", "simulate_hadar",
@@ -285,9 +287,7 @@ class HadarPolicy:
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
         self._origin: float | None = None
-        self._ready = False  # bucket arrays are built from the first view's cluster
-        self._g = np.zeros((0, 0), dtype=np.int64)
-        self._p = np.zeros((0, 0))
+        self._ready = False  # bucket arrays and prices are built from the first view
         # plans: job -> segments (first round, end round exclusive, ((bucket, gpus), ...))
         self._plans: dict[str, list[tuple[int, int, tuple[tuple[int, int], ...]]]] = {}
         self._seg: dict[str, int] = {}  # the segment of the current round, per plan
@@ -328,27 +328,13 @@ class HadarPolicy:
         if not (L > 0 and math.isfinite(L)):
             raise InvalidOption("L", L, "must be a finite number > 0")
         self.U, self.L = np.maximum(Uk, L), L
-        self._lu = np.log(self.U[self._bt])
-        self._ll = math.log(self.L)
-        self._g = np.zeros((0, self._bc.size), dtype=np.int64)
-        self._p = np.zeros((0, self._bc.size))
+        self.book = PriceBook(self.U[self._bt], self.L, self._bc)
         self._ready = True
-
-    def _ensure(self, upto: int) -> None:
-        have = self._g.shape[0]
-        if have < upto:
-            extra = max(upto - have, 256, have // 2)
-            self._g = np.vstack([self._g, np.zeros((extra, self._bc.size), dtype=np.int64)])
-            self._p = np.vstack([self._p, np.full((extra, self._bc.size), self.L)])
 
     def price(self, g: np.ndarray, b: np.ndarray) -> np.ndarray:
         """OASiS (22): the price of a GPU of bucket ``b`` with ``g`` of its GPUs reserved
-        (computed in logs, so :math:`U/L` never overflows)."""
-        return np.exp(self._ll + (self._lu[b] - self._ll) * (g / self._bc[b]))
-
-    def _book(self, t: np.ndarray, b: np.ndarray, g: np.ndarray) -> None:
-        np.add.at(self._g, (t, b), g)
-        self._p[t, b] = self.price(self._g[t, b], b)
+        (:meth:`optsched.hadar.model.PriceBook.price`)."""
+        return self.book.price(g, b)
 
     def stats(self) -> dict[str, Any]:
         """Admissions, rejections (``no_fit``: no schedule fits the window;
@@ -366,35 +352,55 @@ class HadarPolicy:
 
     # ------------------------------------------------------------------ decision
     def allocate(self, view: ClusterView) -> list[Placement]:
+        """One round: finished jobs release their reservations, the jobs due an offer are
+        offered in arrival order (:meth:`_offers`), and the round's placements are the
+        admitted plans' reservations followed by the best-effort fill."""
         if not self._ready:
             self._setup(view)
-        slot = view.slot
-        if self._origin is None:
-            self._origin = view.time
-        c = (view.time - self._origin) / slot
-        cur = int(round(c))
-        if abs(c - cur) > _EPS:  # the simulator jumped over an idle period
-            live = [j for j in self._plans if j in view.ids]
-            if live:
-                raise RuntimeError(f"hadar policy: round grid moved with plans {live[:3]}")
-            self._origin, cur = view.time, 0
-            self._g = np.zeros((0, self._bc.size), dtype=np.int64)
-            self._p = np.zeros((0, self._bc.size))
-            for state in (self._plans, self._seg, self._plan_end, self._next_offer,
-                          self._fails, self._order):
-                state.clear()
-            self._ends, self._due = [], []
-            self._known.clear()
+        cur = self._round(view)
         pos = view.position
         # finished jobs release their reservations from this round on (prices fall back)
         for jid in [j for j in self._plans if j not in pos]:
             self._release(jid, cur)
-        # offers: new jobs, rejected jobs due again, plans that ended with work left
+        remaining = view.remaining
+        for jid in sorted(set(self._offers(view, cur)), key=pos.__getitem__):
+            self._next_offer.pop(jid, None)
+            m = pos[jid]
+            self._offer(view, m, jid, cur, float(remaining[m]))
+        out = self._planned(cur)
+        self._forget(pos)
+        return out + self._fill_round(view, cur)
+
+    def _round(self, view: ClusterView) -> int:
+        """The current round on the policy's grid. If the simulator jumped over an idle
+        period the grid restarts at this round (no plan is outstanding then)."""
+        if self._origin is None:
+            self._origin = view.time
+        c = (view.time - self._origin) / view.slot
+        cur = int(round(c))
+        if abs(c - cur) <= _EPS:
+            return cur
+        live = [j for j in self._plans if j in view.ids]
+        if live:
+            raise RuntimeError(f"hadar policy: round grid moved with plans {live[:3]}")
+        self._origin = view.time
+        self.book = PriceBook(self.U[self._bt], self.L, self._bc)
+        for state in (self._plans, self._seg, self._plan_end, self._next_offer,
+                      self._fails, self._order):
+            state.clear()
+        self._ends, self._due = [], []
+        self._known.clear()
+        return 0
+
+    def _offers(self, view: ClusterView, cur: int) -> list[str]:
+        """The jobs offered this round: new jobs, rejected jobs due again, plans that
+        ended with work left, and (``planning="replan"``, at an arrival or completion)
+        every admitted job, whose reservations are released first."""
+        pos = view.position
         offers = [j for j in view.ids if j not in self._known]
         self._known.update(offers)
-        # known jobs no longer visible completed since the last round (forgotten below)
+        # known jobs no longer visible completed since the last round (forgotten later)
         if self.planning == "replan" and (offers or len(self._known) > len(pos)):
-            # an event: every admitted job gives its reservations back and is offered again
             self._stats["replan_events"] += 1
             again = list(self._plans)
             for jid in again:
@@ -409,11 +415,10 @@ class HadarPolicy:
             if self._plan_end.get(jid) == r and jid in pos:
                 self._drop(jid)  # work left (floating point): plan the rest
                 offers.append(jid)
-        remaining = view.remaining
-        for jid in sorted(set(offers), key=pos.__getitem__):
-            self._next_offer.pop(jid, None)
-            m = pos[jid]
-            self._offer(view, m, jid, cur, float(remaining[m]))
+        return offers
+
+    def _planned(self, cur: int) -> list[Placement]:
+        """The placements the admitted plans reserved for round ``cur``."""
         out: list[Placement] = []
         for jid, segs in self._plans.items():
             i = self._seg[jid]
@@ -427,15 +432,23 @@ class HadarPolicy:
                 node, typ = self._bnames[b]
                 out.append(Placement(jid, node, typ, g))
                 self._stats["planned_gpu_rounds"] += g
+        return out
+
+    def _forget(self, pos: dict[str, int]) -> None:
+        """Drop the retry and fill state of the jobs that completed."""
         for jid in [j for j in self._known if j not in pos]:
             self._known.discard(jid)
             self._next_offer.pop(jid, None)
             self._fails.pop(jid, None)
             self._order.pop(jid, None)
-        # best-effort fill (ours): jobs without a plan use GPUs left idle this round
-        self._ensure(cur + 1)
-        free = self._bc - self._g[cur]
+
+    def _fill_round(self, view: ClusterView, cur: int) -> list[Placement]:
+        """Best-effort fill (ours): jobs without a plan, in arrival order, on the GPUs
+        no reservation holds in round ``cur`` (prices unchanged)."""
+        self.book.extend(cur + 1)
+        free = self._bc - self.book.g[cur]
         left = int(free.sum())
+        out: list[Placement] = []
         for m, jid in enumerate(view.ids):
             if left <= 0:
                 break
@@ -461,7 +474,7 @@ class HadarPolicy:
         t, b, g = self._arrays([(max(r0, cur), r1, items)
                                 for r0, r1, items in self._drop(jid) if r1 > cur])
         if t.size:
-            self._book(t, b, -g)
+            self.book.reserve(t, b, -g)
 
     @staticmethod
     def _arrays(segs: list[tuple[int, int, tuple[tuple[int, int], ...]]]
@@ -538,10 +551,11 @@ class HadarPolicy:
         mslot = max(1, min(math.ceil(w / self.plan_slots), nmin // 4))
         wc = math.ceil(w / mslot)
         span = wc * mslot
-        self._ensure(cur + span)
+        self.book.extend(cur + span)
         B = self._bc.size
-        price = self._p[cur:cur + span].reshape(wc, mslot, B).sum(axis=1)
-        residual = (self._bc[None, :] - self._g[cur:cur + span]).reshape(wc, mslot, B).min(axis=1)
+        price = self.book.p[cur:cur + span].reshape(wc, mslot, B).sum(axis=1)
+        booked = self.book.g[cur:cur + span]
+        residual = (self._bc[None, :] - booked).reshape(wc, mslot, B).min(axis=1)
         ends = view.time + (np.arange(wc) + 1) * mslot * d
         vals = self._value(view, m, jid, ends)
         Q = max(self.quanta, self.resolution * math.ceil(nmin / mslot))
@@ -559,7 +573,7 @@ class HadarPolicy:
         segs = self._trim(plan.slots, plan.buckets, plan.gpus, rates, Wj, d, mslot, cur, work)
         t, b, g = self._arrays(segs)
         last = segs[-1][1] - 1
-        self._book(t, b, g)
+        self.book.reserve(t, b, g)
         self._plans[jid] = segs
         self._seg[jid] = 0
         self._plan_end[jid] = last

@@ -22,7 +22,7 @@ from optsched.core.result import Result
 from optsched.errors import InvalidOption
 from optsched.hadare.bounds import lp_bound
 from optsched.hadare.exact import build_program, exact
-from optsched.hadare.heuristics import hadar_replay, online, simulate_hadare, simulate_pair
+from optsched.hadare.heuristics import hadar_replay, online
 from optsched.hadare.model import (
     OBJECTIVES,
     completion_values,
@@ -30,7 +30,7 @@ from optsched.hadare.model import (
     max_copies_of,
     utilization_violations,
 )
-from optsched.hadare.policy import HadarEPolicy
+from optsched.hadare.policy import HadarEPolicy, simulate_hadare, simulate_pair
 from optsched.hadare.workload import aws_like_cluster, demo_instance
 from optsched.registry import Method, PaperSpec, PolicySpec, register
 

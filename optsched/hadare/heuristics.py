@@ -40,7 +40,9 @@ Algorithm (round-based; slots of :math:`\Delta` = ``Instance.slot`` seconds)
 Execution: steps 2-3 are :class:`optsched.hadare.HadarEPolicy`, run by the shared
 simulator (:func:`optsched.sim.simulate`), which does step 4 (additive copy progress,
 consolidation) by the validator's rule; ``completion="slot"`` then moves each completion
-to the end of its slot.
+to the end of its slot. The run itself, and the simulation entry points
+``simulate_hadare`` and ``simulate_pair``, are in :mod:`optsched.hadare.policy`
+(still importable from here).
 
 ``forking=False`` replays Hadar's plans in the same rounds (gangs, slowest-type
 progress :math:`W_j \min_k \tau_{jk}`, no fill): Hadar executed with the simulator's
@@ -69,28 +71,22 @@ Complexity: Hadar's :math:`O(nT(B\log B + KB + KQ))` for admission, plus per rou
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.result import Result, Status, finalize
-from optsched.core.schedule import Schedule
+from optsched.core.result import Result
 from optsched.errors import InvalidOption
-from optsched.hadar.heuristics import DEFAULT_QUANTA, OnlineRun, online_model, run_online
+from optsched.hadar.heuristics import DEFAULT_QUANTA, OnlineRun
 from optsched.hadar.model import DEFAULT_MAX_SLOTS
-from optsched.hadare.model import consolidation_seconds, max_copies_of
-from optsched.hadare.policy import HadarEPolicy
+from optsched.hadare.policy import run_hadare
+from optsched.hadare.policy import simulate_hadare as simulate_hadare  # the path before 0.x
+from optsched.hadare.policy import simulate_pair as simulate_pair  # likewise
 from optsched.options import declares
-from optsched.sim.simulator import simulate
 
-__all__ = ["online", "hadar_replay", "simulate_hadare", "simulate_pair", "lp_order",
-           "list_schedule_classes", "LIST_ORDERS", "fork_orders",
-           "best_list_schedule_classes"]
-
-_EPS = 1e-9
-
+__all__ = ["online", "hadar_replay", "lp_order", "list_schedule_classes", "LIST_ORDERS",
+           "fork_orders", "best_list_schedule_classes"]
 
 @declares()
 def online(instance: Instance, *, slots: int | None = None, slot: float | None = None,
@@ -153,65 +149,11 @@ def online(instance: Instance, *, slots: int | None = None, slot: float | None =
     * Sultana et al., arXiv:2503.10918, 2025 (HadarE).
     * OASiS (Bao et al., INFOCOM 2018), Algorithms 1-2 (the pricing it reuses).
     """
-    if not isinstance(forking, bool):
-        raise InvalidOption("forking", forking, "must be True or False")
-    t0 = time.perf_counter()
-    if hadar_run is None:
-        model = online_model(instance, slot, slots, max_slots, quanta)
-        hr = run_online(model, quanta=quanta, U=U, L=L)
-    else:
-        if not isinstance(hadar_run, OnlineRun) or \
-                hadar_run.model.instance.jobs is not instance.jobs:
-            raise InvalidOption("hadar_run", type(hadar_run).__name__,
-                                "must be run_online(build_model(...)) of this instance")
-        model, hr = hadar_run.model, hadar_run
-    plan = model.instance  # the instance on the planning grid
-    kappa = consolidation_seconds(plan, consolidation, consolidation_slots)
-    F = max_copies_of(plan, max_copies)
-    if completion not in ("slot", "exact"):
-        raise InvalidOption("completion", completion, "must be 'slot' or 'exact'")
-    e = copy_efficiency
-    if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0 < e <= 1:
-        raise InvalidOption("copy_efficiency", e, "must be a number in (0, 1]")
-    policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa, efficiency=float(e))
-    d = model.delta
-    sim = simulate(plan, policy, max_time=model.T * d, progress=False)
-    assert sim.schedule is not None  # the simulator always returns its schedule
-    done_at = {jid: c - kappa for jid, c in sim.schedule.completion.items()}
-    if completion == "exact":
-        comp = dict(sim.schedule.completion)
-    else:  # the end of the slot in which the work was done, plus the consolidation
-        comp = {jid: math.ceil(t / d - _EPS) * d + kappa for jid, t in done_at.items()}
-    schedule = Schedule(sim.schedule.allocations, comp, forking=forking, consolidation=kappa)
-    st = policy.stats()
-    admitted = policy.admitted_ids
-    seconds = time.perf_counter() - t0
-    jobs = {j.id: j for j in instance.jobs}
-    P = float(sum(jobs[jid].value(c - jobs[jid].arrival) for jid, c in comp.items()))
-    hadar_P = float(sum(model.values[j, pl.t_hat] for j, pl in hr.plans.items()))
-    extra = {"slots": model.T, "slot": d, "quanta": hr.quanta, "admitted": admitted,
-             "n_admitted": len(admitted), "rejected": model.n_jobs - len(admitted),
-             "hadar_P": hadar_P, "consolidation": kappa, "forking": forking,
-             "completion_mode": completion, "copy_efficiency": float(e), **{k: st[k] for k in (
-                 "fill_gpu_rounds", "main_gpu_rounds", "released_gpu_rounds",
-                 "max_copies_used", "rounds", "extra_copy_gpu_rounds", "cut_gpu_seconds")},
-             "done_at": done_at, "hadar_seconds": hr.seconds,
-             "round_seconds": sim.extra["simulation_seconds"],
-             "epochs": sim.extra["epochs"]}
-    left = [j.id for j in instance.jobs if j.id not in comp]
-    if left:
-        never = sorted(set(left) - set(admitted))
-        extra["unfinished_reason"] = "; ".join(filter(None, [
-            f"{len(never)} rejected by Hadar's admission (HadarE runs admitted jobs only)"
-            if never else "",
-            f"{len(left) - len(never)} admitted but not done by the last of the {model.T} "
-            f"slots of {d:g} s" if len(left) > len(never) else ""]))
-    return finalize(instance, schedule, status=Status.FEASIBLE, objective=P,
-                    model="hadare", method="online" if forking else "hadar-replay",
-                    solver="hadar-primal-dual+fork", solve_seconds=seconds,
-                    ratio_note="no competitive ratio is proved for HadarE (Hadar's 2*alpha "
-                               "concerns Hadar's own admitted set and plans)",
-                    extra=extra)
+    return run_hadare(instance, slots=slots, slot=slot, max_slots=max_slots, quanta=quanta,
+                      U=U, L=L, consolidation=consolidation,
+                      consolidation_slots=consolidation_slots, max_copies=max_copies,
+                      forking=forking, completion=completion,
+                      copy_efficiency=copy_efficiency, hadar_run=hadar_run)
 
 
 def hadar_replay(instance: Instance, **options: Any) -> Result:
@@ -220,33 +162,6 @@ def hadar_replay(instance: Instance, **options: Any) -> Result:
     if "forking" in options:
         raise InvalidOption("forking", options["forking"], "hadar-replay never forks")
     return online(instance, forking=False, **options)
-
-
-def simulate_hadare(instance: Instance, *, forking: bool = True, **options: Any) -> Result:
-    """HadarE (``forking=True``) or Hadar (``forking=False``) with exact completion
-    instants (``completion="exact"``); ``objective`` is the mean JCT of completed jobs,
-    as :func:`optsched.sim.simulate` reports. Other options as
-    :func:`optsched.hadare.heuristics.online`."""
-    options.setdefault("completion", "exact")
-    if "slots" not in options:  # simulate in the instance's own rounds, to completion
-        options.setdefault("slot", instance.slot)
-    res = online(instance, forking=forking, **options)
-    m = res.metrics
-    return res.replace(model="simulate", method="hadare" if forking else "hadar",
-                       objective=m.mean_jct if m is not None else None,
-                       extra={**res.extra, "utility": res.objective})
-
-
-def simulate_pair(instance: Instance, *, slots: int | None = None, slot: float | None = None,
-                  max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
-                  U: Any = None, L: float | None = None,
-                  **options: Any) -> tuple[Result, Result]:
-    """``(HadarE, Hadar)`` as :func:`simulate_hadare` would give them, sharing one pass of
-    Hadar's admission (identical by construction; half the work on long traces)."""
-    model = online_model(instance, slot, slots, max_slots, quanta)
-    hr = run_online(model, quanta=quanta, U=U, L=L)
-    return (simulate_hadare(instance, forking=True, hadar_run=hr, **options),
-            simulate_hadare(instance, forking=False, hadar_run=hr, **options))
 
 
 # ------------------------------------------------------------------ list schedules

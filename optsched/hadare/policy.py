@@ -37,22 +37,35 @@ to the policy: it treats jobs in arrival order and a job's plan only books slots
 simulation is equivalent to computing each job's plan when it arrives. The policy reads
 job work (``needs_work``: Hadar's subroutine needs :math:`E_j`, the fill each job's
 remaining work).
+
+Runs. :func:`run_hadare` executes the method :func:`optsched.hadare.heuristics.online`
+(admission, this policy over the planning grid, the total utility);
+:func:`simulate_hadare` reports the same run as a simulation (exact completion instants,
+mean JCT) and :func:`simulate_pair` gives HadarE and the Hadar replay from one admission
+pass.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
-from optsched.core.schedule import Placement
-from optsched.hadar.heuristics import OnlineRun
-from optsched.hadar.model import HadarModel
+from optsched.core.instance import Instance
+from optsched.core.result import Result, Status, finalize
+from optsched.core.schedule import Placement, Schedule
+from optsched.errors import InvalidOption
+from optsched.hadar.heuristics import DEFAULT_QUANTA, OnlineRun, online_model, run_online
+from optsched.hadar.model import DEFAULT_MAX_SLOTS, HadarModel
+from optsched.hadare.model import consolidation_seconds, max_copies_of
+from optsched.options import declares
 from optsched.sim.policy import ClusterView
+from optsched.sim.simulator import simulate
 
-__all__ = ["HadarEPolicy", "fill_idle_gpus"]
+__all__ = ["HadarEPolicy", "fill_idle_gpus", "run_hadare", "simulate_hadare", "simulate_pair"]
 
 _EPS = 1e-9
 
@@ -275,3 +288,116 @@ def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
         given += g
         j = int(E[e])
         copies.setdefault(j, {})[h] = [int(b), int(cg[e, h])]
+
+
+@declares()
+def run_hadare(instance: Instance, *, slots: int | None = None, slot: float | None = None,
+               max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
+               U: Any = None, L: float | None = None, consolidation: Any = None,
+               consolidation_slots: Any = None, max_copies: Any = None,
+               forking: bool = True, completion: str = "slot",
+               copy_efficiency: float = 1.0, hadar_run: OnlineRun | None = None) -> Result:
+    """HadarE online executed in the shared simulator: Hadar's admission pass (or
+    ``hadar_run``), :class:`HadarEPolicy` over the planning grid's ``T`` slots, the
+    completions moved to the end of their slot (``completion="slot"``) and the total
+    utility. The method :func:`optsched.hadare.heuristics.online` (which states the
+    options, the guarantee and the complexity) and :func:`simulate_hadare` run it."""
+    if not isinstance(forking, bool):
+        raise InvalidOption("forking", forking, "must be True or False")
+    t0 = time.perf_counter()
+    hr = _admission(instance, slot, slots, max_slots, quanta, U, L, hadar_run)
+    model = hr.model
+    plan = model.instance  # the instance on the planning grid
+    kappa = consolidation_seconds(plan, consolidation, consolidation_slots)
+    F = max_copies_of(plan, max_copies)
+    if completion not in ("slot", "exact"):
+        raise InvalidOption("completion", completion, "must be 'slot' or 'exact'")
+    e = copy_efficiency
+    if isinstance(e, bool) or not isinstance(e, (int, float)) or not 0 < e <= 1:
+        raise InvalidOption("copy_efficiency", e, "must be a number in (0, 1]")
+    policy = HadarEPolicy(model, hr, forking=forking, F=F, kappa=kappa, efficiency=float(e))
+    d = model.delta
+    sim = simulate(plan, policy, max_time=model.T * d, progress=False)
+    assert sim.schedule is not None  # the simulator always returns its schedule
+    done_at = {jid: c - kappa for jid, c in sim.schedule.completion.items()}
+    if completion == "exact":
+        comp = dict(sim.schedule.completion)
+    else:  # the end of the slot in which the work was done, plus the consolidation
+        comp = {jid: math.ceil(t / d - _EPS) * d + kappa for jid, t in done_at.items()}
+    schedule = Schedule(sim.schedule.allocations, comp, forking=forking, consolidation=kappa)
+    st = policy.stats()
+    admitted = policy.admitted_ids
+    seconds = time.perf_counter() - t0
+    jobs = {j.id: j for j in instance.jobs}
+    P = float(sum(jobs[jid].value(c - jobs[jid].arrival) for jid, c in comp.items()))
+    hadar_P = float(sum(model.values[j, pl.t_hat] for j, pl in hr.plans.items()))
+    extra = {"slots": model.T, "slot": d, "quanta": hr.quanta, "admitted": admitted,
+             "n_admitted": len(admitted), "rejected": model.n_jobs - len(admitted),
+             "hadar_P": hadar_P, "consolidation": kappa, "forking": forking,
+             "completion_mode": completion, "copy_efficiency": float(e), **{k: st[k] for k in (
+                 "fill_gpu_rounds", "main_gpu_rounds", "released_gpu_rounds",
+                 "max_copies_used", "rounds", "extra_copy_gpu_rounds", "cut_gpu_seconds")},
+             "done_at": done_at, "hadar_seconds": hr.seconds,
+             "round_seconds": sim.extra["simulation_seconds"],
+             "epochs": sim.extra["epochs"]}
+    left = [j.id for j in instance.jobs if j.id not in comp]
+    if left:
+        extra["unfinished_reason"] = _unfinished_reason(left, admitted, model.T, d)
+    return finalize(instance, schedule, status=Status.FEASIBLE, objective=P,
+                    model="hadare", method="online" if forking else "hadar-replay",
+                    solver="hadar-primal-dual+fork", solve_seconds=seconds,
+                    ratio_note="no competitive ratio is proved for HadarE (Hadar's 2*alpha "
+                               "concerns Hadar's own admitted set and plans)",
+                    extra=extra)
+
+
+def _admission(instance: Instance, slot: float | None, slots: int | None, max_slots: int,
+               quanta: int, U: Any, L: float | None, hadar_run: OnlineRun | None
+               ) -> OnlineRun:
+    """Hadar's admission pass on the planning grid, or ``hadar_run`` when it is one of
+    this instance."""
+    if hadar_run is None:
+        model = online_model(instance, slot, slots, max_slots, quanta)
+        return run_online(model, quanta=quanta, U=U, L=L)
+    if not isinstance(hadar_run, OnlineRun) or \
+            hadar_run.model.instance.jobs is not instance.jobs:
+        raise InvalidOption("hadar_run", type(hadar_run).__name__,
+                            "must be run_online(build_model(...)) of this instance")
+    return hadar_run
+
+
+def _unfinished_reason(left: list[str], admitted: list[str], T: int, d: float) -> str:
+    """Why jobs are missing from the schedule: rejected, or not done within T slots."""
+    never = sorted(set(left) - set(admitted))
+    return "; ".join(filter(None, [
+        f"{len(never)} rejected by Hadar's admission (HadarE runs admitted jobs only)"
+        if never else "",
+        f"{len(left) - len(never)} admitted but not done by the last of the {T} "
+        f"slots of {d:g} s" if len(left) > len(never) else ""]))
+
+
+def simulate_hadare(instance: Instance, *, forking: bool = True, **options: Any) -> Result:
+    """HadarE (``forking=True``) or Hadar (``forking=False``) with exact completion
+    instants (``completion="exact"``); ``objective`` is the mean JCT of completed jobs,
+    as :func:`optsched.sim.simulate` reports. Other options as
+    :func:`optsched.hadare.heuristics.online`."""
+    options.setdefault("completion", "exact")
+    if "slots" not in options:  # simulate in the instance's own rounds, to completion
+        options.setdefault("slot", instance.slot)
+    res = run_hadare(instance, forking=forking, **options)
+    m = res.metrics
+    return res.replace(model="simulate", method="hadare" if forking else "hadar",
+                       objective=m.mean_jct if m is not None else None,
+                       extra={**res.extra, "utility": res.objective})
+
+
+def simulate_pair(instance: Instance, *, slots: int | None = None, slot: float | None = None,
+                  max_slots: int = DEFAULT_MAX_SLOTS, quanta: int = DEFAULT_QUANTA,
+                  U: Any = None, L: float | None = None,
+                  **options: Any) -> tuple[Result, Result]:
+    """``(HadarE, Hadar)`` as :func:`simulate_hadare` would give them, sharing one pass of
+    Hadar's admission (identical by construction; half the work on long traces)."""
+    model = online_model(instance, slot, slots, max_slots, quanta)
+    hr = run_online(model, quanta=quanta, U=U, L=L)
+    return (simulate_hadare(instance, forking=True, hadar_run=hr, **options),
+            simulate_hadare(instance, forking=False, hadar_run=hr, **options))

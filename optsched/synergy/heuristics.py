@@ -61,13 +61,15 @@ from optsched.core.result import Result
 from optsched.options import declares
 from optsched.synergy.model import TOL, Configuration, SynergyRound, prepare, round_result
 
-__all__ = ["proportional", "greedy", "tune", "RoundState", "allocate"]
+__all__ = ["proportional", "greedy", "tune", "RoundPlacement", "allocate"]
 
 NO_RATIO = "no approximation ratio for total normalized throughput is proved"
 
 
-class RoundState:
-    """Free GPUs, cores and DRAM per server, and the jobs placed so far."""
+class RoundPlacement:
+    """The placement one round's allocator builds: free GPUs, cores and DRAM per server,
+    and the jobs placed so far (not :class:`optsched.gavel.model.RoundState`, the
+    read-only arrays of Gavel's round)."""
 
     def __init__(self, rnd: SynergyRound):
         self.rnd = rnd
@@ -128,8 +130,13 @@ class RoundState:
                             extra=extra)
 
 
+#: The former name of :class:`RoundPlacement` (``allocate`` returned it), kept for code
+#: that imported it; Gavel's :class:`~optsched.gavel.model.RoundState` is another thing.
+RoundState = RoundPlacement
+
+
 # --------------------------------------------------------------------------- allocators
-def _proportional(state: RoundState) -> None:
+def _proportional(state: RoundPlacement) -> None:
     rnd = state.rnd
     fc, fm = rnd.fair
     for j in rnd.admitted:
@@ -137,7 +144,7 @@ def _proportional(state: RoundState) -> None:
             raise RuntimeError(f"proportional share of job {j} did not fit")
 
 
-def _greedy(state: RoundState) -> list[int]:
+def _greedy(state: RoundPlacement) -> list[int]:
     rnd = state.rnd
     skipped = []
     for j in rnd.order:
@@ -149,7 +156,7 @@ def _greedy(state: RoundState) -> list[int]:
     return skipped
 
 
-def _choose_servers(state: RoundState, g: int) -> list[tuple[int, int]]:
+def _choose_servers(state: RoundPlacement, g: int) -> list[tuple[int, int]]:
     free = state.free_g
     if g > 1:
         big = np.flatnonzero(free >= g)
@@ -166,7 +173,7 @@ def _choose_servers(state: RoundState, g: int) -> list[tuple[int, int]]:
     return out
 
 
-def _tune(state: RoundState) -> dict[str, list[int]]:
+def _tune(state: RoundPlacement) -> dict[str, list[int]]:
     rnd = state.rnd
     fc, fm = rnd.fair
     how: dict[str, list[int]] = {"best": [], "fair": [], "tuned": [], "reduced_peers": []}
@@ -206,9 +213,9 @@ def _tune(state: RoundState) -> dict[str, list[int]]:
     return how
 
 
-def allocate(rnd: SynergyRound, method: str) -> tuple[RoundState, dict]:
+def allocate(rnd: SynergyRound, method: str) -> tuple[RoundPlacement, dict]:
     """Run one allocator on a prepared round; returns the state and diagnostics."""
-    state = RoundState(rnd)
+    state = RoundPlacement(rnd)
     info: dict = {}
     if method == "proportional":
         _proportional(state)

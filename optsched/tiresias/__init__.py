@@ -33,14 +33,15 @@ from optsched.tiresias.policy import (
     DEFAULT_THRESHOLDS,
     GittinsIndex,
     Tiresias,
+    TiresiasPolicy,
     gittins_index,
     gittins_index_fixed,
 )
 from optsched.tiresias.workload import demo_instance
 
 __all__ = ["exact", "lp_bound", "las", "gittins", "yarn_fifo", "srtf", "build_model",
-           "TiresiasModel", "demo_instance", "Tiresias", "GittinsIndex", "gittins_index",
-           "gittins_index_fixed", "SPEC"]
+           "TiresiasModel", "demo_instance", "TiresiasPolicy", "Tiresias", "GittinsIndex",
+           "gittins_index", "gittins_index_fixed", "SPEC"]
 
 _GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk"})
 
@@ -55,7 +56,7 @@ def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
         exclude.add("dims")
     if fixed["order"] != "las" or fixed.get("thresholds", DEFAULT_THRESHOLDS) is None:
         exclude.add("queue_order")
-    return PolicySpec(name, factory=Tiresias, fixed=fixed,
+    return PolicySpec(name, factory=TiresiasPolicy, fixed=fixed,
                       defaults={"name": alias, **(defaults or {})},
                       exclude=frozenset(exclude), aliases=(alias,))
 

@@ -1,7 +1,7 @@
 r"""Tiresias' schedulers as heuristics for the total-JCT model: 2D-LAS, 2D-Gittins and
 the baselines it is compared with, run over the whole instance.
 
-Each function runs :class:`optsched.tiresias.policy.Tiresias` in the shared simulator
+Each function runs :class:`optsched.tiresias.policy.TiresiasPolicy` in the shared simulator
 (:func:`optsched.sim.simulate`), the same rule ``optsched simulate --policy
 tiresias.NAME`` runs, and reports it in the model's terms: ``objective`` the total JCT
 :math:`\sum_j (C_j - r_j)` in seconds of the validated schedule, ``model`` ``"tiresias"``.
@@ -31,7 +31,7 @@ from optsched.core.result import Result, Status, finalize
 from optsched.options import declares
 from optsched.sim.simulator import simulate
 from optsched.tiresias.model import build_model
-from optsched.tiresias.policy import DEFAULT_THRESHOLDS, PROMOTE_KNOB, Tiresias
+from optsched.tiresias.policy import DEFAULT_THRESHOLDS, PROMOTE_KNOB, TiresiasPolicy
 
 __all__ = ["las", "gittins", "yarn_fifo", "srtf", "OUTSIDE_EXACT"]
 
@@ -47,7 +47,7 @@ NO_RATIO = ("no constant approximation ratio is known for this rule (gangs, rele
 def _run(instance: Instance, method: str, **policy: Any) -> Result:
     build_model(instance)  # the same applicability check as the exact model
     t0 = time.perf_counter()
-    sim = simulate(instance, Tiresias(**policy), progress=False)
+    sim = simulate(instance, TiresiasPolicy(**policy), progress=False)
     seconds = time.perf_counter() - t0
     assert sim.schedule is not None  # the simulator always returns its schedule
     comp = sim.schedule.completion

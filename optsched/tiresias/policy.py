@@ -90,7 +90,7 @@ from optsched.errors import InvalidOption
 from optsched.sim.placement import PLACEMENT_MODES, check_single_type_gangs, place_gang
 from optsched.sim.policy import ClusterView
 
-__all__ = ["gittins_index", "gittins_index_fixed", "GittinsIndex", "Tiresias",
+__all__ = ["gittins_index", "gittins_index_fixed", "GittinsIndex", "TiresiasPolicy", "Tiresias",
            "GITTINS_TIE_MARGIN", "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS",
            "DEFAULT_THRESHOLDS", "PROMOTE_KNOB"]
 
@@ -263,7 +263,7 @@ class GittinsIndex:
         return keys
 
 
-class Tiresias:
+class TiresiasPolicy:
     """Queue-ordered gang scheduler: 2D-LAS, 2D-Gittins and the baselines (module docstring).
 
     Parameters
@@ -534,3 +534,7 @@ class Tiresias:
                 return trial
             out.extend(ps)
         return out
+
+
+#: The former name of :class:`TiresiasPolicy`, kept as an alias.
+Tiresias = TiresiasPolicy

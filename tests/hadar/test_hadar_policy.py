@@ -81,7 +81,7 @@ def test_prices_rise_as_capacity_fills():
         assert p[0] == pytest.approx(0.5) and p[-1] == pytest.approx(8.0)
         assert np.all(np.diff(p) > 0)
     # the incremental prices are the price function of the reservations, everywhere
-    assert np.allclose(pol._p, pol.price(pol._g, np.arange(pol._bc.size)[None, :]))
+    assert np.allclose(pol.book.p, pol.price(pol.book.g, np.arange(pol._bc.size)[None, :]))
 
 
 def _gavel(n: int) -> Instance:

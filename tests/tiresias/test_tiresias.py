@@ -15,6 +15,7 @@ from optsched.sim.policy import ClusterView
 from optsched.tiresias.policy import (
     GittinsIndex,
     Tiresias,
+    TiresiasPolicy,
     gittins_index,
     gittins_index_fixed,
 )
@@ -154,26 +155,26 @@ CL = Cluster((Node("n0", {"a": 4}), Node("n1", {"a": 4})))
 
 def test_one_queue_no_threshold_is_fifo_order():
     # one queue: everyone is in queue 0, so 2D-LAS orders by arrival (FIFO within a queue)
-    pol = Tiresias("las", thresholds=())
+    pol = TiresiasPolicy("las", thresholds=())
     v = view_of([500.0, 0.0, 90.0], [0.0, 5.0, 2.0], [1, 1, 1], CL)
     assert list(pol.ranking(v)) == [0, 2, 1]
     # continuous LAS (thresholds=None): least attained service first, by definition
-    las = Tiresias("las", thresholds=None)
+    las = TiresiasPolicy("las", thresholds=None)
     assert list(las.ranking(v)) == [1, 2, 0]
 
 
 def test_queues_demote_by_gpu_time_and_1d_uses_time():
-    pol = Tiresias("las", thresholds=(100.0,))
+    pol = TiresiasPolicy("las", thresholds=(100.0,))
     # j0: 2 GPUs x 60 s = 120 GPU-s -> queue 1; j1: 1 GPU x 90 s -> queue 0
     v = view_of([120.0, 90.0], [0.0, 1.0], [2, 1], CL)
     assert list(pol.queues(v)) == [1, 0]
     assert list(pol.ranking(v)) == [1, 0]
-    one_d = Tiresias("las", dims=1, thresholds=(100.0,))
+    one_d = TiresiasPolicy("las", dims=1, thresholds=(100.0,))
     assert list(one_d.queues(v)) == [0, 0]
 
 
 def test_gang_skipping_lets_smaller_jobs_run():
-    pol = Tiresias("las", thresholds=None)
+    pol = TiresiasPolicy("las", thresholds=None)
     v = view_of([0.0, 10.0, 20.0], [0.0, 1.0, 2.0], [6, 8, 2], CL)
     placed = {p.job for p in pol.allocate(v)}
     assert placed == {"j0", "j2"}  # the 8-GPU job does not fit after j0 and is skipped
@@ -183,14 +184,14 @@ def test_consolidated_placement_refuses_fragmented_gangs():
     cl = Cluster((Node("n0", {"a": 4}), Node("n1", {"a": 4}), Node("n2", {"a": 4})))
     prev = [Placement("j0", "n0", "a", 2), Placement("j1", "n1", "a", 2)]
     v = view_of([0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [2, 2, 4], cl, prev=prev)
-    spread = Tiresias("las", thresholds=None, placement="spread").allocate(v)
+    spread = TiresiasPolicy("las", thresholds=None, placement="spread").allocate(v)
     assert {p.node for p in spread if p.job == "j2"} == {"n2"}
     # j0..j2 keep 2 GPUs on each node; the 4-GPU j3 only fits fragmented (2 nodes)
     prev3 = prev + [Placement("j2", "n2", "a", 2)]
     v2 = view_of([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 1.0], [2, 2, 2, 4], cl, prev=prev3)
-    cons = Tiresias("las", thresholds=None, placement="consolidated").allocate(v2)
+    cons = TiresiasPolicy("las", thresholds=None, placement="consolidated").allocate(v2)
     assert "j3" not in {p.job for p in cons}
-    sp = Tiresias("las", thresholds=None, placement="spread").allocate(v2)
+    sp = TiresiasPolicy("las", thresholds=None, placement="spread").allocate(v2)
     assert sum(p.gpus for p in sp if p.job == "j3") == 4
     assert len({p.node for p in sp if p.job == "j3"}) == 2
 
@@ -222,15 +223,15 @@ def test_promotion_knob_lifts_starving_jobs():
     jobs = [Job("old", 0.0, 1, 400.0, {"a": 1.0})] + [
         Job(f"n{i}", 60.0 + 30.0 * i, 1, 30.0, {"a": 1.0}) for i in range(20)]
     inst = _one_gpu_inst(jobs)
-    off = simulate(inst, Tiresias("las", thresholds=(50.0,)))
-    on = simulate(inst, Tiresias("las", thresholds=(50.0,), promote_knob=1.0))
+    off = simulate(inst, TiresiasPolicy("las", thresholds=(50.0,)))
+    on = simulate(inst, TiresiasPolicy("las", thresholds=(50.0,), promote_knob=1.0))
     assert on.extra["promotions"] >= 1 and off.extra["promotions"] == 0
     assert on.schedule.completion["old"] < off.schedule.completion["old"]
 
 
 def test_gittins_policy_prefers_likely_short_jobs():
     samples = np.array([10.0] * 9 + [1000.0])
-    pol = Tiresias("gittins", thresholds=(), gittins_samples=samples)
+    pol = TiresiasPolicy("gittins", thresholds=(), gittins_samples=samples)
     # attained 5 (likely to finish within 5 more) beats attained 20 (survivor: long)
     v = view_of([20.0, 5.0], [0.0, 1.0], [1, 1], CL)
     assert list(pol.ranking(v))[0] == 1
@@ -280,11 +281,11 @@ def test_queue_order_and_skip_are_checked():
     from optsched.errors import InvalidOption
 
     with pytest.raises(InvalidOption, match="queue_order"):
-        Tiresias("las", queue_order="random")
+        TiresiasPolicy("las", queue_order="random")
     with pytest.raises(InvalidOption, match="queue_order"):
-        Tiresias("gittins", queue_order="arrival")
+        TiresiasPolicy("gittins", queue_order="arrival")
     with pytest.raises(InvalidOption, match="skip"):
-        Tiresias("fifo", skip="no")
+        TiresiasPolicy("fifo", skip="no")
 
 
 @pytest.mark.parametrize("scheme,policy", [("yarn", "tiresias.yarn_fifo"),
@@ -335,3 +336,13 @@ def test_keeping_every_lease_shortcut_decides_as_the_full_pass(name, monkeypatch
     slow = simulate(inst, pol, progress=False)
     assert fast.schedule.to_dict() == slow.schedule.to_dict()
     assert fast.extra["preemptions"] == slow.extra["preemptions"]
+
+
+def test_former_policy_class_names_are_aliases():
+    """Code that constructs the policies by their former class names keeps working."""
+    from optsched.gavel import GavelFIFO, GavelFIFOPolicy
+
+    assert Tiresias is TiresiasPolicy and GavelFIFO is GavelFIFOPolicy
+    assert type(Tiresias("las")) is TiresiasPolicy
+    assert type(get_policy("tiresias.las")) is TiresiasPolicy
+    assert type(get_policy("gavel.fifo")) is GavelFIFOPolicy
