@@ -151,6 +151,12 @@ def main() -> None:
     ap.add_argument("--merge", action="store_true",
                     help="keep the rows of an earlier run (other policies and sizes) and "
                          "replace those this run measures")
+    ap.add_argument("--resume", action="store_true",
+                    help="with --merge: skip the runs the result file already has as done "
+                         "(a stopped benchmark goes on where it stopped)")
+    ap.add_argument("--import-children", type=Path, default=None, metavar="DIR",
+                    help="also record the finished runs whose output files are in DIR "
+                         "(left by a stopped benchmark's temporary directory)")
     ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--profile-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -163,12 +169,22 @@ def main() -> None:
     earlier: dict = {}
     if args.merge and (RESULTS / f"{args.name}.json").exists():
         earlier = json.loads((RESULTS / f"{args.name}.json").read_text())
+    finished = {(r["policy"], r["jobs"]) for r in earlier.get("rows", [])
+                if r.get("status") == "done"} if args.resume else set()
+    if args.import_children is not None:  # runs whose parent was stopped
+        for f in sorted(args.import_children.glob("*.json")):
+            r = {**json.loads(f.read_text()), "status": "done", "predicted_s": None}
+            rows.append(_row(r))
+            runs[r["policy"]] = r
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for servers, policy in [(sv, p) for sv in (args.servers or [None])
                                 for p in args.policies]:
             done: list[dict] = []
             for n in sorted(args.sizes):
+                if (policy, n) in finished:
+                    print(f"{policy} {n}: done in {args.name}.json, not run again", flush=True)
+                    continue
                 pred = None
                 if len(done) >= 2:
                     (n1, t1), (n2, t2) = [(r["jobs"], r["wall_s"]) for r in done[-2:]]
@@ -183,18 +199,32 @@ def main() -> None:
                     break
                 r = run_child(args, policy, n if n < FULL else None, tmp, servers=servers)
                 r["predicted_s"] = pred
-                rows.append({k: v for k, v in r.items()
-                             if k not in ("jct_quantiles_h", "hourly_busy_fraction")})
+                rows.append(_row(r))
                 print({k: (round(v, 3) if isinstance(v, float) else v)
                        for k, v in rows[-1].items()}, flush=True)
+                if r["status"] == "done":
+                    done.append(r)
+                    runs[policy] = r
+                # every finished run is on disk at once: a stopped benchmark keeps it
+                record(args, rows, runs, profiles, earlier)
                 if r["status"] != "done":
                     break
-                done.append(r)
-                runs[policy] = r
             if args.profile:
                 p = run_child(args, policy, args.profile, tmp, profile=True)
                 profiles[policy] = {k: p.get(k) for k in ("jobs", "wall_s", "top")}
                 print(policy, "profiled", round(p.get("wall_s", 0), 1), flush=True)
+    record(args, rows, runs, profiles, earlier, plots=True)
+
+
+def _row(r: dict) -> dict:
+    return {k: v for k, v in r.items() if k not in ("jct_quantiles_h", "hourly_busy_fraction")}
+
+
+def record(args, rows: list[dict], runs: dict, profiles: dict, earlier: dict,
+           plots: bool = False) -> None:
+    """Write ``results/<name>``: this invocation's rows, with an earlier file's other rows
+    when merging (atomically, through the common writer)."""
+    runs, profiles = dict(runs), dict(profiles)
     if earlier:
         mine = {(r["policy"], r["jobs"]) for r in rows}
         order = {p: i for i, p in enumerate(POLICIES)}
@@ -231,7 +261,11 @@ def main() -> None:
     payload["largest_runs"] = runs
     payload["profiles"] = profiles
     write_result_file(RESULTS / f"{args.name}.json", json.dumps(payload, indent=1) + "\n")
-    figures(rows, runs, args.name, "gpus" if args.servers and len(args.servers) > 1 else "jobs")
+    if plots:
+        figures(rows, runs, args.name,
+                "gpus" if args.servers and len(args.servers) > 1 else "jobs")
+
+
 
 
 def figures(rows: list[dict], runs: dict, name: str, x_key: str = "jobs") -> None:
