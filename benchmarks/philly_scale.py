@@ -169,13 +169,14 @@ def main() -> None:
     earlier: dict = {}
     if args.merge and (RESULTS / f"{args.name}.json").exists():
         earlier = json.loads((RESULTS / f"{args.name}.json").read_text())
-    finished = {(r["policy"], r["jobs"]) for r in earlier.get("rows", [])
-                if r.get("status") == "done"} if args.resume else set()
+    finished: set = {(r["policy"], r["jobs"]) for r in earlier.get("rows", [])
+                     if r.get("status") == "done"} if args.resume else set()
     if args.import_children is not None:  # runs whose parent was stopped
         for f in sorted(args.import_children.glob("*.json")):
             r = {**json.loads(f.read_text()), "status": "done", "predicted_s": None}
             rows.append(_row(r))
             runs[r["policy"]] = r
+            finished.add((r["policy"], r["jobs"]))
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for servers, policy in [(sv, p) for sv in (args.servers or [None])
