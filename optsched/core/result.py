@@ -52,7 +52,7 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     return abs(bound - objective) / max(abs(objective), 1e-10)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Result:
     """What every method returns.
 
@@ -79,6 +79,11 @@ class Result:
     ratio : float or None
         The proved approximation/competitive ratio that applies to this method on this
         instance (``None`` when nothing is proved); ``ratio_note`` states it.
+
+    ``repr(result)`` is one line (model, method, status, objective, bound and gap when
+    present, jobs completed, seconds) of at most :data:`REPR_LIMIT` characters, however
+    large the schedule; every field stays an attribute, and :meth:`to_dict` or
+    :meth:`to_frame` give the whole content.
     """
 
     status: Status
@@ -111,6 +116,23 @@ class Result:
     def replace(self, **changes: Any) -> Result:
         return replace(self, **changes)
 
+    def __repr__(self) -> str:
+        parts = [f"{_clip(self.model)}/{_clip(self.method)}" if self.method
+                 else _clip(self.model) or "?", f"status={self.status.value}",
+                 f"objective={_fmt(self.objective)}"]
+        if self.bound is not None:
+            parts.append(f"bound={_fmt(self.bound)}")
+        if self.gap is not None:
+            parts.append(f"gap={self.gap:.3g}")
+        m = self.metrics
+        if m is not None:
+            parts.append(f"jobs={m.n_completed}/{m.n_jobs}" if m.n_completed < m.n_jobs
+                         else f"jobs={m.n_jobs}")
+        elif self.schedule is not None:
+            parts.append(f"allocations={len(self.schedule.allocations)}")
+        parts.append(f"seconds={self.seconds:.3g}")
+        return f"Result({', '.join(parts)})"
+
     def to_dict(self, *, values: bool = False) -> dict[str, Any]:
         """JSON-ready summary (schedule and metrics included when present)."""
         d: dict[str, Any] = {
@@ -131,6 +153,20 @@ class Result:
         if self.extra:
             d["extra"] = _jsonable(self.extra)
         return d
+
+
+#: the most characters ``repr(Result)`` prints (names of your own are shortened to fit)
+REPR_LIMIT = 300
+
+
+def _clip(name: str, limit: int = 60) -> str:
+    """A name shortened to ``limit`` characters, so the one-line repr stays short."""
+    name = str(name)
+    return name if len(name) <= limit else name[: limit - 3] + "..."
+
+
+def _fmt(x: float | None) -> str:
+    return "None" if x is None else f"{x:.6g}"
 
 
 def _jsonable(obj: Any) -> Any:
