@@ -119,6 +119,7 @@ from optsched.sim.window import Window, WindowUnfinished
 from optsched.studies import interrupt
 from optsched.studies.interrupt import Interrupted, ignore_sigint, sigint_blocked, stop_pool
 from optsched.studies.store import read_records
+from optsched.tables import Table
 
 __all__ = ["SweepConfig", "Cell", "SimCell", "load_config", "cells_of", "cell_key",
            "run_cell", "run_sweep", "load_table", "write_table", "plot_sweep", "default_x",
@@ -759,11 +760,12 @@ def _read_store(path: Path) -> dict[str, dict]:
 
 def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
               engine: str = "local", fmt: str = "csv", scheduler: str | None = None,
-              progress: bool | None = None, client: Any = None) -> tuple[list[dict], int]:
+              progress: bool | None = None, client: Any = None) -> tuple[Table, int]:
     """Run every cell of ``config`` not already in ``OUT/cells.jsonl``.
 
-    Returns ``(rows, computed)``: the table rows of the whole grid (grid order) and how
-    many cells this call computed. Writes ``OUT/results.<fmt>``. ``client`` (Dask engine
+    Returns ``(rows, computed)``: the table rows of the whole grid (grid order; a
+    :class:`~optsched.tables.Table`, ``rows.to_frame()`` for pandas) and how many cells
+    this call computed. Writes ``OUT/results.<fmt>``. ``client`` (Dask engine
     only) reuses an existing ``distributed.Client``.
     """
     if engine not in ENGINES:
@@ -806,7 +808,7 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
     order = {cell_key(p): i for i, p in enumerate(grid)}
     rows.sort(key=lambda r: order[r["key"]])
     write_table(rows, out / f"results.{fmt}", fmt)
-    return rows, len(todo)
+    return Table(rows, COLUMNS), len(todo)
 
 
 # --------------------------------------------------------------------------- tables
@@ -853,15 +855,17 @@ _NUMERIC = {"size", "seed", "load", "rate", "objective", "bound", "gap", "ratio"
 _INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "queued_jobs", "epochs")
 
 
-def load_table(path: str | Path) -> list[dict[str, Any]]:
-    """Read a sweep table (``.csv``, ``.jsonl`` or ``.parquet``) into a list of rows."""
+def load_table(path: str | Path) -> Table:
+    """Read a sweep table (``.csv``, ``.jsonl`` or ``.parquet``) into a list of rows (a
+    :class:`~optsched.tables.Table`: ``load_table(path).to_frame()`` for pandas)."""
     path = Path(path)
     fmt = path.suffix.lstrip(".")
     if fmt == "jsonl":
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return Table([json.loads(line) for line in path.read_text().splitlines()
+                      if line.strip()], COLUMNS)
     if fmt == "parquet":
         pq = _require_pyarrow()
-        return pq.read_table(path).to_pylist()
+        return Table(pq.read_table(path).to_pylist(), COLUMNS)
     if fmt != "csv":
         raise UnknownName("format", fmt, f"known formats: {', '.join(FORMATS)}")
     rows = []
@@ -877,7 +881,7 @@ def load_table(path: str | Path) -> list[dict[str, Any]]:
                 else:
                     row[k] = v
             rows.append(row)
-    return rows
+    return Table(rows, COLUMNS)
 
 
 def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
