@@ -35,11 +35,11 @@ from typing import Any
 
 from optsched.core.instance import Instance
 from optsched.core.result import Result, Status
+from optsched.core.tables import Table
 from optsched.errors import InvalidOption, ModelNotApplicable
 from optsched.options import check_options
 from optsched.registry import Method, ModelSpec, get_model
 from optsched.solvers import DEFAULT_TIME_LIMIT
-from optsched.tables import Table
 
 __all__ = ["Row", "ROW_COLUMNS", "compare", "route_options", "result_row"]
 
@@ -125,7 +125,7 @@ def compare(instance: Instance, model: str, backend: str | None = None, *,
             on_start: Callable[[Method, dict], None] | None = None,
             on_done: Callable[[Row], None] | None = None, **options: Any) -> Table:
     """Run every method of ``model`` on ``instance``; one :class:`Row` each, in a
-    :class:`~optsched.tables.Table` (a list; ``to_frame()`` for pandas, columns
+    :class:`~optsched.core.tables.Table` (a list; ``to_frame()`` for pandas, columns
     :data:`ROW_COLUMNS`).
 
     ``methods`` names the rows instead (registered names, ``"heuristic"``, or

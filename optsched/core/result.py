@@ -156,7 +156,7 @@ class Result:
 
     def to_frame(self, table: str = "jobs") -> Any:
         """The result as a :class:`pandas.DataFrame` (the ``pandas`` extra;
-        :class:`optsched.tables.PandasMissing` without it).
+        :class:`optsched.core.tables.PandasMissing` without it).
 
         Parameters
         ----------
@@ -178,8 +178,8 @@ class Result:
             ``table`` is none of these, or ``"jobs"``/``"allocations"`` for a result
             without a schedule (a throughput allocation, a bound, a failed solve).
         """
+        from optsched.core.tables import require_pandas
         from optsched.errors import InvalidOption
-        from optsched.tables import require_pandas
 
         if table not in _FRAMES:
             raise InvalidOption("table", table, f"must be one of {', '.join(_FRAMES)}")

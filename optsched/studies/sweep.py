@@ -113,13 +113,13 @@ from typing import Any
 
 from optsched.core.files import append_line, ensure_folder, open_atomic, write_text
 from optsched.core.jsonio import parse_json, parse_toml, read_text
+from optsched.core.tables import Table
 from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
 from optsched.progressbar import ProgressBar
 from optsched.sim.window import Window, WindowUnfinished
 from optsched.studies import interrupt
 from optsched.studies.interrupt import Interrupted, ignore_sigint, sigint_blocked, stop_pool
 from optsched.studies.store import read_records
-from optsched.tables import Table
 
 __all__ = ["SweepConfig", "Cell", "SimCell", "load_config", "cells_of", "cell_key",
            "run_cell", "run_sweep", "load_table", "write_table", "plot_sweep", "default_x",
@@ -764,7 +764,7 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
     """Run every cell of ``config`` not already in ``OUT/cells.jsonl``.
 
     Returns ``(rows, computed)``: the table rows of the whole grid (grid order; a
-    :class:`~optsched.tables.Table`, ``rows.to_frame()`` for pandas) and how many cells
+    :class:`~optsched.core.tables.Table`, ``rows.to_frame()`` for pandas) and how many cells
     this call computed. Writes ``OUT/results.<fmt>``. ``client`` (Dask engine
     only) reuses an existing ``distributed.Client``.
     """
@@ -857,7 +857,7 @@ _INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "queued_jobs
 
 def load_table(path: str | Path) -> Table:
     """Read a sweep table (``.csv``, ``.jsonl`` or ``.parquet``) into a list of rows (a
-    :class:`~optsched.tables.Table`: ``load_table(path).to_frame()`` for pandas)."""
+    :class:`~optsched.core.tables.Table`: ``load_table(path).to_frame()`` for pandas)."""
     path = Path(path)
     fmt = path.suffix.lstrip(".")
     if fmt == "jsonl":

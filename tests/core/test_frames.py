@@ -1,4 +1,4 @@
-"""Results and comparisons to pandas DataFrames (optsched.tables); pandas is optional and
+"""Results and comparisons to pandas DataFrames (optsched.core.tables); pandas is optional and
 its absence is a typed error naming the extra."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import optsched
 from optsched import catalog
 from optsched.compare import ROW_COLUMNS, Row, compare
 from optsched.core.result import Result, Status
+from optsched.core.tables import PandasMissing, Table, to_frame
 from optsched.errors import InvalidInput, InvalidOption
-from optsched.tables import PandasMissing, Table, to_frame
 
 
 @pytest.fixture(scope="module")

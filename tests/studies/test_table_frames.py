@@ -1,4 +1,4 @@
-"""Sweep tables and benchmark result files to pandas DataFrames (optsched.tables)."""
+"""Sweep tables and benchmark result files to pandas DataFrames (optsched.core.tables)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 import pytest
 from paths import BENCHMARKS
 
+from optsched.core.tables import PandasMissing, Table, read_benchmark
 from optsched.errors import InvalidInput
 from optsched.studies.sweep import COLUMNS, SweepConfig, load_table, run_sweep
-from optsched.tables import PandasMissing, Table, read_benchmark
 
 
 @pytest.fixture(scope="module")
