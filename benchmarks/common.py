@@ -99,8 +99,9 @@ def write_results(name: str, rows: list[dict], columns: list[str], *, title: str
                   params: dict | None = None, notes: str = "") -> tuple[Path, Path]:
     RESULTS.mkdir(parents=True, exist_ok=True)
     info = machine_info()
+    # "columns" gives optsched.core.tables.read_benchmark the table's column order
     payload = {"benchmark": name, "title": title, "machine": info, "params": params or {},
-               "rows": rows, "notes": notes}
+               "columns": list(columns), "rows": rows, "notes": notes}
     jpath = RESULTS / f"{name}.json"
     write_result_file(jpath, json.dumps(payload, indent=1, default=str) + "\n")
     md = [f"# {title}", "",

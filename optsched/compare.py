@@ -35,12 +35,13 @@ from typing import Any
 
 from optsched.core.instance import Instance
 from optsched.core.result import Result, Status
+from optsched.core.tables import Table
 from optsched.errors import InvalidOption, ModelNotApplicable
 from optsched.options import check_options
 from optsched.registry import Method, ModelSpec, get_model
 from optsched.solvers import DEFAULT_TIME_LIMIT
 
-__all__ = ["Row", "compare", "route_options", "result_row"]
+__all__ = ["Row", "ROW_COLUMNS", "compare", "route_options", "result_row"]
 
 
 @dataclass
@@ -84,12 +85,14 @@ class Row:
                                Status.NOT_FOUND.value, "not_applicable")
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in (
-            "model", "method", "kind", "sense", "objective", "backend", "status", "value",
-            "bound", "gap", "seconds", "factor", "proved", "proved_holds", "declared",
-            "outside_exact",
-            "skipped", "note", "message", "time_limit", "certified_bound", "certified_gap",
-            "bound_source", "bound_note")}
+        return {k: getattr(self, k) for k in ROW_COLUMNS}
+
+
+#: the columns of a comparison's table (:meth:`Row.to_dict`)
+ROW_COLUMNS = ("model", "method", "kind", "sense", "objective", "backend", "status", "value",
+               "bound", "gap", "seconds", "factor", "proved", "proved_holds", "declared",
+               "outside_exact", "skipped", "note", "message", "time_limit",
+               "certified_bound", "certified_gap", "bound_source", "bound_note")
 
 
 def route_options(spec: ModelSpec, options: Mapping[str, Any],
@@ -120,8 +123,10 @@ def _factor(sense: str, value: float | None, best: float | None) -> float | None
 def compare(instance: Instance, model: str, backend: str | None = None, *,
             methods: Sequence[str] | None = None,
             on_start: Callable[[Method, dict], None] | None = None,
-            on_done: Callable[[Row], None] | None = None, **options: Any) -> list[Row]:
-    """Run every method of ``model`` on ``instance``; one :class:`Row` each.
+            on_done: Callable[[Row], None] | None = None, **options: Any) -> Table:
+    """Run every method of ``model`` on ``instance``; one :class:`Row` each, in a
+    :class:`~optsched.core.tables.Table` (a list; ``to_frame()`` for pandas, columns
+    :data:`ROW_COLUMNS`).
 
     ``methods`` names the rows instead (registered names, ``"heuristic"``, or
     ``"module:name"`` of a method of your own:
@@ -175,7 +180,7 @@ def compare(instance: Instance, model: str, backend: str | None = None, *,
     from optsched.compare_bounds import certify_rows
 
     certify_rows(rows, instance, spec.name, options)
-    return rows
+    return Table(rows, ROW_COLUMNS)
 
 
 def _chosen(spec: ModelSpec, names: Sequence[str] | None) -> tuple[Method, ...]:

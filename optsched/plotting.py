@@ -1,6 +1,7 @@
 """Every figure optsched draws, each drawn once: JCT CDFs, GPU utilisation over time,
-Gantt charts (per device, or per job coloured by GPU type), sweep lines, and the three
-figures of a simulation result (``optsched plot``).
+Gantt charts (per device, or per job coloured by GPU type), sweep lines, and what
+``optsched plot`` draws: the three figures of one or several simulation results overlaid
+(:func:`plot_results`), and JCT against load of sweep tables (:func:`plot_sweeps`).
 
 The functions take plain data (JCTs, schedules or the JSON form of allocations) and write
 a 120-dpi PNG through :func:`save_figure`, atomically (:mod:`optsched.core.files`): a
@@ -24,8 +25,9 @@ from optsched.core.schedule import Allocation, Schedule
 from optsched.errors import InvalidInput, InvalidOption
 
 __all__ = ["MatplotlibMissing", "save_figure", "can_plot", "utilization_curve", "jct_cdf",
-           "utilization", "gantt_by_device", "gantt_by_job", "bars", "lines",
-           "sweep_lines", "plot_result", "RESULT_FIGURES"]
+           "utilization", "gantt_by_device", "gantt_by_job", "gantt_panels", "bars", "lines",
+           "sweep_lines", "plot_result", "plot_results", "plot_sweeps", "sweep_figure",
+           "run_label", "RESULT_FIGURES"]
 
 #: the files :func:`plot_result` writes in its folder
 RESULT_FIGURES = ("jct_cdf.png", "utilization.png", "gantt.png")
@@ -125,17 +127,26 @@ def jct_cdf(curves: Mapping[str, Sequence[float]], path: str | Path, *, title: s
 
 
 def utilization(curves: Mapping[str, Schedule | Iterable[Allocation | Mapping[str, Any]]],
-                total_gpus: int, path: str | Path, *, title: str = "") -> Path:
-    """GPU utilisation over time of several schedules (or allocation lists)."""
+                total_gpus: int | Mapping[str, int], path: str | Path, *,
+                title: str = "") -> Path:
+    """GPU utilisation over time of several schedules (or allocation lists), each as the
+    busy share of its cluster's GPUs: ``total_gpus`` is one count for all, or one per
+    label (runs on clusters of different sizes; each legend entry then names its
+    count)."""
     plt = _mpl()
+    totals = {label: int(total_gpus[label] if isinstance(total_gpus, Mapping) else total_gpus)
+              for label in curves}
+    same = len(set(totals.values())) <= 1
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for label, sched in curves.items():
         allocs = sched.allocations if isinstance(sched, Schedule) else sched
-        t, u = utilization_curve(allocs, total_gpus)
-        ax.step(t / 3600.0, u, where="post", lw=0.9, label=label)
+        t, u = utilization_curve(allocs, totals[label])
+        ax.step(t / 3600.0, u, where="post", lw=0.9,
+                label=label if same else f"{label} ({totals[label]} GPUs)")
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("time (h)")
-    ax.set_ylabel(f"GPU utilisation ({total_gpus} GPUs)")
+    ax.set_ylabel(f"GPU utilisation ({next(iter(totals.values()))} GPUs)" if same and totals
+                  else "GPU utilisation (share of each run's GPUs)")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
     if len(curves) > 1:
@@ -214,33 +225,50 @@ def gantt_by_job(allocations: Iterable[Allocation | Mapping[str, Any]], path: st
                  jobs: int = 60, title: str = "") -> Path:
     """A Gantt chart with one row per job (the first ``jobs`` to start), bars coloured by
     GPU type, time in hours."""
+    allocs = _as_dicts(allocations)
+    return gantt_panels({title or f"Gantt (first {min(jobs, _n_jobs(allocs))} jobs)": allocs},
+                        path, jobs=jobs)
+
+
+def _n_jobs(allocs: Sequence[Mapping]) -> int:
+    return len({a["job"] for a in allocs})
+
+
+def gantt_panels(runs: Mapping[str, Iterable[Allocation | Mapping[str, Any]]],
+                 path: str | Path, *, jobs: int = 60, title: str | None = None) -> Path:
+    """One Gantt panel per run (label -> allocations), stacked on a shared time axis in
+    hours: a row per job (the first ``jobs`` to start in that run), bars coloured by GPU
+    type with one colour per type across the panels, and one legend."""
     from matplotlib.patches import Patch
 
     plt = _mpl()
-    allocs = _as_dicts(allocations)
-    first: dict[str, float] = {}
-    for a in allocs:
-        first[a["job"]] = min(first.get(a["job"], np.inf), a["start"])
-    shown = sorted(first, key=lambda j: (first[j], j))[:jobs]
-    row = {j: i for i, j in enumerate(shown)}
-    types = sorted({a["gpu_type"] for a in allocs})
+    panels = {label: _as_dicts(a) for label, a in runs.items()}
+    types = sorted({a["gpu_type"] for allocs in panels.values() for a in allocs})
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     tcol = {t: colors[i % len(colors)] for i, t in enumerate(types)}
-    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.18 * len(shown) + 1.5)))
-    for a in allocs:
-        if a["job"] in row:
-            ax.barh(row[a["job"]], (a["end"] - a["start"]) / 3600.0,
-                    left=a["start"] / 3600.0, height=0.7, color=tcol[a["gpu_type"]], lw=0)
+    heights = [max(3.0, 0.18 * min(jobs, _n_jobs(a)) + 1.5) for a in panels.values()]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8, sum(heights)), squeeze=False,
+                             sharex=True, gridspec_kw={"height_ratios": heights})
+    for ax, (label, allocs) in zip(axes[:, 0], panels.items()):
+        first: dict[str, float] = {}
+        for a in allocs:
+            first[a["job"]] = min(first.get(a["job"], np.inf), a["start"])
+        shown = sorted(first, key=lambda j: (first[j], j))[:jobs]
+        row = {j: i for i, j in enumerate(shown)}
+        for a in allocs:
+            if a["job"] in row:
+                ax.barh(row[a["job"]], (a["end"] - a["start"]) / 3600.0,
+                        left=a["start"] / 3600.0, height=0.7, color=tcol[a["gpu_type"]], lw=0)
+        ax.set_yticks(range(len(shown)))
+        ax.set_yticklabels(shown, fontsize=6)
+        ax.invert_yaxis()
+        ax.set_title(label, fontsize=10)
     if types:
         # explicit patches: empty bar containers would all take the first cycle colour
-        ax.legend(handles=[Patch(color=c, label=t) for t, c in tcol.items()],
-                  loc="lower right", fontsize=8)
-    ax.set_yticks(range(len(shown)))
-    ax.set_yticklabels(shown, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("time (h)")
-    ax.set_title(title or f"Gantt (first {len(shown)} jobs)")
-    return save_figure(fig, path)
+        axes[0, 0].legend(handles=[Patch(color=c, label=t) for t, c in tcol.items()],
+                          loc="lower right", fontsize=8)
+    axes[-1, 0].set_xlabel("time (h)")
+    return save_figure(fig, path, title=title)
 
 
 def bars(values: Mapping[str, float], path: str | Path, *, ylabel: str = "",
@@ -278,13 +306,17 @@ def lines(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], path: s
 
 def sweep_lines(rows: Iterable[Mapping[str, Any]], y: str, path: str | Path, *,
                 x: str = "size", logy: bool = False, logx: bool = False,
-                title: str | None = None, group: str = "model", line: str = "method") -> Path:
+                title: str | None = None, group: str = "model", line: str = "method",
+                xlabel: str | None = None, ylabel: str | None = None,
+                scale: float = 1.0) -> Path:
     """Column ``y`` against ``x`` of a tidy table: one panel per ``group`` value, one line
     per ``line`` value (mean over the other columns, min-max band). Rows without a
     number in ``y`` are left out. Where the rows carry a certified lower bound on ``y``
     (a column ``bound_<y>``, as simulation sweeps do), each panel also draws the bound
     under the lines: at each ``x`` the least bound of the rows there (mean over seeds),
-    which holds for every policy drawn."""
+    which holds for every policy drawn. ``y`` (and its bound) is divided by ``scale``
+    (3600 shows seconds in hours); the axes are labelled ``xlabel`` and ``ylabel``
+    (default: the column names)."""
     plt = _mpl()
     rows = list(rows)
     groups: dict[str, dict[str, dict[float, list[float]]]] = {}
@@ -293,12 +325,12 @@ def sweep_lines(rows: Iterable[Mapping[str, Any]], y: str, path: str | Path, *,
         if r.get(y) is None or r.get(x) is None:
             continue
         groups.setdefault(str(r[group]), {}).setdefault(str(r[line]), {}).setdefault(
-            float(r[x]), []).append(float(r[y]))
+            float(r[x]), []).append(float(r[y]) / scale)
         b = r.get(f"bound_{y}")
         if b is not None:
             at = bounds.setdefault(str(r[group]), {}).setdefault(float(r[x]), {})
             seed = r.get("seed")
-            at[seed] = min(at.get(seed, float(b)), float(b))
+            at[seed] = min(at.get(seed, float(b) / scale), float(b) / scale)
     if not groups:
         raise InvalidOption("y", y, "no row has a number in this column")
     fig, axes = plt.subplots(1, len(groups), figsize=(5 * len(groups), 3.8), squeeze=False)
@@ -312,8 +344,8 @@ def sweep_lines(rows: Iterable[Mapping[str, Any]], y: str, path: str | Path, *,
             bx = np.array(sorted(bounds[name]))
             ax.plot(bx, [np.mean(list(bounds[name][v].values())) for v in bx], "k--",
                     label="certified lower bound")
-        ax.set_xlabel(x)
-        ax.set_ylabel(y)
+        ax.set_xlabel(xlabel or x)
+        ax.set_ylabel(ylabel or y)
         if logy:
             ax.set_yscale("log")
         if logx:
@@ -324,32 +356,110 @@ def sweep_lines(rows: Iterable[Mapping[str, Any]], y: str, path: str | Path, *,
     return save_figure(fig, path, title=title)
 
 
-def _check(data: Any) -> tuple[list[dict], dict, dict]:
+def _check(data: Any, name: str = "(root)") -> tuple[list[dict], Mapping, Mapping]:
     if not isinstance(data, Mapping) or "schedule" not in data or "metrics" not in data:
-        raise InvalidInput("(root)", type(data).__name__,
+        raise InvalidInput(name, type(data).__name__,
                            "not a simulation result JSON (needs 'schedule' and 'metrics')")
     sched = data["schedule"]
     allocs = sched.get("allocations") if isinstance(sched, Mapping) else None
     if not isinstance(allocs, list):
-        raise InvalidInput("schedule.allocations", allocs, "must be a list")
-    return allocs, data["metrics"], data.get("extra") or {}
+        raise InvalidInput(f"{name}: schedule.allocations", allocs, "must be a list")
+    Schedule.from_dict(sched)  # a malformed allocation is an error naming its field
+    metrics = data["metrics"]
+    if not isinstance(metrics, Mapping) or not isinstance(metrics.get("jct", {}), Mapping):
+        raise InvalidInput(f"{name}: metrics", metrics, "must be an object with 'jct' per job")
+    return allocs, metrics, data.get("extra") or {}
+
+
+def run_label(data: Mapping) -> str:
+    """A result's legend entry: the name of the policy (or method) that produced it."""
+    return str(data.get("method") or (data.get("extra") or {}).get("policy") or "?")
 
 
 def plot_result(data: Mapping, out_dir: str | Path, *, gantt_jobs: int = 60,
                 title: str | None = None) -> list[Path]:
     """``jct_cdf.png``, ``utilization.png`` and ``gantt.png`` of a simulation result's JSON
-    form (``Result.to_dict()``, what ``optsched simulate --out`` writes)."""
-    allocs, metrics, extra = _check(data)
+    form (``Result.to_dict()``, what ``optsched simulate --out`` writes): the figures of
+    :func:`plot_results` for one run, labelled ``title`` (default: its policy and
+    instance)."""
+    _, _, extra = _check(data)
+    label = title or f"{data.get('method', '')} ({extra.get('instance', '')})"
+    return plot_results({label: data}, out_dir, gantt_jobs=gantt_jobs)
+
+
+def plot_results(runs: Mapping[str, Mapping], out_dir: str | Path, *, gantt_jobs: int = 60,
+                 title: str | None = None) -> list[Path]:
+    """:data:`RESULT_FIGURES` of several simulation results overlaid (label -> the
+    result's JSON form, ``Result.to_dict()``): their JCT CDFs on one axes and their GPU
+    utilisation over time on one axes, one legend entry per run (the label, and the
+    run's mean JCT on the CDF), and one Gantt panel per run (its first ``gantt_jobs``
+    jobs). One run is drawn the same way (:func:`plot_result`).
+
+    Raises
+    ------
+    InvalidInput
+        a run is not a simulation result (naming its label), or ``runs`` is empty.
+    """
+    if not runs:
+        raise InvalidInput("runs", {}, "no result to plot")
+    checked = {label: _check(data, label) for label, data in runs.items()}
     _mpl()
     out = Path(out_dir)
-    label = title or f"{data.get('method', '')} ({extra.get('instance', '')})"
-    total = int(extra.get("total_gpus") or 0) or max(
-        (sum(a["gpus"] for a in allocs) if allocs else 1), 1)
     cdf, util, gantt = (out / name for name in RESULT_FIGURES)
+    instances = {str(extra.get("instance", "")) for _, _, extra in checked.values()}
+    what = title or (next(iter(runs)) if len(runs) == 1 else
+                     f"{len(runs)} runs on {instances.pop()}" if len(instances) == 1
+                     and "" not in instances else f"{len(runs)} runs")
+    totals = {label: int(extra.get("total_gpus") or 0) or max(
+        (sum(a["gpus"] for a in allocs) if allocs else 1), 1)
+        for label, (allocs, _, extra) in checked.items()}
     return [
-        jct_cdf({label: list((metrics.get("jct") or {}).values())}, cdf,
-                title=f"JCT CDF - {label}"),
-        utilization({label: allocs}, total, util, title=f"Utilisation - {label}"),
-        gantt_by_job(allocs, gantt, jobs=gantt_jobs,
-                     title=f"Gantt (first {gantt_jobs} jobs) - {label}"),
+        jct_cdf({label: list((m.get("jct") or {}).values())
+                 for label, (_, m, _) in checked.items()}, cdf, title=f"JCT CDF - {what}"),
+        utilization({label: allocs for label, (allocs, _, _) in checked.items()}, totals,
+                    util, title=f"Utilisation - {what}"),
+        gantt_panels({f"Gantt (first {gantt_jobs} jobs) - {label}": allocs
+                      for label, (allocs, _, _) in checked.items()}, gantt, jobs=gantt_jobs),
     ]
+
+
+def sweep_figure(rows: Iterable[Mapping[str, Any]]) -> tuple[str, str]:
+    """``(x, file name)`` of :func:`plot_sweeps` for these rows: JCT against the arrival
+    rate when the simulation rows carry one, else against the load factor."""
+    rate = any(r.get("kind") == "simulate" and r.get("rate") is not None for r in rows)
+    x = "rate" if rate else "load"
+    return x, f"jct_vs_{x}.png"
+
+
+def plot_sweeps(tables: Mapping[str, Iterable[Mapping[str, Any]]], out_dir: str | Path, *,
+                title: str | None = None) -> list[Path]:
+    """Mean JCT (hours) against load (or arrival rate) of the simulation rows of one or
+    several sweep tables (name -> rows, :func:`optsched.studies.sweep.load_table`): one
+    panel per trace, one line per policy (mean over seeds, min-max band) and the
+    certified lower bound where the rows carry it. A policy that appears in several
+    tables gets one line per table, labelled ``policy (table name)``.
+
+    Raises
+    ------
+    InvalidInput
+        a table has no simulation row with a mean JCT (naming it).
+    """
+    sims: dict[str, list[Mapping[str, Any]]] = {}
+    for name, rows in tables.items():
+        sims[name] = [r for r in rows if r.get("kind") == "simulate"
+                      and r.get("mean_jct") is not None]
+        if not sims[name]:
+            raise InvalidInput(name, "sweep table", "has no simulation row with a mean JCT "
+                               "(JCT against load needs a sweep with a [simulate] table)")
+    seen: dict[tuple[Any, Any], set[str]] = {}
+    for name, rows in sims.items():
+        for r in rows:
+            seen.setdefault((r.get("trace"), r.get("method")), set()).add(name)
+    merged = [{**r, "line": r.get("method") if len(seen[(r.get("trace"), r.get("method"))]) == 1
+               else f"{r.get('method')} ({name})"}
+              for name, rows in sims.items() for r in rows]
+    x, file = sweep_figure(merged)
+    xlabel = "arrival rate (jobs/h)" if x == "rate" else "load factor (arrivals sped up)"
+    return [sweep_lines(merged, "mean_jct", Path(out_dir) / file, x=x, group="trace",
+                        line="line", xlabel=xlabel, ylabel="mean JCT (h)", scale=3600.0,
+                        title=title or f"Mean JCT against {xlabel.split(' (')[0]}")]

@@ -1,11 +1,10 @@
-"""``optsched simulate`` and ``optsched plot``.
+"""``optsched simulate`` (``optsched plot`` is :mod:`optsched.cli.plot`).
 
 ::
 
     optsched simulate --policy NAME (--trace FILE [--trace-format gavel|tiresias]
                       | --generate N | --instance FILE.json) [--cluster PRESET|FILE.json]
                       [--seed S] [--option KEY=VALUE ...] [--out results.json]
-    optsched plot RESULTS.json --out DIR
 
 Bad input raises :mod:`optsched.errors` types (the main CLI maps them to exit 2).
 """
@@ -21,7 +20,7 @@ from optsched.cli.common import EXIT_OK, hours, num, parse_options, progress
 from optsched.core.files import check_output, write_text
 from optsched.core.instance import Cluster, Instance, load_instance
 from optsched.core.jsonio import load_json
-from optsched.errors import InvalidInput, InvalidOption
+from optsched.errors import InvalidOption
 
 __all__ = ["add_parsers", "load_cluster", "build_instance"]
 
@@ -48,13 +47,6 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: when stderr is a terminal)")
     p.set_defaults(func=cmd_simulate)
-
-    q = subparsers.add_parser("plot", help="plot a simulation result (JCT CDF, utilisation, "
-                              "Gantt) to PNG; needs the 'plot' extra (matplotlib)")
-    q.add_argument("results", type=Path, help="result JSON written by 'optsched simulate'")
-    q.add_argument("--out", type=Path, required=True, help="output directory")
-    q.add_argument("--gantt-jobs", type=int, default=60, help="jobs shown in the Gantt chart")
-    q.set_defaults(func=cmd_plot)
 
 
 def load_cluster(spec: str | None) -> Cluster | None:
@@ -221,12 +213,3 @@ def _cluster_file(spec: str | None) -> Path | None:
     """``--cluster`` when it names a file (an input), not a preset."""
     return Path(spec) if spec is not None and Path(spec).is_file() else None
 
-
-def cmd_plot(args) -> int:
-    from optsched.plotting import RESULT_FIGURES, plot_result
-
-    check_output(args.out, [args.results], folder=True, names=RESULT_FIGURES)
-    data = load_json(args.results, InvalidInput, "results")
-    for f in plot_result(data, args.out, gantt_jobs=args.gantt_jobs):
-        print(f)
-    return EXIT_OK

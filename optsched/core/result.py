@@ -52,7 +52,7 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     return abs(bound - objective) / max(abs(objective), 1e-10)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Result:
     """What every method returns.
 
@@ -79,6 +79,11 @@ class Result:
     ratio : float or None
         The proved approximation/competitive ratio that applies to this method on this
         instance (``None`` when nothing is proved); ``ratio_note`` states it.
+
+    ``repr(result)`` is one line (model, method, status, objective, bound and gap when
+    present, jobs completed, seconds) of at most :data:`REPR_LIMIT` characters, however
+    large the schedule; every field stays an attribute, and :meth:`to_dict` and
+    :meth:`to_frame` (pandas) give the whole content.
     """
 
     status: Status
@@ -111,6 +116,23 @@ class Result:
     def replace(self, **changes: Any) -> Result:
         return replace(self, **changes)
 
+    def __repr__(self) -> str:
+        parts = [f"{_clip(self.model)}/{_clip(self.method)}" if self.method
+                 else _clip(self.model) or "?", f"status={self.status.value}",
+                 f"objective={_fmt(self.objective)}"]
+        if self.bound is not None:
+            parts.append(f"bound={_fmt(self.bound)}")
+        if self.gap is not None:
+            parts.append(f"gap={self.gap:.3g}")
+        m = self.metrics
+        if m is not None:
+            parts.append(f"jobs={m.n_completed}/{m.n_jobs}" if m.n_completed < m.n_jobs
+                         else f"jobs={m.n_jobs}")
+        elif self.schedule is not None:
+            parts.append(f"allocations={len(self.schedule.allocations)}")
+        parts.append(f"seconds={self.seconds:.3g}")
+        return f"Result({', '.join(parts)})"
+
     def to_dict(self, *, values: bool = False) -> dict[str, Any]:
         """JSON-ready summary (schedule and metrics included when present)."""
         d: dict[str, Any] = {
@@ -131,6 +153,98 @@ class Result:
         if self.extra:
             d["extra"] = _jsonable(self.extra)
         return d
+
+    def to_frame(self, table: str = "jobs") -> Any:
+        """The result as a :class:`pandas.DataFrame` (the ``pandas`` extra;
+        :class:`optsched.core.tables.PandasMissing` without it).
+
+        Parameters
+        ----------
+        table : {"jobs", "allocations", "summary"}
+            ``"jobs"``: one row per job of the instance (completed jobs in the order the
+            schedule lists their completions, then the unfinished ones) with ``job``,
+            ``completed``, ``arrival`` (of a job that started), ``start`` (its first
+            allocation), ``completion``, ``jct``, ``queueing_delay`` (first start minus
+            arrival) and ``gpu_seconds`` (GPU-seconds held, shares weighted); times in
+            seconds, missing where a job never started or finished. ``"allocations"``:
+            one row per allocation of the schedule with every
+            :class:`~optsched.core.schedule.Allocation` field. ``"summary"``: one row of
+            :meth:`to_dict`'s scalars, the metrics' statistics and the scalar entries of
+            ``extra`` (``pandas.concat`` of several results' summaries compares them).
+
+        Raises
+        ------
+        InvalidOption
+            ``table`` is none of these, or ``"jobs"``/``"allocations"`` for a result
+            without a schedule (a throughput allocation, a bound, a failed solve).
+        """
+        from optsched.core.tables import require_pandas
+        from optsched.errors import InvalidOption
+
+        if table not in _FRAMES:
+            raise InvalidOption("table", table, f"must be one of {', '.join(_FRAMES)}")
+        pd = require_pandas()
+        if table == "summary":
+            return pd.DataFrame([self._summary()])
+        if self.schedule is None or self.metrics is None:
+            raise InvalidOption("table", table, f"this result ({self.model}/{self.method}, "
+                                f"{self.status.value}) has no schedule; table='summary' "
+                                "gives its one-row summary")
+        if table == "allocations":
+            from dataclasses import fields
+
+            names = [f.name for f in fields(self.schedule.allocations[0])] \
+                if self.schedule.allocations else ["job", "start", "end"]
+            return pd.DataFrame([[getattr(a, n) for n in names]
+                                 for a in self.schedule.allocations], columns=names)
+        return pd.DataFrame(self._job_rows(), columns=list(_JOB_COLUMNS))
+
+    def _summary(self) -> dict[str, Any]:
+        row = {k: v for k, v in self.to_dict().items()
+               if k not in ("schedule", "metrics", "extra")}
+        if self.metrics is not None:
+            row.update(self.metrics.to_dict(per_job=False))
+        for k, v in self.extra.items():
+            if k not in row and (v is None or isinstance(v, (str, bool, int, float))):
+                row[k] = v
+        return row
+
+    def _job_rows(self) -> list[tuple[Any, ...]]:
+        assert self.schedule is not None and self.metrics is not None
+        m = self.metrics
+        first: dict[str, float] = {}
+        held: dict[str, float] = {}
+        for a in self.schedule.allocations:
+            first[a.job] = min(first.get(a.job, math.inf), a.start)
+            held[a.job] = held.get(a.job, 0.0) + a.gpus * a.share * (a.end - a.start)
+        nan = math.nan
+        rows = []
+        for job in [*m.completion, *m.unfinished]:
+            start = first.get(job, nan)
+            delay = m.queueing_delay.get(job, nan)
+            rows.append((job, job in m.completion, start - delay, start,
+                         m.completion.get(job, nan), m.jct.get(job, nan), delay,
+                         held.get(job, 0.0)))
+        return rows
+
+
+#: the tables :meth:`Result.to_frame` gives
+_FRAMES = ("jobs", "allocations", "summary")
+_JOB_COLUMNS = ("job", "completed", "arrival", "start", "completion", "jct",
+                "queueing_delay", "gpu_seconds")
+
+#: the most characters ``repr(Result)`` prints (names of your own are shortened to fit)
+REPR_LIMIT = 300
+
+
+def _clip(name: str, limit: int = 60) -> str:
+    """A name shortened to ``limit`` characters, so the one-line repr stays short."""
+    name = str(name)
+    return name if len(name) <= limit else name[: limit - 3] + "..."
+
+
+def _fmt(x: float | None) -> str:
+    return "None" if x is None else f"{x:.6g}"
 
 
 def _jsonable(obj: Any) -> Any:

@@ -394,7 +394,8 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     q_seen: tuple[Any, Any] = (None, None)  # (job set, decision) last marked
 
     t = float(arrival[order[0]]) if n else 0.0
-    with ProgressBar(n, f"simulate {pname}", progress) as bar:
+    with ProgressBar(n, f"simulate {pname}", progress,
+                     span=(t, min(float(arrival.max(initial=t)), max_time or math.inf))) as bar:
         while True:
             if q_n:  # the last epoch's waiting jobs waited until now
                 queue_seconds += q_n * (t - q_t0)
@@ -518,7 +519,7 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                 done = set(finished)
                 active = [i for i in active if i not in done]
                 changed = True
-                bar.advance(len(finished))
+                bar.advance(len(finished), now=end)
                 P = checker.placement
                 prev = tuple(P[p] for i, copies in gangs.items() if i not in done
                              for ids in copies.values() for p in ids)

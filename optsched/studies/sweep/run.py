@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from optsched.core.files import append_line, ensure_folder, write_text
+from optsched.core.tables import Table
 from optsched.errors import InvalidOption, ModelNotApplicable, UnknownName
 from optsched.progressbar import ProgressBar
 from optsched.sim.window import Window, WindowUnfinished
@@ -238,11 +239,12 @@ def _read_store(path: Path) -> dict[str, dict]:
 
 def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
               engine: str = "local", fmt: str = "csv", scheduler: str | None = None,
-              progress: bool | None = None, client: Any = None) -> tuple[list[dict], int]:
+              progress: bool | None = None, client: Any = None) -> tuple[Table, int]:
     """Run every cell of ``config`` not already in ``OUT/cells.jsonl``.
 
-    Returns ``(rows, computed)``: the table rows of the whole grid (grid order) and how
-    many cells this call computed. Writes ``OUT/results.<fmt>``. ``client`` (Dask engine
+    Returns ``(rows, computed)``: the table rows of the whole grid (grid order; a
+    :class:`~optsched.core.tables.Table`, ``rows.to_frame()`` for pandas) and how many cells
+    this call computed. Writes ``OUT/results.<fmt>``. ``client`` (Dask engine
     only) reuses an existing ``distributed.Client``.
     """
     if engine not in ENGINES:
@@ -285,4 +287,4 @@ def run_sweep(config: SweepConfig, out: str | Path, *, workers: int = 1,
     order = {cell_key(p): i for i, p in enumerate(grid)}
     rows.sort(key=lambda r: order[r["key"]])
     write_table(rows, out / f"results.{fmt}", fmt)
-    return rows, len(todo)
+    return Table(rows, COLUMNS), len(todo)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from optsched.core.files import open_atomic, write_text
+from optsched.core.tables import Table
 from optsched.errors import InvalidOption, UnknownName
 
 if TYPE_CHECKING:
@@ -72,15 +73,17 @@ _NUMERIC = {"size", "seed", "load", "rate", "objective", "bound", "gap", "ratio"
 _INTEGER = ("size", "seed", "n_jobs", "n_completed", "preemptions", "queued_jobs", "epochs")
 
 
-def load_table(path: str | Path) -> list[dict[str, Any]]:
-    """Read a sweep table (``.csv``, ``.jsonl`` or ``.parquet``) into a list of rows."""
+def load_table(path: str | Path) -> Table:
+    """Read a sweep table (``.csv``, ``.jsonl`` or ``.parquet``) into a list of rows (a
+    :class:`~optsched.core.tables.Table`: ``load_table(path).to_frame()`` for pandas)."""
     path = Path(path)
     fmt = path.suffix.lstrip(".")
     if fmt == "jsonl":
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return Table([json.loads(line) for line in path.read_text().splitlines()
+                      if line.strip()], COLUMNS)
     if fmt == "parquet":
         pq = require_pyarrow()
-        return pq.read_table(path).to_pylist()
+        return Table(pq.read_table(path).to_pylist(), COLUMNS)
     if fmt != "csv":
         raise UnknownName("format", fmt, f"known formats: {', '.join(FORMATS)}")
     rows = []
@@ -96,7 +99,7 @@ def load_table(path: str | Path) -> list[dict[str, Any]]:
                 else:
                     row[k] = v
             rows.append(row)
-    return rows
+    return Table(rows, COLUMNS)
 
 
 def plot_sweep(rows: Iterable[Mapping[str, Any]], y: str, out: str | Path, *,
