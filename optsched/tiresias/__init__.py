@@ -42,7 +42,8 @@ Philly-derived jobs); ``placement=`` chooses another (including ``random`` and
   preemptive, skipping (``needs_work``).
 * ``shortest_expected``: :func:`~optsched.tiresias.policy.expected_remaining` of the
   executed seconds ascending (the mean of the GPU-time samples above them),
-  preemptive, skipping; it needs no job sizes.
+  preemptive, skipping, evaluated at arrivals and completions (as the simulator's);
+  it needs no job sizes.
 """
 
 from __future__ import annotations
@@ -85,6 +86,8 @@ def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
         exclude.add("dims")
     if fixed["order"] != "las" or fixed.get("thresholds", DEFAULT_THRESHOLDS) is None:
         exclude.add("queue_order")
+    if fixed["order"] in ("las", "gittins"):
+        exclude.add("rounds")
     return PolicySpec(name, factory=Tiresias, fixed=fixed,
                       defaults={"name": alias, **(defaults or {})},
                       exclude=frozenset(exclude), aliases=(alias,))
@@ -125,20 +128,21 @@ SPEC = register(PaperSpec(
         _policy("fifo_backfill", "fifo_backfill", order="fifo", preemptive=False,
                 thresholds=None),
         _policy("srtf", "srtf", order="srtf", thresholds=None),
-        # the public simulator's other schedulers: the non-preemptive ones with its
-        # default placement (yarn), the preemptive ones with GPU counting (spread)
+        # the public simulator's other schedulers, deciding at arrivals and completions
+        # as it does: the non-preemptive ones with its default placement (yarn), the
+        # preemptive ones with GPU counting (spread)
         _policy("fjf", "tiresias_fjf", order="fifo", preemptive=False, thresholds=None,
-                defaults={"placement": "yarn"}),
-        _policy("sjf", "tiresias_sjf", order="gpus", thresholds=None,
+                rounds=False, defaults={"placement": "yarn"}),
+        _policy("sjf", "tiresias_sjf", order="gpus", thresholds=None, rounds=False,
                 defaults={"placement": "spread"}),
         _policy("lpjf", "tiresias_lpjf", order="fifo", preemptive=False, thresholds=None,
-                skip=False, defaults={"placement": "yarn"}),
-        _policy("shortest", "tiresias_shortest", order="srtf", thresholds=None,
+                skip=False, rounds=False, defaults={"placement": "yarn"}),
+        _policy("shortest", "tiresias_shortest", order="srtf", thresholds=None, rounds=False,
                 defaults={"placement": "spread"}),
         _policy("shortest_gpu", "tiresias_shortest_gpu", order="srtf_gpu", thresholds=None,
-                defaults={"placement": "spread"}),
+                rounds=False, defaults={"placement": "spread"}),
         _policy("shortest_expected", "tiresias_shortest_expected", order="expected",
-                thresholds=None, dims=1, defaults={"placement": "spread"}),
+                thresholds=None, dims=1, rounds=False, defaults={"placement": "spread"}),
     ),
     reference="Gu et al., Tiresias: A GPU Cluster Manager for Distributed Deep Learning, "
               "NSDI'19",

@@ -112,6 +112,8 @@ DEMOTIONS = ("decision", "original")
 #: Float noise below which a time or a service is the whole number next to it: the public
 #: simulator's clock counts whole seconds, and ``demotion="original"`` floors like it.
 _CLOCK_EPS = 1e-6
+#: Orders that may decide at arrivals and completions only (``rounds=False``).
+_EVENT_ORDERS = ("fifo", "gpus", "srtf", "srtf_gpu", "expected")
 #: Orders of the policy (queue orders, and the baselines' single-queue orders).
 ORDERS = ("las", "gittins", "fifo", "srtf", "srtf_gpu", "gpus", "expected")
 
@@ -399,6 +401,14 @@ class Tiresias:
     skip : bool
         ``True``: a job whose gang does not fit is skipped and those behind it may start
         (Tiresias' gang scheduling); ``False``: it blocks the queue (YARN-CS).
+    rounds : bool
+        Also decide at round boundaries (``periodic``). ``False`` (orders ``fifo``,
+        ``gpus``, ``srtf``, ``srtf_gpu``, ``expected``): decide at arrivals and
+        completions only, as the public simulator's single-queue schedulers do. Under a
+        static order (arrival, gang size) or remaining time (a running job's only falls,
+        a waiting job's is fixed) the selected set changes only at those instants, so
+        the decisions are the same with fewer calls; the ``expected`` key of a running
+        job grows between them and is then re-read only at the next event.
     gittins_samples, gittins_delta, gittins_code_quirk
         Gittins distribution (default: the catalog's Tiresias samples), fixed Delta.
     gittins_grid : bool
@@ -417,7 +427,8 @@ class Tiresias:
                  preemptive: bool = True, gittins_samples=None,
                  gittins_delta: float | None = None, gittins_code_quirk: bool = False,
                  gittins_grid: bool = False, queue_order: str = "running_first",
-                 demotion: str = "decision", skip: bool = True, name: str | None = None):
+                 demotion: str = "decision", skip: bool = True, rounds: bool = True,
+                 name: str | None = None):
         if order not in ORDERS:
             raise InvalidOption("order", order, f"must be one of {ORDERS}")
         if order != "gittins":
@@ -446,6 +457,9 @@ class Tiresias:
                                 "an order inside a queue to choose")
         if not isinstance(skip, bool):
             raise InvalidOption("skip", skip, "must be True or False")
+        if rounds is not True and (rounds is not False or order not in _EVENT_ORDERS):
+            raise InvalidOption("rounds", rounds, "must be True, or False for the orders "
+                                f"{_EVENT_ORDERS}")
         if placement not in PLACEMENT_MODES:
             raise InvalidOption("placement", placement, f"must be one of {PLACEMENT_MODES}")
         if thresholds is not None:
@@ -467,7 +481,7 @@ class Tiresias:
         self.queue_order = queue_order
         self.demotion = demotion
         # the simulator's queue checks replace the round boundaries as decision instants
-        self.periodic = demotion != "original"
+        self.periodic = rounds and demotion != "original"
         self.skip = skip
         self.needs_work = order in ("srtf", "srtf_gpu")
         self.name = name or f"tiresias_{order}"

@@ -416,6 +416,10 @@ def test_original_options_are_checked():
         Tiresias("gittins", gittins_grid=True, gittins_code_quirk=True)
     with pytest.raises(InvalidOption, match="order"):
         Tiresias("lifo")
+    with pytest.raises(InvalidOption, match="rounds"):  # queues move between events
+        Tiresias("las", rounds=False)
+    assert not get_policy("tiresias.shortest").periodic  # decides at events only
+    assert get_policy("tiresias.srtf").periodic
 
 
 def _on(gpus, jobs, slot=10.0):
