@@ -74,7 +74,10 @@ whole gangs placed on as few servers as they need, no preemption, and a head job
 does not fit blocks every job behind it), ``fifo_backfill`` (the same without blocking
 and with spread placement: smaller jobs start around a head job that does not fit),
 ``srtf`` (shortest remaining time first, preemptive, ``needs_work``), ``las_1d``
-(Tiresias' ``dlas``: discretised LAS on executed time only).
+(Tiresias' ``dlas``: discretised LAS on executed time only), and the public
+simulator's other single-queue schedulers (orders ``gpus``, ``srtf_gpu``, ``expected``;
+see :mod:`optsched.tiresias`). Placement may also be the simulator's ``random`` or
+``crandom`` (:mod:`optsched.sim.placement`).
 """
 
 from __future__ import annotations
