@@ -13,28 +13,45 @@ Inputs (written to ``results/tiresias_peer/instances``):
 * ``philly240_r1``, ``philly240_r2``: 240 Philly-derived jobs
   (``generate_philly(240, seed=0)``) at 1 and 2 jobs/h on 4 x 4 P100.
 
+Tiresias reads whole seconds: the runner rounds each job's submit time and duration.
+optsched runs each input as is and on its whole-second copy (``NAME_int.json``: the
+submit times and durations Tiresias reads), so a difference that comes only from the
+rounding shows as a difference between the two agreement columns.
+
 Pairs (Tiresias scheme -> optsched policy): ``yarn`` (FIFO + MS-YARN placement) ->
 ``tiresias.yarn_fifo``; ``fifo-count`` (FIFO, GPU counting) -> ``tiresias.yarn_fifo``
-with ``placement=spread``; ``dlas-gpu`` -> ``tiresias.las`` (and with
-``queue_order=arrival``, the previous order); ``dlas-gpu-gittins`` ->
-``tiresias.gittins`` and ``tiresias.gittins_fixed``.
+with ``placement=spread``; ``dlas-gpu`` -> ``tiresias.las`` (default; ``queue_order=
+arrival``; ``queue_order=original``; and with ``demotion=original`` too);
+``dlas-gpu-gittins`` -> ``tiresias.gittins`` (default, ``gittins_fixed``, the grid
+index, the grid index with ``demotion=original``); the simulator's other schedulers
+``fjf``, ``sjf``, ``lpjf``, ``shortest``, ``shortest-gpu``, ``shortest-expected`` ->
+``tiresias.<name>``; its ``random`` and ``crandom`` placements under ``fifo`` ->
+``tiresias.yarn_fifo`` with ``placement=random`` / ``crandom`` (different random
+streams: only the means compare).
+
+Per-job agreement: completion within 1 s of the original's, within one round
+(``instance.slot``) and Pearson's r of the JCTs; on the whole-second copy within 1 s.
+CPU seconds are optsched's (``time.process_time``).
 
     TIRESIAS_HOME=... TIRESIAS_PYTHON=... python benchmarks/tiresias_peer.py
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 from common import RESULTS, write_results
 
 from optsched.catalog import cluster_preset, generate_philly, read_tiresias_trace
-from optsched.core.instance import Cluster, Node, load_instance
+from optsched.core.instance import Cluster, Instance, Node, load_instance
 from optsched.registry import get_policy
 from optsched.sim import simulate
 
@@ -42,20 +59,71 @@ HERE = Path(__file__).resolve().parent
 DATA = RESULTS / "tiresias_peer"
 RUNNER = HERE / "peers" / "tiresias_run.py"
 
+#: tag -> (run_sim.py --schedule, --scheme placement or None for its default yarn)
 PEER = {"yarn": ("yarn", None), "fifo-count": ("fifo", "count"),
-        "dlas-gpu": ("dlas-gpu", None), "dlas-gpu-gittins": ("dlas-gpu-gittins", None)}
+        "dlas-gpu": ("dlas-gpu", None), "dlas-gpu-gittins": ("dlas-gpu-gittins", None),
+        "fjf": ("fjf", None), "lpjf": ("lpjf", None),
+        # the preemptive schedulers with GPU counting: under yarn placement they stop
+        # starting jobs after the first dozen (see the notes)
+        "sjf-count": ("sjf", "count"), "shortest-count": ("shortest", "count"),
+        "shortest-gpu-count": ("shortest-gpu", "count"),
+        "shortest-expected-count": ("shortest-expected", "count"),
+        "fifo-random": ("fifo", "random"), "fifo-crandom": ("fifo", "crandom")}
+ORIGINAL_LAS = {"queue_order": "original", "demotion": "original"}
+ORIGINAL_GITTINS = {"gittins_grid": True, "demotion": "original"}
 OURS = {
     "tiresias.yarn_fifo": ("tiresias.yarn_fifo", {}),
     "tiresias.yarn_fifo spread": ("tiresias.yarn_fifo", {"placement": "spread"}),
     "tiresias.las": ("tiresias.las", {}),
     "tiresias.las queue_order=arrival": ("tiresias.las", {"queue_order": "arrival"}),
+    "tiresias.las queue_order=original": ("tiresias.las", {"queue_order": "original"}),
+    "tiresias.las queue_order,demotion=original": ("tiresias.las", ORIGINAL_LAS),
     "tiresias.gittins": ("tiresias.gittins", {}),
     "tiresias.gittins_fixed": ("tiresias.gittins_fixed", {}),
+    "tiresias.gittins gittins_grid": ("tiresias.gittins", {"gittins_grid": True}),
+    "tiresias.gittins gittins_grid,demotion=original": ("tiresias.gittins",
+                                                        ORIGINAL_GITTINS),
+    "tiresias.fjf": ("tiresias.fjf", {}),
+    "tiresias.sjf": ("tiresias.sjf", {}),
+    "tiresias.lpjf": ("tiresias.lpjf", {}),
+    "tiresias.shortest": ("tiresias.shortest", {}),
+    "tiresias.shortest_gpu": ("tiresias.shortest_gpu", {}),
+    "tiresias.shortest_expected": ("tiresias.shortest_expected", {}),
+    "tiresias.yarn_fifo placement=random": ("tiresias.yarn_fifo", {"placement": "random"}),
+    "tiresias.yarn_fifo placement=crandom": ("tiresias.yarn_fifo", {"placement": "crandom"}),
 }
 PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spread"),
          ("dlas-gpu", "tiresias.las"), ("dlas-gpu", "tiresias.las queue_order=arrival"),
+         ("dlas-gpu", "tiresias.las queue_order=original"),
+         ("dlas-gpu", "tiresias.las queue_order,demotion=original"),
          ("dlas-gpu-gittins", "tiresias.gittins"),
-         ("dlas-gpu-gittins", "tiresias.gittins_fixed")]
+         ("dlas-gpu-gittins", "tiresias.gittins_fixed"),
+         ("dlas-gpu-gittins", "tiresias.gittins gittins_grid"),
+         ("dlas-gpu-gittins", "tiresias.gittins gittins_grid,demotion=original"),
+         ("fjf", "tiresias.fjf"), ("lpjf", "tiresias.lpjf"), ("sjf-count", "tiresias.sjf"),
+         ("shortest-count", "tiresias.shortest"),
+         ("shortest-gpu-count", "tiresias.shortest_gpu"),
+         ("shortest-expected-count", "tiresias.shortest_expected"),
+         ("fifo-random", "tiresias.yarn_fifo placement=random"),
+         ("fifo-crandom", "tiresias.yarn_fifo placement=crandom")]
+
+
+def _runner():
+    spec = importlib.util.spec_from_file_location("tiresias_run", RUNNER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def whole_seconds(inst: Instance) -> Instance:
+    """The input as Tiresias reads it: submit times and durations in whole seconds (the
+    runner's conversion), the work scaled to the rounded duration."""
+    gpu_type, rows, _ = _runner().convert(inst)
+    by = {r["oid"]: r for r in rows}
+    jobs = tuple(dataclasses.replace(
+        j, arrival=float(by[j.id]["submit"]),
+        work=by[j.id]["duration"] * j.workers * j.throughput[gpu_type]) for j in inst.jobs)
+    return dataclasses.replace(inst, jobs=jobs)
 
 
 def instances() -> dict[str, Path]:
@@ -70,31 +138,60 @@ def instances() -> dict[str, Path]:
     for name, inst in made.items():
         out[name] = DATA / "instances" / f"{name}.json"
         inst.to_json(out[name])
+        whole_seconds(inst).to_json(DATA / "instances" / f"{name}_int.json")
     return out
 
 
 def peer_result(name: str, path: Path, tag: str) -> dict | None:
+    """The original's run (``{"failed": last error line}`` when it crashes)."""
     out = DATA / f"{name}.tiresias.{tag}.json"
+    failed = DATA / f"{name}.tiresias.{tag}.failed.txt"
     home = os.environ.get("TIRESIAS_HOME")
     if home and Path(home, "simulator", "run_sim.py").is_file():
         scheme, placement = PEER[tag]
         cmd = [sys.executable, str(RUNNER), "--instance", str(path), "--scheme", scheme,
                "--out", str(out)] + (["--placement", placement] if placement else [])
-        subprocess.run(cmd, check=True)
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            lines = [x for x in run.stderr.splitlines() if x.strip()]
+            failed.write_text(f"{' '.join(cmd[2:])}\n{lines[-1] if lines else run.returncode}\n")
+            return {"failed": lines[-1] if lines else f"exit {run.returncode}"}
+        failed.unlink(missing_ok=True)
+    elif failed.exists():
+        return {"failed": failed.read_text().splitlines()[-1]}
     elif not out.exists():
         print(f"skip peer {tag} on {name}: TIRESIAS_HOME not set and no committed result")
         return None
     d = json.loads(out.read_text())
-    return {"jct": {k: v["jct"] for k, v in d["jobs"].items()}, "mean": d["mean_jct"],
-            "p50": d["p50_jct"], "p99": d["p99_jct"], "makespan": d["makespan"],
+    return {"jct": {k: v["jct"] for k, v in d["jobs"].items()},
+            "completion": {k: v["completion"] for k, v in d["jobs"].items()},
+            "mean": d["mean_jct"], "p99": d["p99_jct"], "makespan": d["makespan"],
             "preemptions": d["total_preemptions"], "commit": d.get("commit")}
 
 
-def ours_result(path: Path, policy: str, options: dict) -> dict:
-    res = simulate(load_instance(path), get_policy(policy, **options), progress=False)
+def ours_result(inst: Instance, policy: str, options: dict) -> dict:
+    c0 = time.process_time()
+    res = simulate(inst, get_policy(policy, **options), progress=False)
+    cpu = time.process_time() - c0
     m = res.metrics
-    return {"jct": dict(m.jct), "mean": m.mean_jct, "p50": m.p50_jct, "p99": m.p99_jct,
-            "makespan": m.makespan, "preemptions": res.extra["total_preemptions"]}
+    return {"jct": dict(m.jct), "completion": dict(res.schedule.completion),
+            "mean": m.mean_jct, "p99": m.p99_jct, "makespan": m.makespan,
+            "preemptions": res.extra["total_preemptions"], "cpu": cpu}
+
+
+def agreement(P: dict, O: dict, slot: float) -> dict:
+    """Per-job agreement of optsched's run ``O`` with the original's ``P``."""
+    ks = sorted(P["completion"])
+    cp = np.array([P["completion"][k] for k in ks])
+    co = np.array([O["completion"].get(k, np.inf) for k in ks])
+    x = np.array([P["jct"][k] for k in ks])
+    y = np.array([O["jct"].get(k, np.nan) for k in ks])
+    ok = np.isfinite(y)
+    r = (float(np.corrcoef(x[ok], y[ok])[0, 1])
+         if ok.sum() > 1 and x[ok].std() > 0 and y[ok].std() > 0 else 1.0)
+    d = np.abs(cp - co)
+    return {"n": len(ks), "within_1s": int((d <= 1.0).sum()),
+            "within_round": int((d <= slot).sum()), "pearson_r": r}
 
 
 def main() -> None:
@@ -102,44 +199,67 @@ def main() -> None:
         print("TIRESIAS_HOME is not set: the peer is not run; its committed results are used")
     rows, commit = [], None
     for name, path in instances().items():
+        inst = load_instance(path)
+        whole = load_instance(DATA / "instances" / f"{name}_int.json")
         peer = {t: r for t in PEER if (r := peer_result(name, path, t)) is not None}
-        ours = {t: ours_result(path, *OURS[t]) for t in OURS}
+        used = {ot for pt, ot in PAIRS if pt in peer}
+        ours = {t: ours_result(inst, *OURS[t]) for t in OURS if t in used}
+        ours_int = {t: ours_result(whole, *OURS[t]) for t in OURS if t in used}
         for pt, ot in PAIRS:
             if pt not in peer:
                 continue
-            P, O = peer[pt], ours[ot]
+            P, O, Oi = peer[pt], ours[ot], ours_int[ot]
+            if "failed" in P:
+                rows.append({"instance": name, "tiresias": pt, "optsched": ot,
+                             "mean_jct_h_optsched": O["mean"] / 3600,
+                             "peer_status": f"crashed: {P['failed']}", "cpu_s": O["cpu"]})
+                continue
             commit = commit or P["commit"]
-            ks = sorted(P["jct"])
-            x = np.array([P["jct"][k] for k in ks])
-            y = np.array([O["jct"][k] for k in ks])
-            r = float(np.corrcoef(x, y)[0, 1]) if x.std() > 0 and y.std() > 0 else 1.0
+            a = agreement(P, O, inst.slot)
+            ai = agreement(P, Oi, inst.slot)
+            n = a["n"]
             rows.append({
                 "instance": name, "tiresias": pt, "optsched": ot,
                 "mean_jct_h_tiresias": P["mean"] / 3600, "mean_jct_h_optsched": O["mean"] / 3600,
-                "mean_ratio": O["mean"] / P["mean"], "p99_ratio": O["p99"] / P["p99"],
+                "mean_ratio": O["mean"] / P["mean"],
                 "makespan_ratio": O["makespan"] / P["makespan"],
+                "p99_ratio": O["p99"] / P["p99"],
                 "preemptions": f"{O['preemptions']}/{P['preemptions']}",
-                "jobs_equal_1s": f"{int((np.abs(x - y) <= 1.0).sum())}/{len(ks)}",
-                "pearson_r": r})
+                "within_1s": f"{a['within_1s']}/{n}", "within_round": f"{a['within_round']}/{n}",
+                "pearson_r": a["pearson_r"],
+                "mean_ratio_int": Oi["mean"] / P["mean"],
+                "within_1s_int": f"{ai['within_1s']}/{n}", "pearson_r_int": ai["pearson_r"],
+                "peer_status": "ok", "cpu_s": O["cpu"]})
     write_results(
         "tiresias_peer", rows,
         ["instance", "tiresias", "optsched", "mean_jct_h_tiresias", "mean_jct_h_optsched",
-         "mean_ratio", "p99_ratio", "makespan_ratio", "preemptions", "jobs_equal_1s",
-         "pearson_r"],
+         "mean_ratio", "makespan_ratio", "p99_ratio", "preemptions", "within_1s",
+         "within_round", "pearson_r", "mean_ratio_int", "within_1s_int", "pearson_r_int",
+         "peer_status", "cpu_s"],
         title="Tiresias' simulator vs optsched on the same inputs",
         params={"peer": "SymbioticLab/Tiresias", "peer_commit": commit,
                 "inputs": "results/tiresias_peer/instances"},
-        notes="Ratios are optsched / Tiresias; preemptions optsched/Tiresias. Tiresias "
-              "keeps times in whole seconds (its trace format: durations and submit times "
-              "are rounded), so the same decisions can give per-job JCTs a few seconds "
-              "apart (jobs_equal_1s counts those within 1 s). yarn_fifo = FIFO with "
-              "head-of-line blocking and MS-YARN first-fit placement; with spread "
-              "placement it is Tiresias' fifo + count. "
-              "2D-LAS keeps a queue's running jobs ahead of its waiting ones as Tiresias "
-              "does; queue_order=arrival (the previous default) preempts a running job "
-              "for an older waiting one of the same queue. 2D-Gittins: Tiresias' "
-              "dlas-gpu-gittins uses a fixed Delta and sums s_i (code quirk) in its "
-              "index; tiresias.gittins takes the supremum over Delta.")
+        notes="Ratios are optsched / Tiresias; preemptions optsched/Tiresias. within_1s / "
+              "within_round: jobs whose completion is within 1 s / one round (instance "
+              "slot: 60 s on t60, 360 s on philly240) of Tiresias'; pearson_r of the "
+              "per-job JCTs. The _int columns run optsched on the whole-second copy of "
+              "the input (the submit times and durations Tiresias reads). "
+              "yarn_fifo = FIFO with head-of-line blocking and MS-YARN first-fit "
+              "placement; with spread placement it is Tiresias' fifo + count. "
+              "2D-LAS: the default keeps a queue's running jobs ahead of its waiting ones "
+              "and derives queues from attained service at every decision (the paper's "
+              "rule); queue_order=original keeps Tiresias' queue lists (a demoted job "
+              "joins the end of its new queue, running jobs move first only after the "
+              "pass) and demotion=original its check instants "
+              "(t + floor((Q - executed seconds) / GPUs)). 2D-Gittins: tiresias.gittins "
+              "takes the supremum over Delta; gittins_fixed a fixed Delta; gittins_grid "
+              "is Tiresias' index (a step function of its sample grid, rounded). With "
+              "both original options the decisions are Tiresias' on the whole-second "
+              "copies; on the raw inputs sub-second differences of attained service "
+              "straddle a grid sample (Gittins, philly240_r2) or move completions by up "
+              "to a few seconds. random / crandom draw from other random streams than "
+              "Tiresias': only the means compare. CPU: optsched's simulation, on a "
+              "shared 2-core machine.")
 
 
 if __name__ == "__main__":

@@ -286,9 +286,10 @@ def main(argv=None):
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(out, f, indent=1)
+    mean_h = "-" if out["mean_jct"] is None else f"{out['mean_jct'] / 3600:.3f}"
     print(
         f"tiresias {a.scheme} ({schedule}/{placement}): {len(jobs)}/{len(rows)} jobs, "
-        f"mean JCT {out['mean_jct'] and out['mean_jct'] / 3600:.3f} h, "
+        f"mean JCT {mean_h} h, "
         f"preemptions {out['total_preemptions']}, wall {wall:.1f} s -> {a.out}"
     )
     return 0 if not unfinished else 2

@@ -21,6 +21,22 @@ idle cluster that has W GPUs of the type it always finds a placement. The origin
 keeps a gang inside one network switch; the cluster model has no switches, so that
 constraint is absent.
 
+``mode="random"`` and ``mode="crandom"`` are the simulator's random placements (its
+``random`` and ``crandom`` schemes), drawing from ``ClusterView.rng``, after step 1:
+
+* ``random``: each of the W workers independently: a node index drawn uniformly from all
+  nodes, then the first node from there on (cyclically) with a free GPU of type k;
+* ``crandom`` (consolidate, random nodes): the gang is cut into :math:`\lfloor W/G
+  \rfloor` pieces of G GPUs and one of :math:`W \bmod G` (G the largest node size of
+  type k); for each piece in turn, a uniform node index, then the first node from there
+  on with at least the piece's free GPUs. When a piece finds none, the GPUs still
+  needed are spread instead: from a new uniform node index, every node in turn gives as
+  many as it has free, until none are needed (a single GPU left that no node holds
+  fails the gang).
+
+The original also charges CPU cores to workers and parameter servers (2 per worker, 4 per
+server in ``random``); nodes here are assumed to have the cores, so only GPUs decide.
+
 :func:`check_single_type_gangs` is the applicability check of the policies that run a
 gang on one GPU type.
 """
@@ -37,7 +53,7 @@ from optsched.sim.policy import ClusterView
 
 __all__ = ["PLACEMENT_MODES", "place_gang", "choose_nodes", "check_single_type_gangs"]
 
-PLACEMENT_MODES = ("consolidated", "spread", "yarn")
+PLACEMENT_MODES = ("consolidated", "spread", "yarn", "random", "crandom")
 
 
 def check_single_type_gangs(instance, policy: str) -> None:
@@ -98,6 +114,10 @@ def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k
         return None
     if mode == "yarn":
         return _yarn(view, col, workers, k)
+    if mode == "random":
+        return _random(view, col, workers)
+    if mode == "crandom":
+        return _crandom(view, col, workers, k)
     # best fit: the first node holding the fewest free GPUs that still fit the gang,
     # found by looking for each count from ``workers`` up (list scans run in C)
     top = max(col)
@@ -147,3 +167,50 @@ def _yarn(view: ClusterView, col: list[int], workers: int, k: int) -> list[tuple
     for h, g in hs:
         col[h] -= g
     return hs
+
+
+def _random(view: ClusterView, col: list[int], workers: int) -> list[tuple[int, int]]:
+    """Each worker on the first node with a free GPU from a uniform start (module
+    docstring); ``col`` holds at least ``workers`` free GPUs, so every worker finds one."""
+    n = len(col)
+    got: dict[int, int] = {}
+    for _ in range(workers):
+        start = int(view.rng.integers(n))
+        h = next(h for h in ((start + i) % n for i in range(n)) if col[h] > 0)
+        col[h] -= 1
+        got[h] = got.get(h, 0) + 1
+    return list(got.items())
+
+
+def _crandom(view: ClusterView, col: list[int], workers: int, k: int
+             ) -> list[tuple[int, int]] | None:
+    """Whole-node pieces on random nodes, else spread from a random node (module
+    docstring); updates ``col`` only when the gang fits."""
+    n = len(col)
+    size = max(int(view.capacity[:, k].max()), 1)
+    pieces = [size] * (workers // size) + ([workers % size] if workers % size else [])
+    work = list(col)
+    got: dict[int, int] = {}
+    for p, need in enumerate(pieces):
+        start = int(view.rng.integers(n))
+        h = next((h for h in ((start + i) % n for i in range(n)) if work[h] >= need), None)
+        if h is None:
+            left = sum(pieces[p:])
+            if left == 1:
+                return None
+            start = int(view.rng.integers(n))
+            for h in ((start + i) % n for i in range(n)):
+                g = min(work[h], left)
+                if g > 0:
+                    work[h] -= g
+                    got[h] = got.get(h, 0) + g
+                    left -= g
+                if left == 0:
+                    break
+            if left:
+                return None
+            break
+        work[h] -= need
+        got[h] = got.get(h, 0) + need
+    col[:] = work
+    return list(got.items())

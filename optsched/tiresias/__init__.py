@@ -18,6 +18,32 @@ Policies (``optsched simulate --policy tiresias.NAME``; older names are aliases)
 ``las_continuous``, ``las_1d``, ``yarn_fifo`` (YARN-CS: head-of-line blocking,
 consolidated gangs), ``fifo_backfill`` (FIFO that starts smaller jobs around a blocked
 head) and ``srtf``.
+
+The other schedulers of Tiresias' public simulator (``run_sim.py --schedule``), under
+its names. The non-preemptive ones (``fjf``, ``lpjf``) use the simulator's default
+placement ``yarn`` (first fit, :mod:`optsched.sim.placement`); the preemptive ones
+place by GPU count (``spread``, the simulator's ``count``), because the simulator's
+preemptive schedulers re-place every job at each event and under its ``yarn`` placement
+stop starting jobs after the first dozen (measured on its 60-job trace and on 240
+Philly-derived jobs); ``placement=`` chooses another (including ``random`` and
+``crandom``):
+
+* ``fjf`` (fit job first): arrival order, non-preemptive; every waiting job whose gang
+  fits starts, in arrival order (jobs that do not fit are skipped, not blocking).
+* ``sjf`` (smallest job first): fewest GPUs first (ties by arrival), preemptive: at each
+  event the jobs are taken in that order and each starts or keeps running if its gang
+  fits, else waits (a running job that no longer fits is preempted); skipping.
+* ``lpjf`` (longest pending job first): non-preemptive; waiting jobs by time waited
+  since submission, longest first, i.e. by arrival, and the first that does not fit
+  blocks the rest: the order of ``yarn_fifo``.
+* ``shortest`` (shortest remaining time first): remaining time
+  :math:`r_j / (W_j \\max_k T_{jk})` ascending, preemptive, skipping (``needs_work``).
+* ``shortest_gpu``: remaining GPU-time :math:`W_j \\times` remaining time ascending,
+  preemptive, skipping (``needs_work``).
+* ``shortest_expected``: :func:`~optsched.tiresias.policy.expected_remaining` of the
+  executed seconds ascending (the mean of the GPU-time samples above them),
+  preemptive, skipping, evaluated at arrivals and completions (as the simulator's);
+  it needs no job sizes.
 """
 
 from __future__ import annotations
@@ -34,28 +60,36 @@ from optsched.tiresias.policy import (
     GittinsIndex,
     Tiresias,
     TiresiasPolicy,
+    expected_remaining,
     gittins_index,
     gittins_index_fixed,
+    gittins_index_grid,
 )
 from optsched.tiresias.workload import demo_instance
 
 __all__ = ["exact", "lp_bound", "las", "gittins", "yarn_fifo", "srtf", "build_model",
            "TiresiasModel", "demo_instance", "TiresiasPolicy", "Tiresias", "GittinsIndex",
-           "gittins_index", "gittins_index_fixed", "SPEC"]
+           "gittins_index", "gittins_index_fixed", "gittins_index_grid", "expected_remaining",
+           "SPEC"]
 
-_GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk"})
+_GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk",
+                              "gittins_grid"})
 
 
 def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
             **fixed: Any) -> PolicySpec:
     # options that cannot change this policy's decisions are not its options
     exclude = set() if fixed["order"] == "gittins" else set(_GITTINS_OPTIONS)
+    if fixed["order"] == "expected":
+        exclude.discard("gittins_samples")
     if "thresholds" in fixed and fixed["thresholds"] is None:
-        exclude.add("promote_knob")
-    if fixed["order"] in ("fifo", "srtf"):
+        exclude |= {"promote_knob", "demotion"}
+    if fixed["order"] in ("fifo", "srtf", "srtf_gpu", "gpus"):
         exclude.add("dims")
     if fixed["order"] != "las" or fixed.get("thresholds", DEFAULT_THRESHOLDS) is None:
         exclude.add("queue_order")
+    if fixed["order"] in ("las", "gittins"):
+        exclude.add("rounds")
     return PolicySpec(name, factory=TiresiasPolicy, fixed=fixed,
                       defaults={"name": alias, **(defaults or {})},
                       exclude=frozenset(exclude), aliases=(alias,))
@@ -96,6 +130,21 @@ SPEC = register(PaperSpec(
         _policy("fifo_backfill", "fifo_backfill", order="fifo", preemptive=False,
                 thresholds=None),
         _policy("srtf", "srtf", order="srtf", thresholds=None),
+        # the public simulator's other schedulers, deciding at arrivals and completions
+        # as it does: the non-preemptive ones with its default placement (yarn), the
+        # preemptive ones with GPU counting (spread)
+        _policy("fjf", "tiresias_fjf", order="fifo", preemptive=False, thresholds=None,
+                rounds=False, defaults={"placement": "yarn"}),
+        _policy("sjf", "tiresias_sjf", order="gpus", thresholds=None, rounds=False,
+                defaults={"placement": "spread"}),
+        _policy("lpjf", "tiresias_lpjf", order="fifo", preemptive=False, thresholds=None,
+                skip=False, rounds=False, defaults={"placement": "yarn"}),
+        _policy("shortest", "tiresias_shortest", order="srtf", thresholds=None, rounds=False,
+                defaults={"placement": "spread"}),
+        _policy("shortest_gpu", "tiresias_shortest_gpu", order="srtf_gpu", thresholds=None,
+                rounds=False, defaults={"placement": "spread"}),
+        _policy("shortest_expected", "tiresias_shortest_expected", order="expected",
+                thresholds=None, dims=1, rounds=False, defaults={"placement": "spread"}),
     ),
     reference="Gu et al., Tiresias: A GPU Cluster Manager for Distributed Deep Learning, "
               "NSDI'19",

@@ -74,13 +74,18 @@ whole gangs placed on as few servers as they need, no preemption, and a head job
 does not fit blocks every job behind it), ``fifo_backfill`` (the same without blocking
 and with spread placement: smaller jobs start around a head job that does not fit),
 ``srtf`` (shortest remaining time first, preemptive, ``needs_work``), ``las_1d``
-(Tiresias' ``dlas``: discretised LAS on executed time only).
+(Tiresias' ``dlas``: discretised LAS on executed time only), and the public
+simulator's other single-queue schedulers (orders ``gpus``, ``srtf_gpu``, ``expected``;
+see :mod:`optsched.tiresias`). Placement may also be the simulator's ``random`` or
+``crandom`` (:mod:`optsched.sim.placement`).
 """
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import numpy as np
@@ -90,7 +95,8 @@ from optsched.errors import InvalidOption
 from optsched.sim.placement import PLACEMENT_MODES, check_single_type_gangs, place_gang
 from optsched.sim.policy import ClusterView
 
-__all__ = ["gittins_index", "gittins_index_fixed", "GittinsIndex", "TiresiasPolicy", "Tiresias",
+__all__ = ["gittins_index", "gittins_index_fixed", "gittins_index_grid", "expected_remaining",
+           "GittinsIndex", "TiresiasPolicy", "Tiresias", "ORDERS", "QUEUE_ORDERS", "DEMOTIONS",
            "GITTINS_TIE_MARGIN", "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS",
            "DEFAULT_THRESHOLDS", "PROMOTE_KNOB"]
 
@@ -100,8 +106,19 @@ PROMOTE_KNOB: float | None = None
 CODE_THRESHOLDS = (3250.0, 7200.0)
 ADAPTDL_THRESHOLDS = (3600.0 * 16,)
 DEFAULT_THRESHOLDS = CODE_THRESHOLDS
-#: Orders inside a 2D-LAS queue: running jobs first (Tiresias), or arrival alone.
-QUEUE_ORDERS = ("running_first", "arrival")
+#: Orders inside a 2D-LAS queue: running jobs first, arrival alone, or the public
+#: simulator's persistent queue lists (``"original"``; see :class:`Tiresias`).
+QUEUE_ORDERS = ("running_first", "arrival", "original")
+#: When a job changes queue: at every decision from its attained service, or at the public
+#: simulator's check instants, one queue per check (``"original"``).
+DEMOTIONS = ("decision", "original")
+#: Float noise below which a time or a service is the whole number next to it: the public
+#: simulator's clock counts whole seconds, and ``demotion="original"`` floors like it.
+_CLOCK_EPS = 1e-6
+#: Orders that may decide at arrivals and completions only (``rounds=False``).
+_EVENT_ORDERS = ("fifo", "gpus", "srtf", "srtf_gpu", "expected")
+#: Orders of the policy (queue orders, and the baselines' single-queue orders).
+ORDERS = ("las", "gittins", "fifo", "srtf", "srtf_gpu", "gpus", "expected")
 
 
 def gittins_index(samples: np.ndarray, a: float) -> float:
@@ -137,6 +154,56 @@ def gittins_index_fixed(samples: np.ndarray, a: float, delta: float,
     return float(c / denom) if denom > 0 else 0.0
 
 
+#: The public simulator's fixed Delta (``jobs.py``: ``gittins_delta = 3250``).
+CODE_GITTINS_DELTA = 3250.0
+
+
+def gittins_index_grid(samples: np.ndarray, a: float, delta: float = CODE_GITTINS_DELTA
+                       ) -> float:
+    r"""The index as Tiresias' simulator evaluates it: a step function on the sample grid.
+
+    With samples :math:`s_0 \le \dots \le s_{n-1}` (:math:`n` of them), ``dlas-gpu-gittins``
+    evaluates the index once per sample and looks it up: for attained service :math:`a`
+    and :math:`i` the first sample with :math:`s_i > a`, the index is :math:`r(s_i - 1)`
+    (so every job below the first sample has the same index, and two jobs between the
+    same two samples tie, broken by submit time); :math:`0` when :math:`a \ge s_{n-1}`.
+    For :math:`x = s_i - 1`, :math:`j` the first sample above :math:`x + \Delta` (or
+    :math:`j = n - 1` when :math:`x + \Delta > s_{n-1} - 1`):
+
+    .. math::
+        P = [\tfrac{j - i}{n - i}]_5, \quad
+        E = \Big[\Big\lfloor \frac{\sum_{i \le l < j} s_l + \Delta (n - j)}{n - i}
+        \Big\rfloor\Big]_5, \quad r = [10^6 P / E]_4,
+
+    :math:`[\cdot]_d` rounding to d decimals, halves away from zero. E sums :math:`s_l`,
+    not :math:`s_l - x`
+    (the ``gittins_code_quirk`` of :func:`gittins_index_fixed`), and is floored because
+    the simulator divides integers in Python 2 (it reads whole-second samples); for
+    non-integral samples the division is exact. :math:`O(n)` per call.
+    """
+    s = np.asarray(samples, dtype=float)
+    n = s.size
+    if n == 0 or a >= s[-1]:
+        return 0.0
+    i = int(np.searchsorted(s, a, side="right"))
+    x = s[i] - 1.0
+    i = int(np.searchsorted(s, x, side="right"))
+    y = x + delta
+    j = n - 1 if y > s[-1] - 1.0 else int(np.searchsorted(s, y, side="right"))
+    P = _round_half_away((j - i) / (n - i), 5)
+    top = float(s[i:j].sum()) + delta * (n - j)
+    integral = bool(np.all(s == np.floor(s))) and float(delta).is_integer()
+    E = _round_half_away(top // (n - i) if integral else top / (n - i), 5)
+    return _round_half_away(P * 1e6 / E, 4) if E > 0 else 0.0
+
+
+def _round_half_away(x: float, digits: int) -> float:
+    """``x`` rounded to ``digits`` decimals, halves away from zero (Python 2's ``round``,
+    which the simulator's index uses; Python 3 rounds halves to even)."""
+    q = Decimal(x).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return float(q)
+
+
 #: Relative gap below which two fast Gittins values are recomputed with the direct
 #: formula before they are ordered (both forms are within ~1e-13 relative for 1,000
 #: samples; the margin is scaled up with the number of samples).
@@ -147,7 +214,7 @@ class GittinsIndex:
     """:math:`G(a)` from an empirical distribution of job GPU-time (sorted once)."""
 
     def __init__(self, samples: Sequence[float] | np.ndarray | None = None, *,
-                 delta: float | None = None, code_quirk: bool = False):
+                 delta: float | None = None, code_quirk: bool = False, grid: bool = False):
         if samples is None:
             from optsched.catalog import tiresias_gpu_time_samples
             samples = tiresias_gpu_time_samples()
@@ -157,6 +224,7 @@ class GittinsIndex:
         self.samples = s
         self.delta = delta
         self.code_quirk = code_quirk
+        self.grid = grid
         self._memo: dict[float, float] = {}
         self._fast: dict[float, float] = {}
         self._sorted = s.tolist()
@@ -171,7 +239,9 @@ class GittinsIndex:
         if g is None:
             if len(self._memo) > 100_000:
                 self._memo.clear()
-            if self.delta is None:
+            if self.grid:
+                g = gittins_index_grid(self.samples, a, self.delta or CODE_GITTINS_DELTA)
+            elif self.delta is None:
                 g = gittins_index(self.samples, a)
             else:
                 g = gittins_index_fixed(self.samples, a, self.delta, self.code_quirk)
@@ -243,7 +313,7 @@ class GittinsIndex:
         between a fast value and another key is the direct values' order.
         """
         vals = np.asarray(a, dtype=float).ravel()
-        if self.delta is not None:  # the fixed-Delta variant has no fast form here
+        if self.delta is not None or self.grid:  # no fast form for these variants
             return np.array([self(x) for x in vals.tolist()], dtype=float)
         fast = self.fast
         keys = np.array([fast(x) for x in vals.tolist()], dtype=float)
@@ -263,31 +333,93 @@ class GittinsIndex:
         return keys
 
 
+def expected_remaining(samples: np.ndarray, a: float) -> float:
+    r"""The public simulator's ``shortest-expected`` key for a job that has run ``a``.
+
+    With sorted samples :math:`s_0 \le \dots \le s_{n-1}` and :math:`i` the first with
+    :math:`s_i > a`: the mean of :math:`s_i, \dots, s_{n-2}` rounded to 2 decimals (the
+    largest sample is left out), :math:`s_{n-1}` when :math:`i = n - 1`, and 0 when
+    :math:`a \ge s_{n-1}`. It is the expected *total* service of a job that survived
+    :math:`a` (nothing subtracts :math:`a`). :math:`O(n)`.
+    """
+    s = np.asarray(samples, dtype=float)
+    n = s.size
+    i = int(np.searchsorted(s, a, side="right"))
+    if i >= n:
+        return 0.0
+    if i == n - 1:
+        return float(s[-1])
+    return _round_half_away(float(s[i:n - 1].sum()) / (n - 1 - i), 2)
+
+
 class TiresiasPolicy:
-    """Queue-ordered gang scheduler: 2D-LAS, 2D-Gittins and the baselines (module docstring).
+    r"""Queue-ordered gang scheduler: 2D-LAS, 2D-Gittins and the baselines (module docstring).
 
     Parameters
     ----------
-    order : {"las", "gittins", "fifo", "srtf"}
-        Order within a queue (LAS: arrival; Gittins: index) or the baselines' order.
+    order : {"las", "gittins", "fifo", "srtf", "srtf_gpu", "gpus", "expected"}
+        Order within a queue (LAS: arrival; Gittins: index) or a single-queue order:
+        arrival (``fifo``), remaining time (``srtf``), remaining GPU-time
+        :math:`W_j \times` remaining time (``srtf_gpu``), gang size then arrival
+        (``gpus``), expected remaining service from the Gittins samples (``expected``,
+        :func:`expected_remaining`). Ties: arrival, then instance order.
     dims : {1, 2}
         Attained service as GPU-seconds (2) or executed seconds (1).
     thresholds : sequence of float or None
         Queue thresholds (K-1 values, increasing); ``None`` = continuous LAS.
     promote_knob : float or None
         PROMOTE_KNOB; ``None`` disables starvation promotion.
-    placement : {"spread", "consolidated"}
+    placement : {"spread", "consolidated", "yarn", "random", "crandom"}
+        Node choice (:func:`optsched.sim.placement.place_gang`).
     preemptive : bool
         ``False`` keeps running jobs running (FIFO / YARN-CS).
-    queue_order : {"running_first", "arrival"}
-        Order inside a discretised 2D-LAS queue: the queue's running jobs ahead of its
-        waiting ones, each by arrival (Tiresias' simulator), or arrival alone (an older
-        waiting job then preempts a running job of the same queue).
+    queue_order : {"running_first", "arrival", "original"}
+        Order inside a discretised 2D-LAS queue. ``"running_first"``: the queue's jobs
+        that ran in the previous decision, then its waiting ones, each by arrival (a
+        waiting job never preempts a running job of its own queue). ``"arrival"``:
+        arrival alone (an older waiting job preempts a running job of the same queue).
+        ``"original"``: the public simulator's persistent queue lists: an arriving job
+        is appended to queue 0, a job that changes queue (demotion, promotion) is
+        appended at the end of its new queue, behind that queue's waiting jobs, and only
+        after each scheduling pass are a queue's selected jobs moved ahead of its
+        unselected ones (stable). It differs from ``"running_first"`` in the pass in
+        which a job is demoted (it is then the last of its new queue, not among the
+        running jobs) and in the order of waiting jobs (list order, not arrival).
+    demotion : {"decision", "original"}
+        ``"decision"`` (default, the paper's rule): a job's queue is the one its attained
+        service falls in at each decision (decisions at arrivals, completions and round
+        boundaries). ``"original"``: as the public simulator, which keeps each job's
+        queue as state and checks a running job only at its events: decisions happen at
+        arrivals, completions and the check instants, not at round boundaries
+        (``periodic = False``); at a check, a running job in queue :math:`q < K-1` whose
+        service reached :math:`Q_{q+1}` moves down one queue, and the next check of a
+        running job in queue :math:`q` is at :math:`t + \max(1, \lfloor (Q_{q+1} - e)
+        / W \rfloor)` with :math:`e` its executed *seconds* since promotion (the
+        simulator subtracts seconds from a GPU-second threshold and divides integers:
+        a 4-GPU job with :math:`Q_1 = 3250` is checked at 812 s, at 3,248 GPU-s still
+        below the threshold, and demoted at the next check, 1,421 s and 5,684 GPU-s,
+        unless another event comes first). 1D (``dims=1``): :math:`t + \max(1,
+        \lfloor Q_{q+1} - e \rfloor)`. Pending promotions add :math:`t + (\text{knob}
+        \cdot e - \text{waited})`.
     skip : bool
         ``True``: a job whose gang does not fit is skipped and those behind it may start
         (Tiresias' gang scheduling); ``False``: it blocks the queue (YARN-CS).
+    rounds : bool
+        Also decide at round boundaries (``periodic``). ``False`` (orders ``fifo``,
+        ``gpus``, ``srtf``, ``srtf_gpu``, ``expected``): decide at arrivals and
+        completions only, as the public simulator's single-queue schedulers do. Under a
+        static order (arrival, gang size) or remaining time (a running job's only falls,
+        a waiting job's is fixed) the selected set changes only at those instants, so
+        the decisions are the same with fewer calls; the ``expected`` key of a running
+        job grows between them and is then re-read only at the next event.
     gittins_samples, gittins_delta, gittins_code_quirk
         Gittins distribution (default: the catalog's Tiresias samples), fixed Delta.
+    gittins_grid : bool
+        The public simulator's index (:func:`gittins_index_grid`: a step function of the
+        sample grid, fixed Delta ``gittins_delta`` or 3250, E summing :math:`s_l`,
+        rounded): every job below the first sample has the same index, and ties go to
+        the earlier submission. The grid formula fixes E itself, so
+        ``gittins_code_quirk`` must be left unset with it.
     """
 
     event_driven = True
@@ -297,24 +429,40 @@ class TiresiasPolicy:
                  promote_knob: float | None = PROMOTE_KNOB, placement: str = "spread",
                  preemptive: bool = True, gittins_samples=None,
                  gittins_delta: float | None = None, gittins_code_quirk: bool = False,
-                 queue_order: str = "running_first", skip: bool = True,
+                 gittins_grid: bool = False, queue_order: str = "running_first",
+                 demotion: str = "decision", skip: bool = True, rounds: bool = True,
                  name: str | None = None):
-        if order not in ("las", "gittins", "fifo", "srtf"):
-            raise InvalidOption("order", order, "must be las, gittins, fifo or srtf")
+        if order not in ORDERS:
+            raise InvalidOption("order", order, f"must be one of {ORDERS}")
         if order != "gittins":
-            for k, v in (("gittins_samples", gittins_samples), ("gittins_delta", gittins_delta),
-                         ("gittins_code_quirk", gittins_code_quirk or None)):
+            for k, v in (("gittins_delta", gittins_delta),
+                         ("gittins_code_quirk", gittins_code_quirk or None),
+                         ("gittins_grid", gittins_grid or None)):
                 if v is not None:
                     raise InvalidOption(k, v, f"only 2D-Gittins takes it (order is {order!r})")
+            if gittins_samples is not None and order != "expected":
+                raise InvalidOption("gittins_samples", "...", "only 2D-Gittins and the "
+                                    f"expected-remaining order take it (order is {order!r})")
+        if gittins_grid and gittins_code_quirk:
+            raise InvalidOption("gittins_code_quirk", gittins_code_quirk, "gittins_grid "
+                                "evaluates the simulator's own formula, which fixes E")
+        if demotion not in DEMOTIONS:
+            raise InvalidOption("demotion", demotion, f"must be one of {DEMOTIONS}")
+        if demotion != "decision" and (order not in ("las", "gittins") or thresholds is None):
+            raise InvalidOption("demotion", demotion, "only discretised 2D-LAS and "
+                                "2D-Gittins move jobs between queues")
         if dims not in (1, 2):
             raise InvalidOption("dims", dims, "must be 1 or 2")
         if queue_order not in QUEUE_ORDERS:
             raise InvalidOption("queue_order", queue_order, f"must be one of {QUEUE_ORDERS}")
         if queue_order != "running_first" and (order != "las" or thresholds is None):
-            raise InvalidOption("queue_order", queue_order, "only discretised 2D-LAS orders "
-                                "inside a queue by arrival alone")
+            raise InvalidOption("queue_order", queue_order, "only discretised 2D-LAS has "
+                                "an order inside a queue to choose")
         if not isinstance(skip, bool):
             raise InvalidOption("skip", skip, "must be True or False")
+        if rounds is not True and (rounds is not False or order not in _EVENT_ORDERS):
+            raise InvalidOption("rounds", rounds, "must be True, or False for the orders "
+                                f"{_EVENT_ORDERS}")
         if placement not in PLACEMENT_MODES:
             raise InvalidOption("placement", placement, f"must be one of {PLACEMENT_MODES}")
         if thresholds is not None:
@@ -334,12 +482,26 @@ class TiresiasPolicy:
         self.placement = placement
         self.preemptive = preemptive
         self.queue_order = queue_order
+        self.demotion = demotion
+        # the simulator's queue checks replace the round boundaries as decision instants
+        self.periodic = rounds and demotion != "original"
         self.skip = skip
-        self.needs_work = order == "srtf"
+        self.needs_work = order in ("srtf", "srtf_gpu")
         self.name = name or f"tiresias_{order}"
         self._gittins: GittinsIndex | None = (GittinsIndex(gittins_samples, delta=gittins_delta,
-                                      code_quirk=gittins_code_quirk)
+                                      code_quirk=gittins_code_quirk, grid=gittins_grid)
                          if order == "gittins" else None)
+        self._expected: np.ndarray | None = None
+        if order == "expected":
+            if gittins_samples is None:
+                from optsched.catalog import tiresias_gpu_time_samples
+                gittins_samples = tiresias_gpu_time_samples()
+            s = np.sort(np.asarray(gittins_samples, dtype=float).ravel())
+            if s.size == 0 or not np.all(np.isfinite(s)) or s[0] <= 0:
+                raise InvalidOption("gittins_samples", s[:3].tolist(),
+                                    "need positive finite samples")
+            self._expected = s
+        self._lists_kept = queue_order == "original" or demotion == "original"
         self.reset()
 
     def reset(self) -> None:
@@ -349,6 +511,11 @@ class TiresiasPolicy:
         self._base_exec: dict[str, float] = {}
         self._pending_since: dict[str, float] = {}
         self._promotions = 0
+        # persistent queues (queue_order / demotion "original"): job -> queue, and each
+        # queue's list in the simulator's order
+        self._queue_of: dict[str, int] = {}
+        self._lists: list[list[str]] = [[] for _ in range(len(self.thresholds or ()) + 1)]
+        self._wake: float | None = None
 
     def stats(self) -> dict[str, Any]:
         return {"promotions": self._promotions}
@@ -364,6 +531,12 @@ class TiresiasPolicy:
         return raw - base if base.size else raw
 
     def queues(self, view: ClusterView) -> np.ndarray:
+        if self.demotion == "original":  # the queues kept as state (_sync_queues)
+            qof = self._queue_of
+            return np.array([qof.get(j, 0) for j in view.ids], dtype=np.int64)
+        return self._derived_queues(view)
+
+    def _derived_queues(self, view: ClusterView) -> np.ndarray:
         svc = self.service(view)
         if self.thresholds is None:
             return np.zeros(len(svc), dtype=np.int64)
@@ -376,15 +549,33 @@ class TiresiasPolicy:
         tie = np.arange(n)
         if self.order == "fifo":
             return np.lexsort((tie, arr))
-        if self.order == "srtf":
+        if self.order in ("srtf", "srtf_gpu"):
             T = view.throughput_matrix
             left = view.remaining / (view.workers * T.max(axis=1))
+            if self.order == "srtf_gpu":
+                left = left * view.workers
             return np.lexsort((tie, arr, left))
+        if self.order == "gpus":
+            return np.lexsort((tie, arr, view.workers))
+        if self._expected is not None:
+            svc = self.service(view).tolist()
+            key = np.array([expected_remaining(self._expected, a) for a in svc])
+            return np.lexsort((tie, arr, key))
         q = self.queues(view)
         if self.thresholds is None:  # continuous LAS
             return np.lexsort((tie, arr, self.service(view)))
+        if self._lists_kept:  # position in the simulator's queue lists breaks ties
+            pos = {jid: m for m, jid in enumerate(view.ids)}
+            listed = np.array([pos[j] for lst in self._lists for j in lst], dtype=np.int64)
+            if self.queue_order == "original":
+                return listed
+            tie = np.empty(n, dtype=np.int64)
+            tie[listed] = np.arange(n)
         if self._gittins is not None:
-            svc = view.attained  # the index uses the job's total GPU-time attained
+            if self._lists_kept:  # the simulator's index reads whole GPU-seconds since
+                svc = np.floor(self.service(view))  # the last promotion
+            else:
+                svc = view.attained  # the index uses the job's total GPU-time attained
             g = self._gittins.ranking_keys(svc)
             return np.lexsort((tie, arr, -g, q))
         if self.queue_order == "running_first":
@@ -420,6 +611,82 @@ class TiresiasPolicy:
                 self._base_exec[jid] = executed[m]
                 pending[jid] = now
                 self._promotions += 1
+                if self.demotion == "original":
+                    self._move(jid, 0)
+
+    # ------------------------------------------------------------------ queue state
+    def _move(self, jid: str, q: int) -> None:
+        """Append ``jid`` at the end of queue ``q`` (the simulator's list operations)."""
+        old = self._queue_of.get(jid)
+        if old is not None:
+            self._lists[old].remove(jid)
+        self._queue_of[jid] = q
+        self._lists[q].append(jid)
+
+    def _sync_queues(self, view: ClusterView) -> None:
+        """Update the kept queues at a decision: completed jobs leave, arrivals join
+        queue 0 (in arrival order), then each job whose queue changed is appended to
+        its new queue in arrival order: with ``demotion="original"`` a job that ran is
+        moved one queue down when its service reached its queue's threshold; otherwise
+        to the queue its service falls in."""
+        qof = self._queue_of
+        present = set(view.ids)
+        gone = [j for j in qof if j not in present]
+        if gone:
+            dead = set(gone)
+            for lst in self._lists:
+                lst[:] = [j for j in lst if j not in dead]
+            for j in gone:
+                del qof[j]
+        for jid in view.ids:
+            if jid not in qof:
+                qof[jid] = 0
+                self._lists[0].append(jid)
+        th = self.thresholds or ()
+        if self.demotion == "original":
+            running = view.previous_by_job
+            svc = self.service(view).tolist()
+            for m, jid in enumerate(view.ids):
+                q = qof[jid]
+                if jid in running and q < len(th) and svc[m] >= th[q] - _CLOCK_EPS:
+                    self._move(jid, q + 1)
+        else:
+            for m, q in enumerate(self._derived_queues(view).tolist()):
+                jid = view.ids[m]
+                if qof[jid] != q:
+                    self._move(jid, q)
+
+    def _after_pass(self, view: ClusterView, out: list[Placement]) -> None:
+        """Selected jobs move ahead of the others in each kept queue (stable), and the
+        next queue check (``demotion="original"``) is set for :meth:`horizon`."""
+        sel = {p.job for p in out}
+        for lst in self._lists:
+            lst[:] = [j for j in lst if j in sel] + [j for j in lst if j not in sel]
+        self._wake = None
+        if self.demotion != "original":
+            return
+        th = self.thresholds or ()
+        t = view.time
+        executed = view.executed.tolist()
+        workers = view.workers.tolist()
+        wake = math.inf
+        for m, jid in enumerate(view.ids):
+            q = self._queue_of[jid]
+            e = executed[m] - self._base_exec.get(jid, 0.0)
+            if jid in sel:
+                if q < len(th):
+                    step = (th[q] - e) / workers[m] if self.dims == 2 else th[q] - e
+                    wake = min(wake, t + max(1.0, math.floor(step + _CLOCK_EPS)))
+            elif self.promote_knob is not None and q > 0 and e > 0:
+                since = self._pending_since.get(jid, t)
+                left = e * self.promote_knob - (t - since)
+                if left > 0:
+                    wake = min(wake, t + left)
+        self._wake = wake if math.isfinite(wake) else None
+
+    def horizon(self) -> float | None:
+        """The next queue check of ``demotion="original"`` (else ``None``)."""
+        return self._wake
 
     # ------------------------------------------------------------------ allocation
     def _types(self, view: ClusterView, m: int) -> list[int]:
@@ -491,6 +758,14 @@ class TiresiasPolicy:
     def allocate(self, state: ClusterView) -> list[Placement]:
         view = state
         self._promote(view)
+        if not self._lists_kept:
+            return self._decide(view)
+        self._sync_queues(view)
+        out = self._decide(view)
+        self._after_pass(view, out)
+        return out
+
+    def _decide(self, view: ClusterView) -> list[Placement]:
         prev = view.previous_by_job
         kept_all = self._all_keep(view, prev)
         if kept_all is not None:

@@ -288,12 +288,18 @@ def test_queue_order_and_skip_are_checked():
         TiresiasPolicy("fifo", skip="no")
 
 
-@pytest.mark.parametrize("scheme,policy", [("yarn", "tiresias.yarn_fifo"),
-                                           ("dlas-gpu", "tiresias.las")])
-def test_same_decisions_as_tiresias_simulator(scheme, policy):
+@pytest.mark.parametrize("scheme,policy,options", [
+    ("yarn", "tiresias.yarn_fifo", {}), ("dlas-gpu", "tiresias.las", {}),
+    ("dlas-gpu", "tiresias.las", {"queue_order": "original", "demotion": "original"}),
+    ("dlas-gpu-gittins", "tiresias.gittins", {"gittins_grid": True, "demotion": "original"}),
+    ("fjf", "tiresias.fjf", {}), ("sjf-count", "tiresias.sjf", {}),
+    ("shortest-count", "tiresias.shortest", {}),
+    ("shortest-gpu-count", "tiresias.shortest_gpu", {})])
+def test_same_decisions_as_tiresias_simulator(scheme, policy, options):
     """Pinned per-job JCTs of Tiresias' own simulator (benchmarks/tiresias_peer.py) on
-    its 60-job trace over 2 x 4 P100: YARN-CS and 2D-LAS take the same decisions (its
-    times are whole seconds, hence the 1 s tolerance)."""
+    its 60-job trace over 2 x 4 P100: YARN-CS, 2D-LAS, 2D-Gittins with the simulator's
+    index and queue checks, fjf, and (with GPU counting) sjf, shortest and shortest-gpu
+    take the same decisions (its times are whole seconds, hence the 1 s tolerance)."""
     import json
     from pathlib import Path
 
@@ -302,7 +308,7 @@ def test_same_decisions_as_tiresias_simulator(scheme, policy):
     peer = json.loads((Path(__file__).parent / "peer_t60_n2g4.json").read_text())
     inst = read_tiresias_trace(cluster=Cluster(tuple(Node(f"n{i}", {"p100": 4})
                                                      for i in range(2))))
-    res = simulate(inst, get_policy(policy))
+    res = simulate(inst, get_policy(policy, **options))
     ours = res.metrics.jct
     want = peer["jct"][scheme]
     assert set(ours) == set(want)
@@ -346,3 +352,154 @@ def test_former_policy_class_names_are_aliases():
     assert type(Tiresias("las")) is TiresiasPolicy
     assert type(get_policy("tiresias.las")) is TiresiasPolicy
     assert type(get_policy("gavel.fifo")) is GavelFIFOPolicy
+
+
+# ---------------------------------------------------------------- the simulator's own rules
+def test_grid_index_is_the_simulators_step_function():
+    """Values of Tiresias' ``get_gittins_index`` on its own samples (run under Python 2.7
+    at 959f9b0): constant below the first sample (121), stepping at each sample, not
+    monotone (13,935 -> 14,159), and 0 from the largest sample on."""
+    from optsched.catalog import tiresias_gpu_time_samples
+    from optsched.tiresias.policy import gittins_index_grid
+
+    s = np.sort(tiresias_gpu_time_samples())
+    want = {0: 299.701, 120: 299.701, 121: 299.2165, 13934: 19.575, 13935: 18.6735,
+            14158: 18.6735, 14159: 19.5633, 199896: 2.4128, 10**7: 0.0881,
+            53294623: 0.0, 53294624: 0.0}
+    assert {a: gittins_index_grid(s, a) for a in want} == want
+
+
+def test_grid_index_ties_jobs_between_two_samples_by_arrival():
+    """Samples 100, 200, 1000. By the supremum, attained 50 (G = 1/150) ranks above
+    attained 0 (G = 1/250); on the grid both are below the first sample, so they tie and
+    the earlier arrival (attained 0) goes first."""
+    samples = np.array([100.0, 200.0, 1000.0])
+    v = view_of([0.0, 50.0], [0.0, 1.0], [1, 1], CL)
+    sup = Tiresias("gittins", thresholds=(), gittins_samples=samples)
+    grid = Tiresias("gittins", thresholds=(), gittins_samples=samples, gittins_grid=True)
+    assert list(sup.ranking(v)) == [1, 0]
+    assert list(grid.ranking(v)) == [0, 1]
+
+
+def test_original_queue_order_puts_a_demoted_job_behind_the_waiting_one():
+    """One GPU, threshold 100 GPU-s, rounds of 10 s. J0 (1,000 s) runs 0-100 and drops
+    to queue 1; J1 (arrives 50, 1,000 s) runs 100-200 and drops too, while J0 waits in
+    queue 1. Running first: J1 ran last, so it keeps the GPU (done 1,100; J0 2,000).
+    The simulator's lists: J1 joins queue 1 behind the waiting J0, which runs (J0 done
+    1,100; J1 2,000)."""
+    inst = Instance(Cluster((Node("n0", {"a": 1}),)), (
+        Job("0", 0.0, 1, 1000.0, {"a": 1.0}), Job("1", 50.0, 1, 1000.0, {"a": 1.0})),
+        slot=10.0)
+    for opts, want in (({}, {"1": 1100.0, "0": 2000.0}),
+                       ({"queue_order": "original"}, {"0": 1100.0, "1": 2000.0}),
+                       ({"queue_order": "original", "demotion": "original"},
+                        {"0": 1100.0, "1": 2000.0})):
+        res = simulate(inst, get_policy("tiresias.las", thresholds=(100.0,), **opts))
+        assert res.schedule.completion == pytest.approx(want), opts
+
+
+def test_original_demotion_checks_at_the_simulators_instants():
+    """One 4-GPU server, threshold 3,250 GPU-s, rounds of 10 s; J0 and J1 (4 GPUs each,
+    3,000 s and 100 s) arrive at 0 and J0 runs. J0 reaches 3,250 GPU-s at 812.5 s: the
+    paper's rule sees it at the next round (820), and J1 runs 820-920. The simulator
+    checks at 0 + floor(3250 / 4) = 812 (3,248 GPU-s: stays), then at 812 +
+    floor((3250 - 812) / 4) = 1,421: J1 runs 1,421-1,521."""
+    inst = Instance(Cluster((Node("n0", {"a": 4}),)), (
+        Job("0", 0.0, 4, 12000.0, {"a": 1.0}), Job("1", 0.0, 4, 400.0, {"a": 1.0})),
+        slot=10.0)
+    paper = simulate(inst, get_policy("tiresias.las"))
+    orig = simulate(inst, get_policy("tiresias.las", demotion="original"))
+    assert paper.schedule.completion == pytest.approx({"1": 920.0, "0": 3100.0})
+    assert orig.schedule.completion == pytest.approx({"1": 1521.0, "0": 3100.0})
+    assert orig.extra["policy_calls"] < paper.extra["policy_calls"]  # no round boundaries
+
+
+def test_original_options_are_checked():
+    from optsched.errors import InvalidOption
+
+    with pytest.raises(InvalidOption, match="demotion"):
+        Tiresias("las", demotion="late")
+    with pytest.raises(InvalidOption, match="demotion"):
+        Tiresias("srtf", thresholds=None, demotion="original")
+    with pytest.raises(InvalidOption, match="gittins_grid"):
+        Tiresias("las", gittins_grid=True)
+    with pytest.raises(InvalidOption, match="gittins_code_quirk"):
+        Tiresias("gittins", gittins_grid=True, gittins_code_quirk=True)
+    with pytest.raises(InvalidOption, match="order"):
+        Tiresias("lifo")
+    with pytest.raises(InvalidOption, match="rounds"):  # queues move between events
+        Tiresias("las", rounds=False)
+    assert not get_policy("tiresias.shortest").periodic  # decides at events only
+    assert get_policy("tiresias.srtf").periodic
+
+
+def _on(gpus, jobs, slot=10.0):
+    """Jobs ``(arrival, gang, seconds)`` at rate 1 per worker on one server."""
+    return Instance(cluster=Cluster((Node("n0", {"a": gpus}),)), slot=slot, jobs=tuple(
+        Job(str(i), arrival=float(r), workers=g, work=float(d * g), throughput={"a": 1.0})
+        for i, (r, g, d) in enumerate(jobs)))
+
+
+def test_fjf_starts_any_fitting_job_and_lpjf_blocks():
+    """4 GPUs: J0 (2 GPUs, 100 s) at 0, J1 (4 GPUs, 100 s) at 1, J2 (1 GPU, 50 s) at 2.
+    fjf starts J2 around the waiting J1 (done 52; J1 100-200); lpjf (longest waiting
+    first = arrival order, blocking) holds J2 behind J1 (J1 100-200, J2 200-250)."""
+    inst = _on(4, [(0, 2, 100), (1, 4, 100), (2, 1, 50)])
+    fjf = simulate(inst, get_policy("tiresias.fjf")).schedule.completion
+    lpjf = simulate(inst, get_policy("tiresias.lpjf")).schedule.completion
+    assert fjf == pytest.approx({"0": 100.0, "1": 200.0, "2": 52.0})
+    assert lpjf == pytest.approx({"0": 100.0, "1": 200.0, "2": 250.0})
+
+
+def test_sjf_preempts_the_larger_gang():
+    """2 GPUs: J0 (2 GPUs, 100 s) at 0, J1 (1 GPU, 50 s) at 10, J2 (1 GPU, 30 s) at 20.
+    At 10 the 1-GPU J1 goes first and J0 no longer fits (preempted after 10 s); J2
+    joins at 20 (done 50), J1 ends at 60, then J0 runs its last 90 s (done 150)."""
+    res = simulate(_on(2, [(0, 2, 100), (10, 1, 50), (20, 1, 30)]), get_policy("tiresias.sjf"))
+    assert res.schedule.completion == pytest.approx({"0": 150.0, "1": 60.0, "2": 50.0})
+    assert res.extra["preemptions"]["0"] == 1
+
+
+def test_shortest_orders_by_time_and_shortest_gpu_by_gpu_time():
+    """2 GPUs: J0 (2 GPUs, 60 s: 120 GPU-s) and J1 (1 GPU, 100 s: 100 GPU-s) at 0.
+    shortest runs J0 first (60 < 100; J1 60-160); shortest_gpu runs J1 first (100 <
+    120), and J0 cannot start beside it (J0 100-160)."""
+    inst = _on(2, [(0, 2, 60), (0, 1, 100)])
+    short = simulate(inst, get_policy("tiresias.shortest")).schedule.completion
+    gpu = simulate(inst, get_policy("tiresias.shortest_gpu")).schedule.completion
+    assert short == pytest.approx({"0": 60.0, "1": 160.0})
+    assert gpu == pytest.approx({"0": 160.0, "1": 100.0})
+
+
+def test_shortest_expected_uses_the_samples_above_the_executed_time():
+    """Samples 100, 200, 1000, 5000: the key is the mean of the samples above the
+    executed time without the largest: 433.33 below 100, 600 from 100 to 200. One GPU:
+    J0 (150 s) at 0 has run 120 s (600) when J1 (50 s, 433.33) arrives at 120 and
+    preempts it (J1 done 170); J0 ends at 200."""
+    from optsched.tiresias.policy import expected_remaining
+
+    s = np.array([100.0, 200.0, 1000.0, 5000.0])
+    assert [expected_remaining(s, a) for a in (0, 99, 100, 250, 1000, 5000)] == \
+        [433.33, 433.33, 600.0, 1000.0, 5000.0, 0.0]
+    res = simulate(_on(1, [(0, 1, 150), (120, 1, 50)]),
+                   get_policy("tiresias.shortest_expected", gittins_samples=s))
+    assert res.schedule.completion == pytest.approx({"0": 200.0, "1": 170.0})
+
+
+def test_random_placements_draw_from_the_view_and_crandom_consolidates():
+    """3 servers x 4 GPUs, one 6-GPU job: crandom takes a whole server and 2 GPUs of
+    another; random places each GPU on the first free server from a random start.
+    A run is a function of its seed (ClusterView.rng)."""
+    cl = Cluster(tuple(Node(f"n{i}", {"a": 4}) for i in range(3)))
+    v = view_of([0.0], [0.0], [6], cl)
+    for mode in ("random", "crandom"):
+        pol = Tiresias("fifo", thresholds=None, preemptive=False, placement=mode)
+        got = pol.allocate(v)
+        assert sum(p.gpus for p in got) == 6
+        if mode == "crandom":
+            assert sorted(p.gpus for p in got) == [2, 4]
+    inst = Instance(cl, tuple(Job(str(i), float(i), 3, 300.0, {"a": 1.0}) for i in range(6)),
+                    slot=10.0)
+    runs = [simulate(inst, get_policy("tiresias.yarn_fifo", placement="crandom"), seed=0)
+            for _ in range(2)]
+    assert runs[0].schedule.to_dict() == runs[1].schedule.to_dict()
