@@ -29,7 +29,10 @@ Registered names (:mod:`optsched.gavel`; aliases without the ``gavel.`` prefix):
 (heterogeneity-aware LAS), ``max_min_fairness_agnostic`` (T = 1), ``min_total_duration``
 (makespan), ``finish_time_fairness``, ``max_sum_throughput``, ``min_cost_slo``,
 ``min_cost`` (no SLOs), ``fifo`` (Gavel's FIFO, fastest free type) and ``fifo_agnostic``
-(random type).
+(random type); ``min_total_duration_agnostic`` and ``finish_time_fairness_agnostic``
+(each job's V100 rate taken as its rate on every type, :func:`reference_throughputs`),
+``isolated`` (each job its 1/n share of every type, no program) and
+``max_min_fairness_water_filling`` / ``..._agnostic`` (:mod:`optsched.gavel.water_filling`).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from optsched.core.instance import Instance
+from optsched.core.result import Status
 from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, SolverFailed
 from optsched.gavel.exact import (
@@ -49,12 +53,13 @@ from optsched.gavel.exact import (
     min_cost_slo,
     min_total_duration,
 )
-from optsched.gavel.model import AWS_PRICES, LPAllocation, isolated_share
+from optsched.gavel.model import AWS_PRICES, LPAllocation, isolated_share, normalised_rates
+from optsched.gavel.water_filling import max_min_fairness_water_filling
 from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
 
-__all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS", "KIND_OPTIONS",
-           "realised_fractions", "tied_types"]
+__all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFO", "SOLVERS", "KIND_OPTIONS", "AGNOSTIC",
+           "realised_fractions", "tied_types", "reference_throughputs"]
 
 
 class RoundMechanism:
@@ -180,14 +185,70 @@ def _mmf(agnostic: bool) -> Solver:
     return solve
 
 
-def _makespan(view: ClusterView, o: dict) -> LPAllocation:
-    return min_total_duration(view.throughput_matrix, view.workers, view.gpus_per_type,
-                              view.remaining, aggregate=o.get("aggregate", False),
-                              backend=o["backend"], **o["solve_options"])
+def reference_throughputs(T: np.ndarray, gpu_types: tuple[str, ...],
+                          reference: str | None = "v100") -> np.ndarray:
+    r"""What a heterogeneity-agnostic policy believes the throughputs are: job m's rate on
+    the ``reference`` type on every type it can use, :math:`\tilde T_{mk} = T_{m,ref}`
+    where :math:`T_{mk} > 0` (0 elsewhere).
+
+    Gavel's agnostic finish-time-fairness and makespan policies
+    (``FinishTimeFairnessPolicy``, ``MinTotalDurationPolicy``) copy every job's V100
+    rate to every type ("all other worker types have a throughput of 0 for some job"),
+    so they see each job's work and speed but not how speed differs across types.
+    ``reference=None``, or a reference type the cluster lacks or the job cannot use,
+    takes the job's fastest rate instead. Unlike Gavel's code, a type the job cannot use
+    stays at 0 (Gavel gives it the V100 rate, and its round mechanism then skips the
+    entry).
+    """
+    T = np.asarray(T, dtype=float)
+    ref = T.max(axis=1)
+    if reference is not None and reference in gpu_types:
+        on_ref = T[:, gpu_types.index(reference)]
+        ref = np.where(on_ref > 0, on_ref, ref)
+    return np.where(T > 0, ref[:, None], 0.0)
 
 
-def _ftf(view: ClusterView, o: dict) -> LPAllocation:
+def _makespan_of(agnostic: bool) -> Solver:
+    def solve(view: ClusterView, o: dict) -> LPAllocation:
+        T = view.throughput_matrix
+        if agnostic:
+            T = reference_throughputs(T, view.gpu_types, o.get("reference", "v100"))
+        return min_total_duration(T, view.workers, view.gpus_per_type, view.remaining,
+                                  aggregate=o.get("aggregate", False),
+                                  backend=o["backend"], **o["solve_options"])
+    return solve
+
+
+def _ftf_of(agnostic: bool) -> Solver:
+    def solve(view: ClusterView, o: dict) -> LPAllocation:
+        T = view.throughput_matrix
+        if agnostic:
+            T = reference_throughputs(T, view.gpu_types, o.get("reference", "v100"))
+        return _ftf(view, o, T)
+    return solve
+
+
+def _isolated(view: ClusterView, o: dict) -> LPAllocation:
+    # no program: the closed form; its objective is the max-min value it reaches
     T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
+    X = isolated_share(T, W, c)
+    value = float((normalised_rates(T, W, c) * X).sum(axis=1).min()) if len(W) else 0.0
+    return LPAllocation(X, value, Status.OPTIMAL, lp_solves=0,
+                        info={"objective": "max-min value of the isolated share"})
+
+
+def _water_filling(agnostic: bool) -> Solver:
+    def solve(view: ClusterView, o: dict) -> LPAllocation:
+        return max_min_fairness_water_filling(
+            view.throughput_matrix, view.workers, view.gpus_per_type,
+            view.weights if o.get("weighted", True) else None, agnostic=agnostic,
+            backend=o["backend"], **o["solve_options"])
+    return solve
+
+
+def _ftf(view: ClusterView, o: dict, T: np.ndarray | None = None) -> LPAllocation:
+    W, c = view.workers, view.gpus_per_type
+    T = view.throughput_matrix if T is None else T
     thr_iso = W * (T * isolated_share(T, W, c)).sum(axis=1)
     work = view.work
     return finish_time_fairness(T, W, c, view.remaining, view.time - view.arrivals,
@@ -226,8 +287,13 @@ def _cost(view: ClusterView, o: dict) -> LPAllocation:
 SOLVERS: dict[str, tuple[Solver, bool]] = {
     "max_min_fairness": (_mmf(False), False),
     "max_min_fairness_agnostic": (_mmf(True), False),
-    "min_total_duration": (_makespan, True),
-    "finish_time_fairness": (_ftf, True),
+    "min_total_duration": (_makespan_of(False), True),
+    "min_total_duration_agnostic": (_makespan_of(True), True),
+    "finish_time_fairness": (_ftf_of(False), True),
+    "finish_time_fairness_agnostic": (_ftf_of(True), True),
+    "isolated": (_isolated, False),
+    "max_min_fairness_water_filling": (_water_filling(False), False),
+    "max_min_fairness_water_filling_agnostic": (_water_filling(True), False),
     "max_sum_throughput": (_sum_tp, False),
     "min_cost_slo": (_cost, True),
     "min_cost": (_cost, False),
@@ -235,11 +301,23 @@ SOLVERS: dict[str, tuple[Solver, bool]] = {
 
 
 #: Options that only some LP policies take (the others raise if given).
+#: Policies that must not see how throughputs differ across types: the round mechanism
+#: orders a job's types at random for them (Gavel shuffles its type queues for every
+#: policy whose name lacks "Perf").
+AGNOSTIC = frozenset({"max_min_fairness_agnostic", "min_total_duration_agnostic",
+                      "finish_time_fairness_agnostic", "isolated",
+                      "max_min_fairness_water_filling_agnostic"})
+
 KIND_OPTIONS: dict[str, frozenset[str]] = {
     "max_min_fairness": frozenset({"pareto", "aggregate", "weighted"}),
     "max_min_fairness_agnostic": frozenset({"pareto", "aggregate", "weighted"}),
     "min_total_duration": frozenset({"aggregate"}),
+    "min_total_duration_agnostic": frozenset({"aggregate", "reference"}),
     "finish_time_fairness": frozenset({"aggregate"}),
+    "finish_time_fairness_agnostic": frozenset({"aggregate", "reference"}),
+    "isolated": frozenset(),
+    "max_min_fairness_water_filling": frozenset({"weighted"}),
+    "max_min_fairness_water_filling_agnostic": frozenset({"weighted"}),
     "max_sum_throughput": frozenset({"aggregate"}),
     "min_cost_slo": frozenset({"prices", "slo_factor"}),
     "min_cost": frozenset({"prices"}),
@@ -286,6 +364,10 @@ class GavelPolicy:
     slo_factor : float
         ``min_cost_slo`` only: SLO = arrival + ``slo_factor`` x exclusive run time
         (default 2.0).
+    reference : str
+        The ``_agnostic`` makespan and finish-time-fairness policies only: the GPU type
+        whose rate they take as every type's (:func:`reference_throughputs`; default
+        ``"v100"``, Gavel's).
 
     Notes
     -----
@@ -303,12 +385,13 @@ class GavelPolicy:
                  name: str | None = None,
                  pareto: bool | str | None = None, aggregate: bool | None = None,
                  weighted: bool | None = None, prices: dict | None = None,
-                 slo_factor: float | None = None):
+                 slo_factor: float | None = None, reference: str | None = None):
         if kind not in SOLVERS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(SOLVERS)}")
         given = {k: v for k, v in (("pareto", pareto), ("aggregate", aggregate),
                                    ("weighted", weighted), ("prices", prices),
-                                   ("slo_factor", slo_factor)) if v is not None}
+                                   ("slo_factor", slo_factor), ("reference", reference))
+                 if v is not None}
         for k, v in given.items():
             if k not in KIND_OPTIONS[kind]:
                 raise InvalidOption(k, v, f"not an option of the {kind} policy (its own: "
@@ -332,7 +415,7 @@ class GavelPolicy:
         # a heterogeneity-agnostic policy must not order types by their throughputs
         self.rounds = RoundMechanism(
             reset_interval, fill_leftover=fill_leftover,
-            type_order="random" if kind.endswith("_agnostic") else "fastest")
+            type_order="random" if kind in AGNOSTIC else "fastest")
         self.reset()
 
     def reset(self) -> None:
