@@ -38,6 +38,7 @@ Registered names (:mod:`optsched.gavel`; aliases without the ``gavel.`` prefix):
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,13 @@ from optsched.gavel.exact import (
     min_cost_slo,
     min_total_duration,
 )
-from optsched.gavel.model import AWS_PRICES, LPAllocation, isolated_share, normalised_rates
+from optsched.gavel.model import (
+    AWS_PRICES,
+    LPAllocation,
+    isolated_share,
+    normalised_rates,
+    proportional_split,
+)
 from optsched.gavel.water_filling import max_min_fairness_water_filling
 from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
@@ -208,23 +215,36 @@ def reference_throughputs(T: np.ndarray, gpu_types: tuple[str, ...],
     return np.where(T > 0, ref[:, None], 0.0)
 
 
+def _type_blind(sol: LPAllocation, view: ClusterView) -> LPAllocation:
+    """An agnostic program's X with its rows spread over the usable types in proportion
+    to their GPUs (:func:`proportional_split`): the program sees one rate per job on
+    every usable type, so only the row sums carry its answer."""
+    if not sol.ok:
+        return sol
+    X, split = proportional_split(sol.X, view.throughput_matrix > 0, view.workers,
+                                  view.gpus_per_type)
+    return replace(sol, X=X, info={**sol.info, "type_split": split})
+
+
 def _makespan_of(agnostic: bool) -> Solver:
     def solve(view: ClusterView, o: dict) -> LPAllocation:
         T = view.throughput_matrix
         if agnostic:
             T = reference_throughputs(T, view.gpu_types, o.get("reference", "v100"))
-        return min_total_duration(T, view.workers, view.gpus_per_type, view.remaining,
-                                  aggregate=o.get("aggregate", False),
-                                  backend=o["backend"], **o["solve_options"])
+        sol = min_total_duration(T, view.workers, view.gpus_per_type, view.remaining,
+                                 aggregate=o.get("aggregate", False),
+                                 backend=o["backend"], **o["solve_options"])
+        return _type_blind(sol, view) if agnostic else sol
     return solve
 
 
 def _ftf_of(agnostic: bool) -> Solver:
     def solve(view: ClusterView, o: dict) -> LPAllocation:
         T = view.throughput_matrix
-        if agnostic:
-            T = reference_throughputs(T, view.gpu_types, o.get("reference", "v100"))
-        return _ftf(view, o, T)
+        if not agnostic:
+            return _ftf(view, o, T)
+        T = reference_throughputs(T, view.gpu_types, o.get("reference", "v100"))
+        return _type_blind(_ftf(view, o, T), view)
     return solve
 
 

@@ -58,6 +58,7 @@ from optsched.gavel.model import (
     allocation_program,
     job_classes,
     normalised_rates,
+    proportional_split,
     repair_allocation,
 )
 from optsched.solvers import solve_program
@@ -92,27 +93,6 @@ def _level_rows(lp: LinearProgram, X: VarBlock, A: np.ndarray, lower: np.ndarray
         cols = np.concatenate([cols, ecols])
         vals = np.concatenate([vals, -extra[sel]])
     lp.add_constraints(name, rows=rows, cols=cols, vals=vals, lb=lower, n_rows=n)
-
-
-def _proportional_split(X: np.ndarray, U: np.ndarray, W: np.ndarray,
-                        c: np.ndarray) -> tuple[np.ndarray, str]:
-    r"""An agnostic allocation's rows spread over each job's usable types in proportion
-    to their GPUs, :math:`X_{mk} = s_m c_k / \sum_{k' \in U_m} c_{k'}`, when that fits
-    every type; otherwise ``X`` as the LP returned it.
-
-    With :math:`T = 1` on usable types the programs fix only the row sums
-    :math:`s_m` (every level depends on them alone), and a vertex solver splits a row by
-    the column order; the proportional split keeps every row sum, so every level, and
-    does not depend on how the types are labelled. It always fits when every job can use
-    every type (the loads become :math:`c_k \sum_m W_m s_m / \sum_{k'} c_{k'} \le c_k`);
-    :func:`optsched.gavel.exact.max_min_fairness` proves the same for its agnostic split.
-    """
-    s = X.sum(axis=1)
-    cap_m = (U * c[None, :]).sum(axis=1)
-    P = np.where(U, s[:, None] * c[None, :] / np.maximum(cap_m, 1e-300)[:, None], 0.0)
-    if np.all(W @ P <= c * (1 + 1e-9) + 1e-12):
-        return repair_allocation(P, U.astype(float), W, c), "proportional"
-    return X, "solver's"
 
 
 def max_min_fairness_water_filling(T, workers, capacity, weights=None, *,
@@ -235,7 +215,7 @@ def max_min_fairness_water_filling(T, workers, capacity, weights=None, *,
     Xout = repair_allocation(Xc[inv], T, W, c)
     split = None
     if agnostic:
-        Xout, split = _proportional_split(Xout, T > 0, W, c)
+        Xout, split = proportional_split(Xout, T > 0, W, c)
     return LPAllocation(Xout, zstar, Status.OPTIMAL if res.success else res.status, res,
                         lp_solves=solves, seconds=seconds,
                         info={"levels": levels[inv], "iterations": iterations, "classes": C,

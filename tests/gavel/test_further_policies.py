@@ -104,3 +104,18 @@ def test_isolated_policy_shares_time_by_hand():
                                   "gavel.isolated"])
 def test_registered_under_gavel(name):
     assert isinstance(get_policy(name), GavelPolicy)
+
+
+@pytest.mark.parametrize("name", ["gavel.min_total_duration_agnostic",
+                                  "gavel.finish_time_fairness_agnostic"])
+def test_agnostic_programs_spread_rows_over_types(name):
+    # one K80 and one V100 (rates 1 and 2), one job of 180 iterations, 60 s rounds. The
+    # agnostic program sees rate 2 on both, so only the row sum (1) matters; spread in
+    # proportion to the GPUs it is (1/2, 1/2), and the round mechanism alternates the two
+    # types: 60 + 120 iterations, done at 120 s whichever type comes first. (A vertex on
+    # one type would end at 90 s or 180 s; the aware makespan takes the V100: 90 s.)
+    inst = Instance(Cluster((Node("n0", {"k80": 1, "v100": 1}),)),
+                    (Job("a", 0.0, 1, 180.0, {"k80": 1.0, "v100": 2.0}),), slot=60.0)
+    assert simulate(inst, name).schedule.completion["a"] == pytest.approx(120.0)
+    assert simulate(inst, "gavel.min_total_duration").schedule.completion["a"] == \
+        pytest.approx(90.0)
