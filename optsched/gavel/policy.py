@@ -54,6 +54,7 @@ from optsched.gavel.exact import (
     min_cost_slo,
     min_total_duration,
 )
+from optsched.gavel.interior import min_total_duration_interior
 from optsched.gavel.model import (
     AWS_PRICES,
     LPAllocation,
@@ -231,9 +232,14 @@ def _makespan_of(agnostic: bool) -> Solver:
         T = view.throughput_matrix
         if agnostic:
             T = reference_throughputs(T, view.gpu_types, o.get("reference", "v100"))
-        sol = min_total_duration(T, view.workers, view.gpus_per_type, view.remaining,
-                                 aggregate=o.get("aggregate", False),
-                                 backend=o["backend"], **o["solve_options"])
+        if o.get("point", "vertex") == "interior":
+            sol = min_total_duration_interior(T, view.workers, view.gpus_per_type,
+                                              view.remaining, backend=o["backend"],
+                                              **o["solve_options"])
+        else:
+            sol = min_total_duration(T, view.workers, view.gpus_per_type, view.remaining,
+                                     aggregate=o.get("aggregate", False),
+                                     backend=o["backend"], **o["solve_options"])
         return _type_blind(sol, view) if agnostic else sol
     return solve
 
@@ -331,8 +337,8 @@ AGNOSTIC = frozenset({"max_min_fairness_agnostic", "min_total_duration_agnostic"
 KIND_OPTIONS: dict[str, frozenset[str]] = {
     "max_min_fairness": frozenset({"pareto", "aggregate", "weighted"}),
     "max_min_fairness_agnostic": frozenset({"pareto", "aggregate", "weighted"}),
-    "min_total_duration": frozenset({"aggregate"}),
-    "min_total_duration_agnostic": frozenset({"aggregate", "reference"}),
+    "min_total_duration": frozenset({"aggregate", "point"}),
+    "min_total_duration_agnostic": frozenset({"aggregate", "reference", "point"}),
     "finish_time_fairness": frozenset({"aggregate"}),
     "finish_time_fairness_agnostic": frozenset({"aggregate", "reference"}),
     "isolated": frozenset(),
@@ -384,6 +390,12 @@ class GavelPolicy:
     slo_factor : float
         ``min_cost_slo`` only: SLO = arrival + ``slo_factor`` x exclusive run time
         (default 2.0).
+    point : "vertex" or "interior"
+        Makespan policies only: the exact optimum, every job paced to end at the optimal
+        makespan (``"vertex"``, default, the paper's program), or Gavel's code's answer,
+        an interior point of the feasibility LP at the makespan where its bisection
+        stops, up to 5 % above the optimum (``"interior"``,
+        :func:`optsched.gavel.interior.min_total_duration_interior`).
     reference : str
         The ``_agnostic`` makespan and finish-time-fairness policies only: the GPU type
         whose rate they take as every type's (:func:`reference_throughputs`; default
@@ -405,17 +417,21 @@ class GavelPolicy:
                  name: str | None = None,
                  pareto: bool | str | None = None, aggregate: bool | None = None,
                  weighted: bool | None = None, prices: dict | None = None,
-                 slo_factor: float | None = None, reference: str | None = None):
+                 slo_factor: float | None = None, reference: str | None = None,
+                 point: str | None = None):
         if kind not in SOLVERS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(SOLVERS)}")
         given = {k: v for k, v in (("pareto", pareto), ("aggregate", aggregate),
                                    ("weighted", weighted), ("prices", prices),
-                                   ("slo_factor", slo_factor), ("reference", reference))
+                                   ("slo_factor", slo_factor), ("reference", reference),
+                                   ("point", point))
                  if v is not None}
         for k, v in given.items():
             if k not in KIND_OPTIONS[kind]:
                 raise InvalidOption(k, v, f"not an option of the {kind} policy (its own: "
                                     f"{sorted(KIND_OPTIONS[kind]) or 'none'})")
+        if point is not None and point not in ("vertex", "interior"):
+            raise InvalidOption("point", point, "must be 'vertex' or 'interior'")
         if pareto is not None and pareto not in (False, True, "greedy", "lp"):
             raise InvalidOption("pareto", pareto, "must be false, 'greedy', true or 'lp'")
         if not (isinstance(reset_interval, (int, float)) and reset_interval >= 0):

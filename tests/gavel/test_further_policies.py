@@ -9,6 +9,7 @@ import pytest
 from optsched import Cluster, Instance, Job, Node
 from optsched.errors import InvalidOption
 from optsched.gavel.exact import max_min_fairness, min_total_duration
+from optsched.gavel.interior import gavel_bisection_makespan, min_total_duration_interior
 from optsched.gavel.policy import GavelPolicy, reference_throughputs
 from optsched.gavel.water_filling import max_min_fairness_water_filling
 from optsched.registry import get_policy, simulate
@@ -119,3 +120,24 @@ def test_agnostic_programs_spread_rows_over_types(name):
     assert simulate(inst, name).schedule.completion["a"] == pytest.approx(120.0)
     assert simulate(inst, "gavel.min_total_duration").schedule.completion["a"] == \
         pytest.approx(90.0)
+
+
+def test_gavel_bisection_replayed_by_hand():
+    # M* = 2,843,597 s (the first 100 jobs of Gavel's trace): [100, 1e6] holds nothing
+    # feasible, so the bracket moves to [1e6, 1e7]: 5.5e6 yes, 3.25e6 yes, 2.125e6 no,
+    # 2.6875e6 no, 2.96875e6 yes, 2.828125e6 no; 1.05 x 2.828125e6 >= 2.96875e6: stop.
+    assert gavel_bisection_makespan(2_843_597.0) == 2_968_750.0
+    for m in (150.0, 1e4, 3.3e7):
+        got = gavel_bisection_makespan(m)
+        assert m <= got < 1.05 * m
+
+
+def test_interior_makespan_point_is_between_the_optimum_and_gavels_stop():
+    # the instance of test_agnostic_makespan_lp_by_hand, work scaled so that M* = 1000 s
+    T = np.array([[2.0, 1.0], [1.0, 1.0]])
+    W, c, r = np.ones(2), np.ones(2), np.array([2000.0, 1000.0])
+    sol = min_total_duration_interior(T, W, c, r)
+    assert sol.ok and sol.info["optimum"] == pytest.approx(1000.0, rel=1e-7)
+    M_g = sol.info["bisection_makespan"]
+    assert M_g == gavel_bisection_makespan(sol.info["optimum"])
+    assert 1000.0 * (1 - 1e-7) <= sol.objective <= M_g * (1 + 1e-6)
