@@ -1,5 +1,5 @@
 r"""Gavel's hierarchical max-min fairness by water filling (Narayanan et al., OSDI'20,
-§4.2, "Hierarchical policies", and Gavel's ``max_min_fairness_water_filling.py``).
+§4, hierarchical policies, and Gavel's ``max_min_fairness_water_filling.py``).
 
 Max-min fairness (:func:`optsched.gavel.exact.max_min_fairness`) raises the smallest
 normalised throughput :math:`y_m(X) = \sum_k a_{mk} X_{mk}` (:func:`normalised_rates`)
