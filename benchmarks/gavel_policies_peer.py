@@ -116,9 +116,16 @@ def main() -> None:
                     choices=sorted({g for g, _, _ in PAIRS}), help="Gavel policy names")
     ap.add_argument("--peer-dir", type=Path, required=True,
                     help="where Gavel's run JSONs are kept (and reused)")
+    ap.add_argument("--ours-dir", type=Path,
+                    help="keep optsched's run summaries here and reuse them")
+    ap.add_argument("--ours-only", action="store_true",
+                    help="run (and keep) optsched's side only; needs --ours-dir")
     ap.add_argument("--name", default="gavel_policies_peer")
     args = ap.parse_args()
-    if not (os.environ.get("GAVEL_HOME") and os.environ.get("GAVEL_PYTHON")):
+    if args.ours_only and args.ours_dir is None:
+        ap.error("--ours-only needs --ours-dir")
+    if not args.ours_only and not (os.environ.get("GAVEL_HOME")
+                                   and os.environ.get("GAVEL_PYTHON")):
         print("GAVEL_HOME / GAVEL_PYTHON not set (Gavel's checkout and its interpreter): "
               "skipped.", file=sys.stderr)
         return
@@ -128,12 +135,25 @@ def main() -> None:
         for gp, ours, options in PAIRS:
             if gp not in args.pairs:
                 continue
-            g = run_gavel(n, gp, args.peer_dir)
-            o = run_ours(n, ours, options)
             label = ours + "".join(f" {k}={v}" for k, v in options.items())
+            kept = (args.ours_dir / f"{n}_{label.replace(' ', '_')}.json"
+                    if args.ours_dir else None)
+            if kept is not None and kept.exists():
+                o = json.loads(kept.read_text())
+            else:
+                o = run_ours(n, ours, options)
+                if kept is not None:
+                    kept.parent.mkdir(parents=True, exist_ok=True)
+                    kept.write_text(json.dumps(o))
+            if args.ours_only:
+                print(n, label, f"mean {o['mean_jct'] / H:.2f} h", flush=True)
+                continue
+            g = run_gavel(n, gp, args.peer_dir)
             rows.append(compare(n, gp, label, g, o))
             print({k: (round(v, 4) if isinstance(v, float) else v)
                    for k, v in rows[-1].items()}, flush=True)
+    if args.ours_only:
+        return
     write_results(
         args.name, rows,
         ["n", "gavel_policy", "ours_policy", "gavel_mean_jct_h", "ours_mean_jct_h",
