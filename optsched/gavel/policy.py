@@ -232,7 +232,9 @@ def _makespan_of(agnostic: bool) -> Solver:
         T = view.throughput_matrix
         if agnostic:
             T = reference_throughputs(T, view.gpu_types, o.get("reference", "v100"))
-        if o.get("point", "vertex") == "interior":
+        # the agnostic baseline is defined by Gavel's code, not by a program of the
+        # paper: by default it answers as that code does (see GavelPolicy's ``point``)
+        if o.get("point", "interior" if agnostic else "vertex") == "interior":
             sol = min_total_duration_interior(T, view.workers, view.gpus_per_type,
                                               view.remaining, backend=o["backend"],
                                               **o["solve_options"])
@@ -392,10 +394,14 @@ class GavelPolicy:
         (default 2.0).
     point : "vertex" or "interior"
         Makespan policies only: the exact optimum, every job paced to end at the optimal
-        makespan (``"vertex"``, default, the paper's program), or Gavel's code's answer,
-        an interior point of the feasibility LP at the makespan where its bisection
-        stops, up to 5 % above the optimum (``"interior"``,
-        :func:`optsched.gavel.interior.min_total_duration_interior`).
+        makespan (``"vertex"``, the paper's program; the default of
+        ``min_total_duration``), or Gavel's code's answer, an interior point of the
+        feasibility LP at the makespan where its bisection stops, up to 5 % above the
+        optimum (``"interior"``,
+        :func:`optsched.gavel.interior.min_total_duration_interior`; the default of
+        ``min_total_duration_agnostic``, a baseline that only Gavel's code defines: on
+        the first 300 jobs of Gavel's trace its mean JCT is 1.01x Gavel's with it and
+        2.03x with the vertex).
     reference : str
         The ``_agnostic`` makespan and finish-time-fairness policies only: the GPU type
         whose rate they take as every type's (:func:`reference_throughputs`; default
