@@ -3,9 +3,8 @@
 * :mod:`optsched.gavel.model` - notation, effective throughput, the base allocation constraints and
   the objectives of one round's allocation;
 * :mod:`optsched.gavel.exact` - each policy's LP (max-min fairness, makespan, finish-time fairness,
-  max-sum throughput, min cost with SLOs) through the solver layer;
-* :mod:`optsched.gavel.water_filling` - hierarchical (water-filling) max-min fairness,
-  a sequence of LPs and bottleneck MILPs through the solver layer;
+  max-sum throughput, min cost with SLOs, water filling; the makespan as Gavel's code
+  answers it) through the solver layer;
 * :mod:`optsched.gavel.bounds` - closed-form bounds on the round's optimum;
 * :mod:`optsched.gavel.heuristics` - the allocations Gavel is compared with (isolated, agnostic,
   FIFO) and the fractions the round mechanism realises;
@@ -19,8 +18,8 @@ chooses the policy's objective (default max-min fairness).
 
 Policies (``optsched simulate --policy gavel.NAME``; the short names are aliases):
 ``max_min_fairness`` (heterogeneity-aware LAS), ``max_min_fairness_agnostic``,
-``max_min_fairness_water_filling`` and ``..._agnostic`` (hierarchical max-min,
-:mod:`optsched.gavel.water_filling`), ``min_total_duration`` (makespan) and
+``max_min_fairness_water_filling`` and ``..._agnostic`` (hierarchical max-min, a level
+LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
 ``min_total_duration_agnostic``, ``finish_time_fairness`` and
 ``finish_time_fairness_agnostic``, ``isolated``, ``max_sum_throughput``, ``min_cost``,
 ``min_cost_slo``, ``fifo`` and ``fifo_agnostic``.

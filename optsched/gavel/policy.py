@@ -32,7 +32,8 @@ Registered names (:mod:`optsched.gavel`; aliases without the ``gavel.`` prefix):
 (random type); ``min_total_duration_agnostic`` and ``finish_time_fairness_agnostic``
 (each job's V100 rate taken as its rate on every type, :func:`reference_throughputs`),
 ``isolated`` (each job its 1/n share of every type, no program) and
-``max_min_fairness_water_filling`` / ``..._agnostic`` (:mod:`optsched.gavel.water_filling`).
+``max_min_fairness_water_filling`` / ``..._agnostic``
+(:func:`optsched.gavel.exact.max_min_fairness_water_filling`).
 """
 
 from __future__ import annotations
@@ -50,11 +51,12 @@ from optsched.errors import InvalidOption, SolverFailed
 from optsched.gavel.exact import (
     finish_time_fairness,
     max_min_fairness,
+    max_min_fairness_water_filling,
     max_sum_throughput,
     min_cost_slo,
     min_total_duration,
+    min_total_duration_interior,
 )
-from optsched.gavel.interior import min_total_duration_interior
 from optsched.gavel.model import (
     AWS_PRICES,
     LPAllocation,
@@ -62,7 +64,6 @@ from optsched.gavel.model import (
     normalised_rates,
     proportional_split,
 )
-from optsched.gavel.water_filling import max_min_fairness_water_filling
 from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
 
@@ -398,7 +399,7 @@ class GavelPolicy:
         ``min_total_duration``), or Gavel's code's answer, an interior point of the
         feasibility LP at the makespan where its bisection stops, up to 5 % above the
         optimum (``"interior"``,
-        :func:`optsched.gavel.interior.min_total_duration_interior`; the default of
+        :func:`optsched.gavel.exact.min_total_duration_interior`; the default of
         ``min_total_duration_agnostic``, a baseline that only Gavel's code defines: on
         the first 300 jobs of Gavel's trace its mean JCT is 1.01x Gavel's with it and
         2.03x with the vertex).

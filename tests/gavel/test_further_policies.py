@@ -8,10 +8,14 @@ import pytest
 
 from optsched import Cluster, Instance, Job, Node
 from optsched.errors import InvalidOption
-from optsched.gavel.exact import max_min_fairness, min_total_duration
-from optsched.gavel.interior import gavel_bisection_makespan, min_total_duration_interior
+from optsched.gavel.exact import (
+    gavel_bisection_makespan,
+    max_min_fairness,
+    max_min_fairness_water_filling,
+    min_total_duration,
+    min_total_duration_interior,
+)
 from optsched.gavel.policy import GavelPolicy, reference_throughputs
-from optsched.gavel.water_filling import max_min_fairness_water_filling
 from optsched.registry import get_policy, simulate
 
 
