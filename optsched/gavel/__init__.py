@@ -3,7 +3,8 @@
 * :mod:`optsched.gavel.model` - notation, effective throughput, the base allocation constraints and
   the objectives of one round's allocation;
 * :mod:`optsched.gavel.exact` - each policy's LP (max-min fairness, makespan, finish-time fairness,
-  max-sum throughput, min cost with SLOs) through the solver layer;
+  max-sum throughput, min cost with SLOs, water filling; the makespan as Gavel's code
+  answers it) through the solver layer;
 * :mod:`optsched.gavel.bounds` - closed-form bounds on the round's optimum;
 * :mod:`optsched.gavel.heuristics` - the allocations Gavel is compared with (isolated, agnostic,
   FIFO) and the fractions the round mechanism realises;
@@ -17,8 +18,11 @@ chooses the policy's objective (default max-min fairness).
 
 Policies (``optsched simulate --policy gavel.NAME``; the short names are aliases):
 ``max_min_fairness`` (heterogeneity-aware LAS), ``max_min_fairness_agnostic``,
-``min_total_duration`` (makespan), ``finish_time_fairness``, ``max_sum_throughput``,
-``min_cost``, ``min_cost_slo``, ``fifo`` and ``fifo_agnostic``.
+``max_min_fairness_water_filling`` and ``..._agnostic`` (hierarchical max-min, a level
+LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
+``min_total_duration_agnostic``, ``finish_time_fairness`` and
+``finish_time_fairness_agnostic``, ``isolated``, ``max_sum_throughput``, ``min_cost``,
+``min_cost_slo``, ``fifo`` and ``fifo_agnostic``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from optsched.gavel.exact import exact
 from optsched.gavel.heuristics import agnostic, fifo, isolated, rounds
 from optsched.gavel.model import OBJECTIVES, objective_value, round_state
 from optsched.gavel.policy import (
+    AGNOSTIC,
     KIND_OPTIONS,
     SOLVERS,
     GavelFIFO,
@@ -75,7 +80,7 @@ SPEC = register(PaperSpec(
         *(PolicySpec(kind, factory=GavelPolicy, fixed={"kind": kind},
                      exclude=_ALL_KIND_OPTIONS - KIND_OPTIONS[kind], aliases=(kind,),
                      draws="the order of a job's GPU types of equal priority, every round",
-                     draws_if=None if kind.endswith("_agnostic") else tied_types)
+                     draws_if=None if kind in AGNOSTIC else tied_types)
           for kind in SOLVERS),
         PolicySpec("fifo", factory=GavelFIFOPolicy, fixed={"mode": "perf"}, aliases=("fifo",)),
         PolicySpec("fifo_agnostic", factory=GavelFIFOPolicy, fixed={"mode": "base"},

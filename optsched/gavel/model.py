@@ -36,8 +36,8 @@ from optsched.solvers.program import LinearProgram, VarBlock
 
 __all__ = ["AWS_PRICES", "OBJECTIVES", "LPAllocation", "RoundState", "round_state",
            "allocation_program", "equal_share", "isolated_share", "job_classes",
-           "repair_allocation", "fill_idle", "normalised_rates", "objective_value",
-           "check_allocation"]
+           "repair_allocation", "proportional_split", "fill_idle", "normalised_rates",
+           "objective_value", "check_allocation"]
 
 #: On-demand $/GPU-hour used by default for :func:`min_cost_slo`: AWS p3.2xlarge
 #: (1 V100) $3.06, p2.xlarge (1 K80) $0.90; P100 is not sold by AWS, Google Cloud's
@@ -167,6 +167,29 @@ def isolated_share(T, workers, capacity) -> np.ndarray:
     x = (c[None, :] / n) / W[:, None] * (T > 0)
     s = x.sum(axis=1, keepdims=True)
     return np.where(s > 1, x / np.maximum(s, 1e-300), x)
+
+
+def proportional_split(X: np.ndarray, U: np.ndarray, W: np.ndarray,
+                        c: np.ndarray) -> tuple[np.ndarray, str]:
+    r"""An agnostic allocation's rows spread over each job's usable types ``U`` in
+    proportion to their GPUs, :math:`X_{mk} = s_m c_k / \sum_{k' \in U_m} c_{k'}`, when
+    that fits every type; otherwise ``X`` as the program returned it.
+
+    When a program sees one rate per job on all its usable types (:math:`T = 1`, or each
+    job's reference rate, :func:`optsched.gavel.policy.reference_throughputs`), its
+    objective depends on the row sums :math:`s_m` alone, and a vertex solver splits a row
+    by the column order. The proportional split keeps every row sum, so the objective,
+    and does not depend on how the types are labelled; with equal capacities it is the
+    symmetric point an interior-point solver such as Gavel's ECOS returns. It always fits
+    when every job can use every type: the loads become
+    :math:`c_k \sum_m W_m s_m / \sum_{k'} c_{k'} \le c_k`.
+    """
+    s = X.sum(axis=1)
+    cap_m = (U * c[None, :]).sum(axis=1)
+    P = np.where(U, s[:, None] * c[None, :] / np.maximum(cap_m, 1e-300)[:, None], 0.0)
+    if np.all(W @ P <= c * (1 + 1e-9) + 1e-12):
+        return repair_allocation(P, U.astype(float), W, c), "proportional"
+    return X, "solver's"
 
 
 def job_classes(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,176 @@
+"""Gavel's further policies (agnostic finish-time fairness and makespan, isolated,
+water-filling max-min) in optsched and in Gavel's own simulator, job by job.
+
+For each pair (Gavel's policy name, optsched's) and each size N, both simulators run the
+first N jobs of Gavel's shipped 2,000-job Philly-derived trace (``read_gavel_trace()``)
+on 36 V100 + 36 P100 + 36 K80 (4 GPUs per server), 360 s rounds, seed 0. Gavel's side
+is its unmodified code (``benchmarks/peers/gavel_run.py`` under Gavel's interpreter; the
+checkout from ``GAVEL_HOME``, the interpreter from ``GAVEL_PYTHON``); its run JSONs are
+kept in ``--peer-dir`` and reused when present. Without either the script says so and
+stops.
+
+Per pair: mean JCT and makespan on both sides and their ratios (ours / Gavel's), and the
+per-job agreement: the share of jobs whose completion time is within one round (360 s)
+of Gavel's, and within 10 % of Gavel's JCT. CPU seconds of each side's run are recorded
+(the machine may be shared).
+
+    GAVEL_HOME=... GAVEL_PYTHON=... python benchmarks/gavel_policies_peer.py \
+        --jobs 100 --peer-dir /tmp/gavel-runs [--pairs isolated ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from common import write_results
+
+from optsched.catalog import read_gavel_trace
+from optsched.registry import get_policy
+from optsched.sim import simulate
+
+PEER = "stanford-futuredata/gavel"
+PEER_COMMIT = "c4fa40097339e9608ab71fd64c8bdea96a5e4a4c"
+ROUND = 360.0
+H = 3600.0
+#: (Gavel's policy name, optsched's registered name, its options). Gavel's unsuffixed
+#: names are its heterogeneity-agnostic variants, ``_perf`` the aware ones. The makespan
+#: policies run with both answers (``point``: the exact vertex or Gavel's code's kind of
+#: interior point; the agnostic one's default is the interior point).
+PAIRS = [
+    ("finish_time_fairness", "gavel.finish_time_fairness_agnostic", {}),
+    ("min_total_duration", "gavel.min_total_duration_agnostic", {}),   # interior
+    ("min_total_duration", "gavel.min_total_duration_agnostic", {"point": "vertex"}),
+    ("min_total_duration_perf", "gavel.min_total_duration", {}),
+    ("min_total_duration_perf", "gavel.min_total_duration", {"point": "interior"}),
+    ("isolated", "gavel.isolated", {}),
+    ("max_min_fairness_water_filling_perf", "gavel.max_min_fairness_water_filling", {}),
+    ("max_min_fairness_water_filling", "gavel.max_min_fairness_water_filling_agnostic", {}),
+]
+DRIVER = Path(__file__).resolve().parent / "peers" / "gavel_run.py"
+
+
+def instance(n: int):
+    trace = read_gavel_trace()
+    return trace.replace(jobs=trace.jobs[:n], name=f"{trace.name}-first{n}")
+
+
+def jobs_spec(inst) -> dict:
+    """The jobs and each (job type, scale factor) key's gang rates, for Gavel's side."""
+    jobs, rates = [], {}
+    for j in inst.jobs:
+        jobs.append({"job_type": j.profile, "scale_factor": j.workers,
+                     "total_steps": j.work, "arrival": j.arrival})
+        key = json.dumps([j.profile, j.workers])
+        rates[key] = {t: j.workers * r for t, r in j.throughput.items()}
+    return {"jobs": jobs, "rates": rates}
+
+
+def run_gavel(n: int, gpolicy: str, peer_dir: Path) -> dict:
+    out = peer_dir / f"gavel_{n}_{gpolicy}.json"
+    if not out.exists():
+        spec = peer_dir / f"jobs_{n}.json"
+        if not spec.exists():
+            spec.write_text(json.dumps(jobs_spec(instance(n))))
+        home, python = os.environ["GAVEL_HOME"], os.environ["GAVEL_PYTHON"]
+        subprocess.run([python, str(DRIVER), str(spec), gpolicy, str(out)],
+                       cwd=Path(home) / "scheduler", check=True,
+                       stdout=subprocess.DEVNULL)
+    return json.loads(out.read_text())
+
+
+def run_ours(n: int, policy: str, options: dict | None = None) -> dict:
+    inst = instance(n)
+    t0 = time.process_time()
+    res = simulate(inst, get_policy(policy, **(options or {})), seed=0, progress=False)
+    m = res.metrics
+    return {"mean_jct": m.mean_jct, "makespan": m.makespan, "cpu_s": time.process_time() - t0,
+            "jct": {k: float(v) for k, v in m.jct.items()}}
+
+
+def compare(n: int, gpolicy: str, policy: str, g: dict, o: dict) -> dict:
+    ids = [j for j, v in g["jobs"].items() if v["jct"] is not None and j in o["jct"]]
+    gj = np.array([g["jobs"][j]["jct"] for j in ids])
+    oj = np.array([o["jct"][j] for j in ids])
+    return {"n": n, "gavel_policy": gpolicy, "ours_policy": policy,
+            "gavel_mean_jct_h": g["mean_jct"] / H, "ours_mean_jct_h": o["mean_jct"] / H,
+            "mean_ratio": o["mean_jct"] / g["mean_jct"],
+            "gavel_makespan_h": g["makespan"] / H, "ours_makespan_h": o["makespan"] / H,
+            "makespan_ratio": o["makespan"] / g["makespan"],
+            "within_one_round": float(np.mean(np.abs(oj - gj) <= ROUND)),
+            "within_10pct": float(np.mean(np.abs(oj / gj - 1) <= 0.10)),
+            "compared_jobs": len(ids), "gavel_dropped": len(g.get("dropped_jobs") or []),
+            "gavel_allocations": g["n_allocation_computations"],
+            "gavel_cpu_s": g["cpu_s"], "ours_cpu_s": o["cpu_s"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, nargs="+", default=[100])
+    ap.add_argument("--pairs", nargs="+", default=sorted({g for g, _, _ in PAIRS}),
+                    choices=sorted({g for g, _, _ in PAIRS}), help="Gavel policy names")
+    ap.add_argument("--peer-dir", type=Path, required=True,
+                    help="where Gavel's run JSONs are kept (and reused)")
+    ap.add_argument("--ours-dir", type=Path,
+                    help="keep optsched's run summaries here and reuse them")
+    ap.add_argument("--ours-only", action="store_true",
+                    help="run (and keep) optsched's side only; needs --ours-dir")
+    ap.add_argument("--name", default="gavel_policies_peer")
+    args = ap.parse_args()
+    if args.ours_only and args.ours_dir is None:
+        ap.error("--ours-only needs --ours-dir")
+    if not args.ours_only and not (os.environ.get("GAVEL_HOME")
+                                   and os.environ.get("GAVEL_PYTHON")):
+        print("GAVEL_HOME / GAVEL_PYTHON not set (Gavel's checkout and its interpreter): "
+              "skipped.", file=sys.stderr)
+        return
+    args.peer_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in args.jobs:
+        for gp, ours, options in PAIRS:
+            if gp not in args.pairs:
+                continue
+            label = ours + "".join(f" {k}={v}" for k, v in options.items())
+            kept = (args.ours_dir / f"{n}_{label.replace(' ', '_')}.json"
+                    if args.ours_dir else None)
+            if kept is not None and kept.exists():
+                o = json.loads(kept.read_text())
+            else:
+                o = run_ours(n, ours, options)
+                if kept is not None:
+                    kept.parent.mkdir(parents=True, exist_ok=True)
+                    kept.write_text(json.dumps(o))
+            if args.ours_only:
+                print(n, label, f"mean {o['mean_jct'] / H:.2f} h", flush=True)
+                continue
+            g = run_gavel(n, gp, args.peer_dir)
+            rows.append(compare(n, gp, label, g, o))
+            print({k: (round(v, 4) if isinstance(v, float) else v)
+                   for k, v in rows[-1].items()}, flush=True)
+    if args.ours_only:
+        return
+    write_results(
+        args.name, rows,
+        ["n", "gavel_policy", "ours_policy", "gavel_mean_jct_h", "ours_mean_jct_h",
+         "mean_ratio", "gavel_makespan_h", "ours_makespan_h", "makespan_ratio",
+         "within_one_round", "within_10pct", "compared_jobs", "gavel_allocations",
+         "gavel_cpu_s", "ours_cpu_s"],
+        title="Gavel's further policies: optsched vs Gavel's own simulator, job by job",
+        params={"peer": f"{PEER} {PEER_COMMIT} (unmodified; Scheduler.simulate, ECOS)",
+                "inputs": "first n jobs of read_gavel_trace(), gavel-108 (36 V100 + 36 "
+                          "P100 + 36 K80, 4 GPUs per server), 360 s rounds, seed 0",
+                "machine_note": "shared machine: CPU seconds, not wall time"},
+        notes="mean_ratio, makespan_ratio: ours / Gavel's. within_one_round: share of "
+              "jobs whose completion is within 360 s of Gavel's; within_10pct: share "
+              "whose JCT is within 10 % of Gavel's (jobs Gavel dropped are left out). "
+              "gavel_allocations: the policy's get_allocation calls over Gavel's run.")
+
+
+if __name__ == "__main__":
+    main()
