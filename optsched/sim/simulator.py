@@ -52,9 +52,11 @@ with ``seed``; iteration orders are fixed (arrival, then instance order).
 from __future__ import annotations
 
 import math
+import operator
 import time as _time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -110,51 +112,144 @@ class SimStats:
     idle_jumps: int = 0
 
 
+class _Gang:
+    """What executing one job's gang takes, for as long as the checker hands back the
+    same gang (the same ``copies`` object: its placements did not change)."""
+
+    __slots__ = ("copies", "rate", "held", "ids", "types", "gpus", "sig")
+
+    def __init__(self, copies: dict[int, list[int]], checker: DecisionChecker,
+                 job: Any, rate_memo: dict[tuple, float], sensitive: bool, rule: str) -> None:
+        P, amount = checker.placement, checker.amount
+        r = h = 0.0
+        ids: list[int] = []
+        for copy in copies.values():
+            key = tuple(copy)
+            v = rate_memo.get(key)
+            if v is None:  # gang_rate is pure: memoised per (job's) placements
+                if len(rate_memo) > 200_000:
+                    rate_memo.clear()
+                v = rate_memo[key] = gang_rate(job, [P[p] for p in copy], sensitive, rule)
+            r += v  # the validator's rule per (job, copy), copies adding up
+            for p in copy:
+                h += amount[p]
+            ids += copy
+        self.copies, self.rate, self.held, self.ids = copies, r, h, ids
+        self.types = [checker.type_index[p] for p in ids]
+        self.gpus = [checker.gpus[p] for p in ids]
+        #: its placement ids, sorted: a change between epochs is a migration
+        self.sig = (ids[0],) if len(ids) == 1 else tuple(sorted(ids))
+
+
 class _Epoch:
-    """One checked decision and what executing it takes: per job (in job-index order)
-    its rate and GPUs held, per placement (by :class:`DecisionChecker` id) its job, type
-    and GPU count. Kept while the policy returns the same decision, which is then
-    neither checked nor grouped again."""
+    """One checked decision and what executing it takes: per gang (in job-index order)
+    its job, rate, GPUs held and placement count; per placement (by
+    :class:`DecisionChecker` id, gang by gang) its gang, job, type and GPU count; per job
+    its :class:`_Gang` (``book``). Kept while the policy returns the same decision, which
+    is then neither checked nor grouped again.
+
+    Built in full (:meth:`build`: :math:`O(P)` Python steps for :math:`P` placements), or
+    from the epoch of the decision checked just before, when the checker says which jobs'
+    gangs changed (:meth:`derive`: Python steps for the changed gangs only, the rest
+    copied by numpy indexing; the same arrays, value for value)."""
+
+    g_ix: np.ndarray
+    g_rate: np.ndarray
+    held: np.ndarray
+    counts: np.ndarray
+    p_ids: np.ndarray
+    p_type: np.ndarray
+    p_gpus: np.ndarray
+    p_w: np.ndarray  # per placement its job's gang size (set by the run)
 
     def __init__(self, placements: list, gangs: dict[int, dict[int, list[int]]],
-                 checker: DecisionChecker, jobs: tuple, w_list: list[int],
-                 rate_memo: dict[tuple, float], sensitive: bool, rule: str = "gang") -> None:
-        self.placements = placements
-        self.gangs = gangs
-        P, amount = checker.placement, checker.amount
-        rate: list[float] = []
-        held: list[float] = []
-        ids: list[int] = []
-        p_gang: list[int] = []
-        for e, (i, copies) in enumerate(gangs.items()):
-            r = h = 0.0
-            for copy in copies.values():
-                key = tuple(copy)
-                v = rate_memo.get(key)
-                if v is None:  # gang_rate is pure: memoised per (job's) placements
-                    if len(rate_memo) > 200_000:
-                        rate_memo.clear()
-                    v = rate_memo[key] = gang_rate(jobs[i], [P[p] for p in copy], sensitive,
-                                                           rule)
-                r += v  # the validator's rule per (job, copy), copies adding up
-                for p in copy:
-                    h += amount[p]
-                ids += copy
-                p_gang += [e] * len(copy)
-            rate.append(r)
-            held.append(h)
-        self.g_ix = np.fromiter(gangs, dtype=np.int64, count=len(gangs))
-        self.g_rate = np.array(rate, dtype=float)
-        self.held = np.array(held, dtype=float)
-        self.ids = ids
-        self.gang_of = p_gang
-        self.placed = tuple(P[p] for p in ids)
-        self.p_gang = np.array(p_gang, dtype=np.int64)
-        self.p_job = np.array([checker.job[p] for p in ids], dtype=np.int64)
-        self.p_type = np.array([checker.type_index[p] for p in ids], dtype=np.int64)
-        self.p_gpus = np.array([checker.gpus[p] for p in ids], dtype=float)
-        self.p_w = np.array([w_list[i] for i in self.p_job.tolist()], dtype=float)
+                 book: dict[int, _Gang], serial: int, changed_jobs: set[int] | None) -> None:
+        self.placements, self.gangs, self.book = placements, gangs, book
+        #: the check that made the epoch, and the jobs whose gangs it found changed
+        self.serial, self.changed_jobs = serial, changed_jobs
         self._set: set | None = None
+        self._canonical: bool | None = None  # are all of placements canonical
+
+    @classmethod
+    def build(cls, placements: list, gangs: dict[int, dict[int, list[int]]],
+              checker: DecisionChecker, make: Callable[[int, dict], _Gang],
+              old: dict[int, _Gang]) -> _Epoch:
+        """The epoch of checked ``gangs``, each job's :class:`_Gang` taken from ``old``
+        when its gang is the same object, else made by ``make(i, copies)``."""
+        book: dict[int, _Gang] = {}
+        parts = []
+        for i, copies in gangs.items():
+            g = old.get(i)
+            if g is None or g.copies is not copies:
+                g = make(i, copies)
+            book[i] = g
+            parts.append(g)
+        ep = cls(placements, gangs, book, checker.serial, checker.changed_jobs)
+        G = len(parts)
+        ep.g_ix = np.fromiter(gangs, dtype=np.int64, count=G)
+        ep.g_rate = np.array([g.rate for g in parts], dtype=float)
+        ep.held = np.array([g.held for g in parts], dtype=float)
+        ep.counts = np.array([len(g.ids) for g in parts], dtype=np.int64)
+        ep.p_ids = np.array(list(chain.from_iterable([g.ids for g in parts])), dtype=np.int64)
+        ep.p_type = np.array(list(chain.from_iterable([g.types for g in parts])),
+                             dtype=np.int64)
+        ep.p_gpus = np.array(list(chain.from_iterable([g.gpus for g in parts])), dtype=float)
+        return ep._finish(checker)
+
+    @classmethod
+    def derive(cls, base: _Epoch, placements: list, gangs: dict[int, dict[int, list[int]]],
+               checker: DecisionChecker, make: Callable[[int, dict], _Gang]) -> _Epoch:
+        """The epoch of checked ``gangs``, which differ from those of ``base`` (the epoch
+        of the decision checked just before) only for ``checker.changed_jobs``."""
+        changed = checker.changed_jobs
+        assert changed is not None
+        book = dict(base.book)
+        fresh_jobs = []
+        for i in changed:
+            copies = gangs.get(i)
+            if copies is None:
+                book.pop(i, None)
+            else:
+                book[i] = make(i, copies)
+                fresh_jobs.append(i)
+        ep = cls(placements, gangs, book, checker.serial, changed)
+        G = len(gangs)
+        g_ix = ep.g_ix = np.fromiter(gangs, dtype=np.int64, count=G)
+        fresh = np.isin(g_ix, np.array(fresh_jobs, dtype=np.int64))
+        kept = ~fresh
+        pos = np.searchsorted(base.g_ix, g_ix[kept])  # an unchanged gang was in base
+        fg = [book[i] for i in g_ix[fresh].tolist()]
+        ep.g_rate = np.empty(G)
+        ep.g_rate[kept] = base.g_rate[pos]
+        ep.g_rate[fresh] = [g.rate for g in fg]
+        ep.held = np.empty(G)
+        ep.held[kept] = base.held[pos]
+        ep.held[fresh] = [g.held for g in fg]
+        counts = ep.counts = np.empty(G, dtype=np.int64)
+        counts[kept] = base.counts[pos]
+        counts[fresh] = [len(g.ids) for g in fg]
+        # per placement: the kept gangs' runs of base's arrays, the fresh ones' appended
+        b_start = np.cumsum(base.counts) - base.counts
+        f_counts = counts[fresh]
+        src = np.empty(G, dtype=np.int64)
+        src[kept] = b_start[pos]
+        src[fresh] = len(base.p_ids) + np.cumsum(f_counts) - f_counts
+        idx = np.repeat(src - (np.cumsum(counts) - counts), counts) + \
+            np.arange(int(counts.sum()), dtype=np.int64)
+        for name, dtype, key in (("p_ids", np.int64, "ids"), ("p_type", np.int64, "types"),
+                                 ("p_gpus", float, "gpus")):
+            extra = np.array(list(chain.from_iterable([getattr(g, key) for g in fg])),
+                             dtype=dtype)
+            setattr(ep, name, np.concatenate([getattr(base, name), extra])[idx])
+        return ep._finish(checker)
+
+    def _finish(self, checker: DecisionChecker) -> _Epoch:
+        """The arrays that follow from the per-gang and per-placement ones."""
+        G = len(self.g_ix)
+        self.p_gang = np.repeat(np.arange(G, dtype=np.int64), self.counts)
+        self.p_job = np.repeat(self.g_ix, self.counts)
+        self.placed = tuple(map(checker.placement.__getitem__, self.p_ids.tolist()))
+        return self
 
     def repeats(self, placements: list) -> bool:
         """Whether ``placements`` is this decision again, perhaps in another order.
@@ -168,11 +263,12 @@ class _Epoch:
         old = self.placements
         if len(placements) != len(old):
             return False
-        for p in placements:
-            if not (type(p) is Placement and type(p[3]) is int and type(p[6]) is int
-                    and type(p[4]) is float and type(p[5]) is float
-                    and type(p[7]) is float):
-                return False
+        if self._canonical is None:
+            self._canonical = all(map(_canonical, old))
+        if self._canonical and all(map(operator.is_, placements, old)):
+            return True  # the very objects checked before
+        if not all(map(_canonical, placements)):
+            return False
         if placements == old:
             return True
         if self._set is None:
@@ -180,16 +276,11 @@ class _Epoch:
         new = set(placements)
         return len(new) == len(placements) and new == self._set
 
-    def signatures(self) -> dict[int, tuple]:
-        """Per job its placement ids, sorted: a change between epochs is a migration."""
-        sig = {}
-        for i, copies in self.gangs.items():
-            if len(copies) == 1:
-                ids = next(iter(copies.values()))
-                sig[i] = (ids[0],) if len(ids) == 1 else tuple(sorted(ids))
-            else:
-                sig[i] = tuple(sorted(p for ids in copies.values() for p in ids))
-        return sig
+
+def _canonical(p: Any) -> bool:
+    """Whether ``p`` is a :class:`Placement` of ``int`` counts and ``float`` amounts."""
+    return type(p) is Placement and type(p[3]) is int and type(p[6]) is int \
+        and type(p[4]) is float and type(p[5]) is float and type(p[7]) is float
 
 
 class _Segments:
@@ -197,36 +288,48 @@ class _Segments:
     holding are closed. An interval is extended when the placement is held again from
     the very instant it ended: an epoch can be as short as ``_EPS`` (an event-driven
     policy called again right after a tiny job completes), so a gap of that length
-    is a real gap, in which another job may hold the GPUs."""
+    is a real gap, in which another job may hold the GPUs. Kept in numpy arrays by id
+    (``nan``: never held), so that an epoch costs numpy operations, not a Python step
+    per placement."""
 
     def __init__(self) -> None:
-        self.start: list[float | None] = []
-        self.end: list[float | None] = []
-        self.first: list[int] = []  # ids in the order their first interval opened
-        self.closed: list[tuple[int, float, float]] = []
+        self.start = np.full(64, np.nan)
+        self.end = np.full(64, np.nan)
+        self.first: list[np.ndarray] = []  # ids in the order their first interval opened
+        self.closed: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def record(self, t: float, ids: list[int], gang_of: list[int], stops: list[float]) -> None:
+    def record(self, t: float, ids: np.ndarray, stops: np.ndarray) -> None:
+        """The placements ``ids`` (distinct) held from ``t`` to ``stops``."""
+        if len(ids) == 0:
+            return
+        top = int(ids.max()) + 1
+        if top > len(self.end):
+            grow = np.full(max(top, 2 * len(self.end)) - len(self.end), np.nan)
+            self.start = np.concatenate([self.start, grow])
+            self.end = np.concatenate([self.end, grow])
         start, end = self.start, self.end
-        grow = len(ids) and max(ids) - len(end) + 1
-        if grow > 0:
-            start += [None] * grow
-            end += [None] * grow
-        for p, e in zip(ids, gang_of):
-            last = end[p]
-            if last is not None and last == t:
-                end[p] = stops[e]
-                continue
-            if last is None:
-                self.first.append(p)
-            else:
-                self.closed.append((p, start[p], last))  # type: ignore[arg-type]
-            start[p] = t
-            end[p] = stops[e]
+        last = end[ids]
+        opens = last != t  # nan (never held) included
+        if opens.any():
+            never = np.isnan(last)
+            reopen = opens & ~never
+            if reopen.any():
+                r = ids[reopen]
+                self.closed.append((r, start[r], last[reopen]))
+            if never.any():
+                self.first.append(ids[never])
+            start[ids[opens]] = t
+        end[ids] = stops
 
     def all(self) -> list[tuple[int, float, float]]:
         """Closed intervals, then the open ones (in the order they first opened)."""
-        start, end = self.start, self.end
-        return self.closed + [(p, start[p], end[p]) for p in self.first]  # type: ignore[misc]
+        out: list[tuple[int, float, float]] = []
+        for ids, s, e in self.closed:
+            out += zip(ids.tolist(), s.tolist(), e.tolist())
+        if self.first:
+            ids = np.concatenate(self.first)
+            out += zip(ids.tolist(), self.start[ids].tolist(), self.end[ids].tolist())
+        return out
 
 
 def _covering_stop(t: float, fin: np.ndarray, rem: np.ndarray, rate: np.ndarray,
@@ -421,7 +524,12 @@ class _Run:
         self.remaining = self.work.copy()
         self.weights = np.array([j.weight for j in jobs], dtype=float)
         self.job_ids = [j.id for j in jobs]
-        self.w_list = self.W.tolist()
+        # what the view shows of each job, as lists by job index
+        self.per_job: dict[str, list[Any]] = {
+            "ids": self.job_ids, "throughput_maps": [j.throughput for j in jobs],
+            "sensitivities": [j.sensitivity for j in jobs],
+            "gpu_memories": [j.memory for j in jobs],
+            "compute_shares": [j.compute_share for j in jobs], "users": [j.user for j in jobs]}
         self.executed, self.attained = np.zeros(n), np.zeros(n)
         self.on_type = np.zeros((n, len(cl.gpu_types)))
         self.rounds = np.zeros(n, dtype=np.int64)
@@ -433,7 +541,9 @@ class _Run:
         self.active_set: set[int] = set()
         self.ptr = 0  # arrivals admitted, in arrival order
         self.prev: tuple[Placement, ...] = ()
-        self.prev_sig: dict[int, tuple] = {}
+        self.prev_book: dict[int, _Gang] = {}  # the gangs that ran in the last epoch
+        self.prev_serial = -1  # the check whose decision prev_book holds
+        self.built: _Epoch | None = None  # the last epoch built (of the last check)
         self.segments = _Segments()
         self.stats = SimStats()
         self.queue = _Queue(n)
@@ -497,22 +607,21 @@ class _Run:
         """Nothing is visible: jump to the next arrival (a new round grid)."""
         self.t = next_arrival
         self.stats.idle_jumps += 1
-        self.prev, self.prev_sig = (), {}
+        self.prev, self.prev_book = (), {}
         self.last = None
 
     def _fixed_view(self) -> dict[str, Any]:
         """What the view shows of the visible jobs that changes only when they do."""
-        active, jobs, needs_work = self.active, self.jobs, self.decl.needs_work
+        active, needs_work, per_job = self.active, self.decl.needs_work, self.per_job
         ix = np.fromiter(active, dtype=np.int64, count=len(active))
         fixed = dict(
-            ids=tuple(self.job_ids[i] for i in active), index=ix,
+            ids=tuple(map(per_job["ids"].__getitem__, active)), index=ix,
             throughput_matrix=self.T[ix], workers=self.W[ix], arrivals=self.arrival[ix],
-            weights=self.weights[ix], throughput_maps=tuple(jobs[i].throughput for i in active),
+            weights=self.weights[ix],
+            throughput_maps=tuple(map(per_job["throughput_maps"].__getitem__, active)),
             work_=self.work[ix] if needs_work else None,
-            sensitivities=tuple(jobs[i].sensitivity for i in active),
-            gpu_memories=tuple(jobs[i].memory for i in active),
-            compute_shares=tuple(jobs[i].compute_share for i in active),
-            users=tuple(jobs[i].user for i in active))
+            **{k: tuple(map(per_job[k].__getitem__, active))
+               for k in ("sensitivities", "gpu_memories", "compute_shares", "users")})
         for a in fixed.values():  # shared by the views until the job set changes
             if isinstance(a, np.ndarray):
                 a.flags.writeable = False
@@ -546,10 +655,22 @@ class _Run:
             # the decision the previous epoch ran, and none of its jobs finished since:
             # checked then, and nothing the check reads has changed
             return last
+        checker, base = self.checker, self.built
+        gangs = checker.check(self.t, placements, self.active_set)
+        if checker.changed_jobs is not None and base is not None \
+                and base.serial == checker.serial - 1:
+            ep = _Epoch.derive(base, placements, gangs, checker, self._gang)
+        else:
+            ep = _Epoch.build(placements, gangs, checker, self._gang,
+                              base.book if base is not None else {})
+        ep.p_w = self.W[ep.p_job].astype(float)
+        self.built = ep
+        return ep
+
+    def _gang(self, i: int, copies: dict[int, list[int]]) -> _Gang:
         caps = self.decl.caps
-        return _Epoch(placements, self.checker.check(self.t, placements, self.active_set),
-                      self.checker, self.jobs, self.w_list, self.rate_memo,
-                      caps.resource_sensitive, caps.progress_rule)
+        return _Gang(copies, self.checker, self.jobs[i], self.rate_memo,
+                     caps.resource_sensitive, caps.progress_rule)
 
     def _finish_times(self, ep: _Epoch, g_rem: np.ndarray) -> np.ndarray:
         """Per gang the instant its work runs out (``inf`` for a gang that does not run)."""
@@ -578,16 +699,23 @@ class _Run:
 
     def _count_moves(self, ep: _Epoch) -> None:
         """Preemptions and migrations of the jobs that ran in the previous epoch."""
-        sig = ep.signatures()
-        is_done, preempt, migrate = self.is_done, self.preempt, self.migrate
-        for i, s in self.prev_sig.items():
+        book = ep.book
+        is_done, preempt, migrate, prev = self.is_done, self.preempt, self.migrate, \
+            self.prev_book
+        jobs: Any = prev
+        if ep.changed_jobs is not None and self.prev_serial == ep.serial - 1:
+            # the previous gangs are those of the decision checked just before: only
+            # the jobs whose placements changed can have moved
+            jobs = [i for i in ep.changed_jobs if i in prev]
+        for i in jobs:
             if is_done[i]:
                 continue
-            if i not in sig:
+            g = book.get(i)
+            if g is None:
                 preempt[i] += 1
-            elif sig[i] != s:
+            elif g.sig != prev[i].sig:
                 migrate[i] += 1
-        self.prev_sig = sig
+        self.prev_book, self.prev_serial = book, ep.serial
 
     def _progress(self, ep: _Epoch, g_rem: np.ndarray, g_fin: np.ndarray, end: float
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -610,7 +738,7 @@ class _Run:
         if len(ep.p_gang):  # in placement order, as the per-placement additions were
             np.add.at(self.on_type, (ep.p_job, ep.p_type),
                       g_dt[ep.p_gang] * ep.p_gpus / ep.p_w)
-        self.segments.record(t, ep.ids, ep.gang_of, g_stop.tolist())
+        self.segments.record(t, ep.p_ids, g_stop[ep.p_gang])
         return fin_mask, g_stop
 
     def _completions(self, ep: _Epoch, fin_mask: np.ndarray, g_stop: np.ndarray) -> list[int]:
@@ -631,9 +759,9 @@ class _Run:
             self.active = [i for i in self.active if i not in done]
             self.changed = True
             bar.advance(len(finished))
-            P = self.checker.placement
-            self.prev = tuple(P[p] for i, copies in ep.gangs.items() if i not in done
-                              for ids in copies.values() for p in ids)
+            left = ~np.isin(ep.p_job, np.array(finished, dtype=np.int64))
+            self.prev = tuple(map(self.checker.placement.__getitem__,
+                                  ep.p_ids[left].tolist()))
             self.last = None
         else:
             self.prev = ep.placed
@@ -651,7 +779,7 @@ class _Run:
             return
         self.stats.idle_jumps += 1
         self.t = max(end, next_arrival) if not self.decl.event_driven else next_arrival
-        self.prev, self.prev_sig = (), {}
+        self.prev, self.prev_book = (), {}
         self.last = None
 
     # ------------------------------------------------------------------ the result
