@@ -41,6 +41,10 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   1..``workers`` GPUs on one node, the copies of a job on distinct nodes; copy ids other
   than 0 only with ``forking``), only arrived unfinished jobs, only types the job can run
   on. A violation raises :class:`~optsched.sim.policy.PolicyViolation` naming the policy.
+  A decision is checked through what changed since the one checked before
+  (:class:`~optsched.sim.decisions.DecisionChecker`); any violation, and any case that
+  path does not decide exactly, is checked again in full, in the decision's order, so
+  the error raised is that of the first rule broken.
 * The schedule (back-to-back identical allocations merged, declaring the policy's
   ``sharing``, ``forking``, ``consolidation`` and ``resource_sensitive``) goes through
   :func:`optsched.core.result.finalize` (independent validator + metrics).
@@ -404,8 +408,10 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
 
     Notes
     -----
-    Each decision epoch costs the policy's call plus, for the simulator, time linear in
-    the jobs visible and the placements that changed since the previous epoch.
+    Besides the policy's call, an epoch costs numpy operations and one hash look-up per
+    placement (linear in the visible jobs and the decision's placements, with small
+    constants), and Python-level rule checks and grouping only for the placements and
+    jobs that changed since the decision checked before (:class:`DecisionChecker`).
     """
     check_policy(policy)  # a missing, mistyped or misspelt member fails here
     if max_time is not None and not (max_time > 0):
