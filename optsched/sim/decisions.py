@@ -32,6 +32,8 @@ __all__ = ["Caps", "DecisionChecker", "check_decision"]
 
 #: The unit roundoff of a float (:math:`2^{-53}`), rounded up.
 _EPS = 1.2e-16
+#: Checks made in full after one in which most of the decision had changed.
+_BACKOFF = 8
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class DecisionChecker:
         #: checked), and a count of the checks made
         self.changed_jobs: set[int] | None = None
         self.serial = 0
+        self._backoff = 0  # checks left to make in full before trying changes again
 
     @classmethod
     def for_instance(cls, pname: str, instance: Any, caps: Caps = Caps()) -> DecisionChecker:
@@ -187,7 +190,11 @@ class DecisionChecker:
         placements, plus the rules on the changed placements, jobs and nodes; the full
         check is :math:`O(P \log P)`.
         """
-        gangs = self._check_changes(t, placements, active)
+        gangs = None
+        if self._backoff:
+            self._backoff -= 1
+        else:
+            gangs = self._check_changes(t, placements, active)
         if gangs is None:
             gangs = self._check_all(t, placements, active)
         return gangs
@@ -201,18 +208,19 @@ class DecisionChecker:
         self._last = None
         self.changed_jobs = None
         self.serial += 1
-        by_job, cells, nodes = self._placements_all(t, placements, active)
+        remember = not self._backoff  # the next check may start from this one
+        by_job, cells, nodes = self._placements_all(t, placements, active, remember)
         gangs: dict[int, dict[int, list[int]]] = {}
         merged = False  # a placement repeated, or two that differ only in their counts
         for i, ids in by_job.items():
             gangs[i], m = self._gang(t, i, ids)
             merged |= m
         gangs = dict(sorted(gangs.items()))
-        if not merged:
+        if not merged and remember:
             self._last = _Checked(by_job, cells, nodes, gangs)
         return gangs
 
-    def _placements_all(self, t: float, placements: list, active: set[int]
+    def _placements_all(self, t: float, placements: list, active: set[int], remember: bool
                         ) -> tuple[dict[int, list[int]], dict[int, list[int]],
                                    dict[str, list[int]]]:
         """The per-placement rules and node capacities, in order; the placement ids per
@@ -241,10 +249,12 @@ class DecisionChecker:
             if u > limit[pid]:  # gpu_overload(u, capacity)
                 raise self._gpu_violation(t, pid, u)
             used[k] = u
-            cells.setdefault(k, []).append(pid)
+            if remember:
+                cells.setdefault(k, []).append(pid)
             if resources[pid]:
                 self._add_resources(t, pid, res_used)
-                nodes.setdefault(self.where[pid][0], []).append(pid)
+                if remember:
+                    nodes.setdefault(self.where[pid][0], []).append(pid)
             by_job.setdefault(job_of[pid], []).append(pid)
         return by_job, cells, nodes
 
@@ -331,6 +341,11 @@ class DecisionChecker:
             return None  # a duplicate: merged by the full check
         old = last.ids
         added, removed = new - old, old - new
+        if 2 * (len(added) + len(removed)) > len(ids) + len(old):
+            # most of the decision changed: the full check is cheaper, for this and
+            # (policies that re-place every job, e.g. Gavel's rounds) the next ones
+            self._backoff = _BACKOFF
+            return None
         job_of = self.job
         for i in last.by_job.keys() - active:  # finished since: none of it may stay
             if any(p in new for p in last.by_job[i]):

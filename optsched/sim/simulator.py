@@ -664,7 +664,9 @@ class _Run:
         checker, base = self.checker, self.built
         gangs = checker.check(self.t, placements, self.active_set)
         if checker.changed_jobs is not None and base is not None \
-                and base.serial == checker.serial - 1:
+                and base.serial == checker.serial - 1 \
+                and 8 * len(checker.changed_jobs) < len(gangs):
+            # few gangs changed among many: numpy copies the rest
             ep = _Epoch.derive(base, placements, gangs, checker, self._gang)
         else:
             ep = _Epoch.build(placements, gangs, checker, self._gang,
