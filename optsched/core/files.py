@@ -121,7 +121,19 @@ def check_output(path: PathLike, inputs: Iterable[PathLike | None] = (), *,
         a file cannot be created there (no permission, read-only or full file system).
     """
     p, shown = Path(path), os.fspath(path)  # the message shows the path as given
-    sources: list[PathLike] = [src for src in inputs if src is not None]
+    _not_an_input(p, shown, [src for src in inputs if src is not None], field, folder,
+                  names)
+    if folder:
+        _check_folder(p, shown, field)
+    else:
+        _check_file(p, shown, field)
+    return p
+
+
+def _not_an_input(p: Path, shown: str, sources: list[PathLike], field: str, folder: bool,
+                  names: Iterable[str]) -> None:
+    """:func:`check_output`'s first rule: neither ``p`` nor (in a folder) any of the
+    files ``names`` is one of ``sources``."""
     targets = [p / n for n in names] if folder else [p]
     if folder:
         targets.append(p)
@@ -131,22 +143,24 @@ def check_output(path: PathLike, inputs: Iterable[PathLike | None] = (), *,
                 what = "is" if target == p else f"would write {str(target)!r}, which is"
                 raise InvalidOutput(field, shown, f"{what} the input file {str(src)!r} of "
                                     "this command; refusing to write over it")
-    if folder:
-        if p.exists() and not p.is_dir():
-            raise InvalidOutput(field, shown, "is a file, not a folder")
-        parent = p if p.exists() else p.parent
-        if not parent.exists():
-            raise InvalidOutput(field, shown, f"the folder {str(parent)!r} does not exist")
-        if not parent.is_dir():
-            raise InvalidOutput(field, shown, f"{str(parent)!r} is not a folder")
-        _probe(parent, field, shown)
-        return p
+
+
+def _check_folder(p: Path, shown: str, field: str) -> None:
+    """:func:`check_output` for an output folder."""
+    if p.exists() and not p.is_dir():
+        raise InvalidOutput(field, shown, "is a file, not a folder")
+    parent = p if p.exists() else p.parent
+    _writable_folder(parent, shown, field)
+
+
+def _check_file(p: Path, shown: str, field: str) -> None:
+    """:func:`check_output` for an output file."""
     if p.is_dir():
         raise InvalidOutput(field, shown, "is a folder, not a file")
     if _special(p):  # /dev/null, /dev/stdout, a named pipe: written in place
         if not os.access(p, os.W_OK):
             raise InvalidOutput(field, shown, "permission denied")
-        return p
+        return
     parent = Path(os.path.realpath(p)).parent if p.is_symlink() else p.parent
     if not parent.exists():
         raise InvalidOutput(field, shown, f"the folder {str(parent)!r} does not exist")
@@ -155,7 +169,14 @@ def check_output(path: PathLike, inputs: Iterable[PathLike | None] = (), *,
     if p.exists() and not os.access(p, os.W_OK):
         raise InvalidOutput(field, shown, "the file is not writable")
     _probe(parent, field, shown)
-    return p
+
+
+def _writable_folder(parent: Path, shown: str, field: str) -> None:
+    if not parent.exists():
+        raise InvalidOutput(field, shown, f"the folder {str(parent)!r} does not exist")
+    if not parent.is_dir():
+        raise InvalidOutput(field, shown, f"{str(parent)!r} is not a folder")
+    _probe(parent, field, shown)
 
 
 def ensure_folder(path: PathLike, *, field: str = "--out") -> Path:

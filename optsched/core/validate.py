@@ -516,6 +516,20 @@ def _check_capacity(instance: Instance, schedule: Schedule, c: _Columns) -> None
 
 
 # --------------------------------------------------------------------------- gangs
+def _gang_ids(c: _Columns) -> np.ndarray:
+    """Per allocation its (job, copy) gang's number, gangs numbered in order of their
+    first allocation."""
+    o = np.lexsort((c.copy, c.job))
+    jo, co = c.job[o], c.copy[o]
+    new = np.r_[True, (jo[1:] != jo[:-1]) | (co[1:] != co[:-1])]
+    sorted_id = np.cumsum(new) - 1
+    rank = np.empty(int(sorted_id[-1]) + 1, dtype=np.int64)
+    rank[np.argsort(o[new], kind="stable")] = np.arange(len(rank))
+    gang = np.empty(c.m, dtype=np.int64)
+    gang[o] = rank[sorted_id]
+    return gang
+
+
 class _Gangs:
     """The elementary intervals of every (job, copy) gang, their rates, and the gang
     rules (rule 3 of the module docstring) checked on them.
@@ -528,20 +542,11 @@ class _Gangs:
     def __init__(self, instance: Instance, schedule: Schedule, c: _Columns) -> None:
         self.instance, self.schedule, self.c = instance, schedule, c
         m = c.m
-        jobs = instance.jobs
         if m == 0:
             self.seg_job = np.zeros(0, dtype=np.int64)
             self.t0 = self.t1 = self.speed = np.zeros(0)
             return
-        # gang ids in order of first appearance
-        o = np.lexsort((c.copy, c.job))
-        jo, co = c.job[o], c.copy[o]
-        new = np.r_[True, (jo[1:] != jo[:-1]) | (co[1:] != co[:-1])]
-        sorted_id = np.cumsum(new) - 1
-        rank = np.empty(int(sorted_id[-1]) + 1, dtype=np.int64)
-        rank[np.argsort(o[new], kind="stable")] = np.arange(len(rank))
-        gang = np.empty(m, dtype=np.int64)
-        gang[o] = rank[sorted_id]
+        gang = _gang_ids(c)
         # elementary intervals: consecutive distinct endpoints of one gang
         R = len(c.times)
         ks, ke = gang * R + c.rank_start, gang * R + c.rank_end
@@ -579,7 +584,19 @@ class _Gangs:
             bad = g != W
         if bad.any():
             self._raise_gang(int(np.flatnonzero(bad)[0]))
-        # the rate of each interval: optsched.core.progress.gang_rate, vectorised
+        self.speed = self._speed(g)
+        if schedule.forking:
+            self._check_copies()
+            if schedule.copy_efficiency < 1:
+                self._efficiency(float(schedule.copy_efficiency))
+
+    def _speed(self, g: np.ndarray) -> np.ndarray:
+        """The rate of each interval whose gang holds ``g`` GPUs:
+        :func:`optsched.core.progress.gang_rate`, vectorised."""
+        instance, schedule, c = self.instance, self.schedule, self.c
+        jobs, m, S = instance.jobs, c.m, len(g)
+        inc, inc_alloc, first_alloc = self.inc, self.inc_alloc, self.first_alloc
+        rule = schedule.progress_rule
         rate_a = instance.throughput_matrix[c.job, c.typ]
         if rule == "additive":
             # each worker at its own type's rate; "g * rmin" below then is the sum
@@ -604,11 +621,7 @@ class _Gangs:
                       for j in jobs])[self.seg_job]
         with np.errstate(invalid="ignore"):
             share = np.where(np.isnan(u), smin, np.minimum(1.0, smin / u))
-        self.speed = share * g * rmin
-        if schedule.forking:
-            self._check_copies()
-            if schedule.copy_efficiency < 1:
-                self._efficiency(float(schedule.copy_efficiency))
+        return share * g * rmin
 
     def _raise_gang(self, s: int) -> None:
         c, jobs = self.c, self.instance.jobs
@@ -751,10 +764,29 @@ def work_done_at(instance: Instance, schedule: Schedule) -> dict[str, float]:
 def _check_completion(instance: Instance, schedule: Schedule, c: _Columns, gangs: _Gangs,
                       done: Progress, caps: Capabilities = STRICT,
                       grid: float | None = None) -> None:
+    """Rules 5 and 6 of the module docstring, and the completion times' own sense."""
     last = np.full(instance.n_jobs, -np.inf)
     np.maximum.at(last, c.job, c.end)
+    cutoff = _completions_recorded(instance, schedule, last)
+    by_done = gangs.progress(until=cutoff) if schedule.consolidation > 0 else done
+    _work_done_by_completion(instance, schedule, by_done)
+    # rule 6: a job that did all its work is completed, or the metrics would skip it
+    for j in instance.jobs:
+        if j.id not in schedule.completion and done.done.get(j.id, 0.0) >= j.work * (1 - REL_TOL):
+            raise InvalidSchedule(f"completion.{j.id}", None,
+                                  f"job {j.id!r} did all its {j.work:.6g} iterations but has no "
+                                  "completion time (a job absent from completion is "
+                                  "unfinished): declare when it completed")
+    if not schedule.completion:
+        return
+    _completion_when_done(instance, schedule, gangs, by_done, last, caps, grid)
+
+
+def _completions_recorded(instance: Instance, schedule: Schedule, last: np.ndarray
+                          ) -> dict[str, float]:
+    """Each completion names a job, is after its arrival and after its last allocation;
+    per job the instant up to which its work counts (completion - consolidation)."""
     idx = instance.job_index
-    cons = schedule.consolidation
     cutoff = {}
     for jid, comp in schedule.completion.items():
         if jid not in idx:
@@ -766,24 +798,28 @@ def _check_completion(instance: Instance, schedule: Schedule, c: _Columns, gangs
         if held > comp + TIME_TOL * max(1.0, abs(comp)):
             raise InvalidSchedule(f"completion.{jid}", comp,
                                   f"job holds resources until {held:g}, after completing")
-        cutoff[jid] = comp - cons
-    by_done = gangs.progress(until=cutoff) if cons > 0 else done
+        cutoff[jid] = comp - schedule.consolidation
+    return cutoff
+
+
+def _work_done_by_completion(instance: Instance, schedule: Schedule, by_done: Progress
+                             ) -> None:
+    """A completed job did all its work by its completion (less consolidation)."""
+    idx = instance.job_index
     for jid in schedule.completion:
         j = instance.jobs[idx[jid]]
         got = by_done.done.get(jid, 0.0)
         if got < j.work * (1 - REL_TOL):
             raise InvalidSchedule(f"completion.{jid}", schedule.completion[jid],
                                   f"job did {got:.6g} of its {j.work:.6g} iterations by then")
-    # rule 6: a job that did all its work is completed, or the metrics would skip it
-    for j in instance.jobs:
-        if j.id not in schedule.completion and done.done.get(j.id, 0.0) >= j.work * (1 - REL_TOL):
-            raise InvalidSchedule(f"completion.{j.id}", None,
-                                  f"job {j.id!r} did all its {j.work:.6g} iterations but has no "
-                                  "completion time (a job absent from completion is "
-                                  "unfinished): declare when it completed")
-    if not schedule.completion:
-        return
-    # rule 5: the completion is when the work got done, within the time granularity
+
+
+def _completion_when_done(instance: Instance, schedule: Schedule, gangs: _Gangs,
+                          by_done: Progress, last: np.ndarray, caps: Capabilities,
+                          grid: float | None) -> None:
+    """Rule 5: the completion is when the work got done, within the time granularity."""
+    idx = instance.job_index
+    cons = schedule.consolidation
     target = np.zeros(instance.n_jobs)
     for jid in schedule.completion:
         k = idx[jid]

@@ -96,7 +96,8 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -571,6 +572,31 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
     ``per_job`` :math:`O(nK)`, ``pooled`` :math:`O(n \log n + nK)`, ``interval_lp``
     and ``release_lp`` one LP each of :math:`O(nKL)` and :math:`O(nK + BK)` columns.
     """
+    setting, methods, max_columns = _bound_options(instance, setting, methods, intervals,
+                                                   release_buckets, max_columns)
+    d = _data(instance, setting)
+    tally = _Tally()
+    with tally.timed("per_job"):
+        c, cmax = _per_job(d)
+        tally.record("per_job", float(c.sum()), float(np.dot(d.wt, c)), cmax)
+    if "pooled" in methods:
+        with tally.timed("pooled"):
+            _pooled_bound(d, tally)
+    if "interval_lp" in methods:
+        with tally.timed("interval_lp"):
+            _interval_bound(d, float(instance.slot), tally, intervals=intervals,
+                            window=window, step=step, max_columns=max_columns,
+                            time_limit=time_limit)
+    if "release_lp" in methods:
+        with tally.timed("release_lp"):
+            _release_bound(d, tally, release_buckets, max_columns, time_limit)
+    return tally.bounds(d, setting)
+
+
+def _bound_options(instance: Instance, setting: Setting | None, methods: Sequence[str],
+                   intervals: int, release_buckets: int, max_columns: int | None
+                   ) -> tuple[Setting, Sequence[str], int]:
+    """:func:`lower_bounds`' options checked; the setting, methods and column budget."""
     setting = Setting() if setting is None else setting
     if not isinstance(setting, Setting):
         raise InvalidOption("setting", setting, "must be an optsched.sim.bounds.Setting "
@@ -593,83 +619,97 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
                     ("max_columns", max_columns)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InvalidOption(name, v, "must be an integer >= 1")
-    d = _data(instance, setting)
-    n = d.r.size
-    ones = np.ones(n)
-    total: dict[str, dict[str, float | None]] = {}
-    skipped: dict[str, str] = {}
-    seconds: dict[str, float] = {}
-    extra: dict[str, Any] = {}
+    return setting, methods, max_columns
 
-    def record(m, sum_c, wsum_c, cmax):
-        total[m] = {"total_completion": sum_c, "weighted_total_completion": wsum_c,
-                    "makespan": cmax}
 
-    t0 = time.perf_counter()
-    c, cmax = _per_job(d)
-    record("per_job", float(c.sum()), float(np.dot(d.wt, c)), cmax)
-    seconds["per_job"] = time.perf_counter() - t0
-    if "pooled" in methods:
-        t0 = time.perf_counter()
-        s1, cm, _ = _pooled(d, ones)
-        s2 = s1 if np.all(d.wt == 1) else _pooled(d, d.wt)[0]
-        record("pooled", s1, s2, cm)
-        _, sigma = pooled_speeds(d)
-        extra["pooled_speed"] = float((sigma * d.M).sum())
-        seconds["pooled"] = time.perf_counter() - t0
-    if "interval_lp" in methods:
-        t0 = time.perf_counter()
-        H = float(window) if window is not None else _default_window(d)
-        dt = float(step) if step is not None else max(float(instance.slot), H / intervals)
-        per_interval = int(np.isfinite(d.area).sum())
-        if step is None and per_interval * (H / dt + 2) + n > max_columns:
-            # coarser steps to fit the column budget (any step gives a valid bound)
-            fit = (max_columns - n) / per_interval - 2
-            dt = H / fit if fit >= 2 else math.inf
-        cols = int(per_interval * (H / dt + 2)) + n if math.isfinite(dt) else None
-        if cols is None or cols > max_columns:
-            need = cols if cols is not None else 4 * per_interval + n
-            skipped["interval_lp"] = (f"needs {need:,} columns (at least two intervals per "
-                                      f"job window) > max_columns {max_columns:,}")
-        else:
-            b = _grid(d, dt, H)
-            v1, msg = _solve_certified(_interval_lp(d, ones, b, H), time_limit)
-            v2 = v1
-            if v1 is not None and not np.all(d.wt == 1):
-                v2, msg = _solve_certified(_interval_lp(d, d.wt, b, H), time_limit)
-            if v1 is None or v2 is None:
-                skipped["interval_lp"] = msg
-            else:
-                record("interval_lp", v1, v2, None)
-                extra["interval_lp"] = {"window": H, "step": dt, "lp": msg}
-        seconds["interval_lp"] = time.perf_counter() - t0
-    if "release_lp" in methods:
-        t0 = time.perf_counter()
-        rcols = int(np.isfinite(d.area).sum()) + 1 + release_buckets * d.M.size
-        if rcols > max_columns:
-            skipped["release_lp"] = f"{rcols:,} columns > max_columns {max_columns:,}"
-        else:
-            vr, msg = _solve_certified(_release_lp(d, release_buckets), time_limit)
-            if vr is None:
-                skipped["release_lp"] = msg
-            else:
-                record("release_lp", None, None, vr)
-                extra["release_lp"] = {"lp": msg}
-        seconds["release_lp"] = time.perf_counter() - t0
+class _Tally:
+    """What :func:`lower_bounds` found: per method its values, skips, seconds, extras."""
 
-    def best(key: str) -> tuple[float, str]:
-        vals = [(v[key], m) for m, v in total.items() if v.get(key) is not None]
+    def __init__(self) -> None:
+        self.total: dict[str, dict[str, float | None]] = {}
+        self.skipped: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}
+        self.extra: dict[str, Any] = {}
+
+    def record(self, m: str, sum_c: float | None, wsum_c: float | None,
+               cmax: float | None) -> None:
+        self.total[m] = {"total_completion": sum_c, "weighted_total_completion": wsum_c,
+                         "makespan": cmax}
+
+    @contextmanager
+    def timed(self, m: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        yield
+        self.seconds[m] = time.perf_counter() - t0
+
+    def best(self, key: str) -> tuple[float, str]:
+        """The largest value of ``key`` over the methods (ties: the first method)."""
+        vals = [(v[key], m) for m, v in self.total.items() if v.get(key) is not None]
         return max(vals, key=lambda t: (t[0], -METHODS.index(t[1])))  # type: ignore[return-value]
 
-    sc, src_c = best("total_completion")
-    wc, src_w = best("weighted_total_completion")
-    cm, src_m = best("makespan")
-    mean = (sc - float(d.r.sum())) / n
-    wmean = (wc - float(np.dot(d.wt, d.r))) / float(d.wt.sum())
-    # the metrics' makespan runs from the first arrival
-    return Bounds(mean_jct=max(0.0, mean), weighted_mean_jct=max(0.0, wmean),
-                  makespan=max(0.0, float(cm) - float(d.r.min())),
-                  source={"mean_jct": src_c, "weighted_mean_jct": src_w, "makespan": src_m},
-                  by_method=total, skipped=skipped, seconds=seconds, setting=setting,
-                  n_jobs=n, extra=extra)
+    def bounds(self, d: _Data, setting: Setting) -> Bounds:
+        n = d.r.size
+        sc, src_c = self.best("total_completion")
+        wc, src_w = self.best("weighted_total_completion")
+        cm, src_m = self.best("makespan")
+        mean = (sc - float(d.r.sum())) / n
+        wmean = (wc - float(np.dot(d.wt, d.r))) / float(d.wt.sum())
+        # the metrics' makespan runs from the first arrival
+        return Bounds(mean_jct=max(0.0, mean), weighted_mean_jct=max(0.0, wmean),
+                      makespan=max(0.0, float(cm) - float(d.r.min())),
+                      source={"mean_jct": src_c, "weighted_mean_jct": src_w,
+                              "makespan": src_m},
+                      by_method=self.total, skipped=self.skipped, seconds=self.seconds,
+                      setting=setting, n_jobs=n, extra=self.extra)
+
+
+def _pooled_bound(d: _Data, tally: _Tally) -> None:
+    s1, cm, _ = _pooled(d, np.ones(d.r.size))
+    s2 = s1 if np.all(d.wt == 1) else _pooled(d, d.wt)[0]
+    tally.record("pooled", s1, s2, cm)
+    _, sigma = pooled_speeds(d)
+    tally.extra["pooled_speed"] = float((sigma * d.M).sum())
+
+
+def _interval_bound(d: _Data, slot: float, tally: _Tally, *, intervals: int,
+                    window: float | None, step: float | None, max_columns: int,
+                    time_limit: float | None) -> None:
+    n = d.r.size
+    H = float(window) if window is not None else _default_window(d)
+    dt = float(step) if step is not None else max(slot, H / intervals)
+    per_interval = int(np.isfinite(d.area).sum())
+    if step is None and per_interval * (H / dt + 2) + n > max_columns:
+        # coarser steps to fit the column budget (any step gives a valid bound)
+        fit = (max_columns - n) / per_interval - 2
+        dt = H / fit if fit >= 2 else math.inf
+    cols = int(per_interval * (H / dt + 2)) + n if math.isfinite(dt) else None
+    if cols is None or cols > max_columns:
+        need = cols if cols is not None else 4 * per_interval + n
+        tally.skipped["interval_lp"] = (f"needs {need:,} columns (at least two intervals "
+                                        f"per job window) > max_columns {max_columns:,}")
+        return
+    b = _grid(d, dt, H)
+    v1, msg = _solve_certified(_interval_lp(d, np.ones(n), b, H), time_limit)
+    v2 = v1
+    if v1 is not None and not np.all(d.wt == 1):
+        v2, msg = _solve_certified(_interval_lp(d, d.wt, b, H), time_limit)
+    if v1 is None or v2 is None:
+        tally.skipped["interval_lp"] = msg
+    else:
+        tally.record("interval_lp", v1, v2, None)
+        tally.extra["interval_lp"] = {"window": H, "step": dt, "lp": msg}
+
+
+def _release_bound(d: _Data, tally: _Tally, release_buckets: int, max_columns: int,
+                   time_limit: float | None) -> None:
+    rcols = int(np.isfinite(d.area).sum()) + 1 + release_buckets * d.M.size
+    if rcols > max_columns:
+        tally.skipped["release_lp"] = f"{rcols:,} columns > max_columns {max_columns:,}"
+        return
+    vr, msg = _solve_certified(_release_lp(d, release_buckets), time_limit)
+    if vr is None:
+        tally.skipped["release_lp"] = msg
+    else:
+        tally.record("release_lp", None, None, vr)
+        tally.extra["release_lp"] = {"lp": msg}
 

@@ -30,6 +30,11 @@ from optsched.sim.policy import PolicyViolation
 
 __all__ = ["Caps", "DecisionChecker", "check_decision"]
 
+#: The unit roundoff of a float (:math:`2^{-53}`), rounded up.
+_EPS = 1.2e-16
+#: Checks made in full after one in which most of the decision had changed.
+_BACKOFF = 8
+
 
 @dataclass(frozen=True)
 class Caps:
@@ -90,6 +95,10 @@ class DecisionChecker:
             node_res
         self.tindex, self.W, self.T, self.caps = tindex, W, T, caps
         self._checked: dict[Placement, int] = {}  # placements that passed placement_error
+        #: the same, by object identity, for the placement objects kept in
+        #: :attr:`placement` (alive as long as the checker: an ``id`` is never reused), so
+        #: that a policy handing back a previous placement costs no hashing of its fields
+        self._seen_object: dict[int, int] = {}
         self._ids: dict[Placement, int] = {}
         #: per id: the placement, its job index, (node, type), GPUs, GPUs x share, type
         #: index, and whether it holds CPU cores or DRAM
@@ -107,6 +116,13 @@ class DecisionChecker:
         self._limit: list[float] = []
         self._slots: dict[tuple[str, str], int] = {}
         self._order: list[tuple | None] = []
+        #: the last decision checked, while :meth:`_check_changes` may start from it
+        self._last: _Checked | None = None
+        #: the jobs whose placements the last check found changed (``None``: all were
+        #: checked), and a count of the checks made
+        self.changed_jobs: set[int] | None = None
+        self.serial = 0
+        self._backoff = 0  # checks left to make in full before trying changes again
 
     @classmethod
     def for_instance(cls, pname: str, instance: Any, caps: Caps = Caps()) -> DecisionChecker:
@@ -156,100 +172,283 @@ class DecisionChecker:
         pid = self.id_of(p)
         if p is raw:
             self._checked[p] = pid
+            if self.placement[pid] is p and _plain(p):
+                self._seen_object[id(p)] = pid
         return pid
 
     def check(self, t: float, placements: list, active: set[int]
               ) -> dict[int, dict[int, list[int]]]:
-        """Check one decision; return its placement ids grouped by job index, then copy
+        r"""Check one decision; return its placement ids grouped by job index, then copy
         id, both in increasing order (duplicates merged, so the recorded schedule is
-        canonical)."""
-        pname, caps = self.pname, self.caps
-        checked, job_of, amount = self._checked, self.job, self.amount
+        canonical).
+
+        A decision close to the previous one checked is checked through what changed
+        (:meth:`_check_changes`); on any violation, or any case that path does not
+        decide exactly, the whole decision is checked again in order
+        (:meth:`_check_all`), so the error raised is the one of the first rule broken
+        in the decision's order. Cost: :math:`O(P)` hash look-ups for :math:`P`
+        placements, plus the rules on the changed placements, jobs and nodes; the full
+        check is :math:`O(P \log P)`.
+        """
+        gangs = None
+        if self._backoff:
+            self._backoff -= 1
+        else:
+            gangs = self._check_changes(t, placements, active)
+        if gangs is None:
+            gangs = self._check_all(t, placements, active)
+        return gangs
+
+    # ------------------------------------------------------------------ full check
+    def _check_all(self, t: float, placements: list, active: set[int]
+                   ) -> dict[int, dict[int, list[int]]]:
+        """Every rule, placement by placement in the decision's order, then gang by
+        gang (in the order the jobs first appear); remembers the decision for
+        :meth:`_check_changes`."""
+        self._last = None
+        self.changed_jobs = None
+        self.serial += 1
+        remember = not self._backoff  # the next check may start from this one
+        by_job, cells, nodes = self._placements_all(t, placements, active, remember)
+        gangs: dict[int, dict[int, list[int]]] = {}
+        merged = False  # a placement repeated, or two that differ only in their counts
+        for i, ids in by_job.items():
+            gangs[i], m = self._gang(t, i, ids)
+            merged |= m
+        gangs = dict(sorted(gangs.items()))
+        if not merged and remember:
+            self._last = _Checked(by_job, cells, nodes, gangs)
+        return gangs
+
+    def _placements_all(self, t: float, placements: list, active: set[int], remember: bool
+                        ) -> tuple[dict[int, list[int]], dict[int, list[int]],
+                                   dict[str, list[int]]]:
+        """The per-placement rules and node capacities, in order; the placement ids per
+        job, per (node, type) slot and per node (those holding CPU cores or DRAM)."""
+        pname, checked, job_of, amount = self.pname, self._checked, self.job, self.amount
         slot_of, limit, resources = self._slot, self._limit, self.resources
         used: dict[int, float] = {}
         res_used: dict[str, list[float]] = {}
         by_job: dict[int, list[int]] = {}
+        cells: dict[int, list[int]] = {}
+        nodes: dict[str, list[int]] = {}
+        seen = self._seen_object
         for raw in placements:
-            pid = None
-            if type(raw) is Placement and type(raw.gpus) is int \
+            pid = seen.get(id(raw))
+            if pid is None and type(raw) is Placement and type(raw.gpus) is int \
                     and type(raw.copy) is int and type(raw.cpus) is float \
                     and type(raw.memory) is float and type(raw.share) is float:
-                pid = checked.get(raw)
+                pid = checked.get(raw)  # only a canonical placement (see _plain)
             if pid is None:
                 pid = self._admit(t, raw, active)
-                i = job_of[pid]
-            else:
-                i = job_of[pid]
-                if i not in active:
-                    raise PolicyViolation(pname, t, f"job {raw.job!r} has not arrived or is "
-                                          "finished")
+            elif job_of[pid] not in active:
+                raise PolicyViolation(pname, t, f"job {raw.job!r} has not arrived or is "
+                                      "finished")
             k = slot_of[pid]
             u = used.get(k, 0.0) + amount[pid]
             if u > limit[pid]:  # gpu_overload(u, capacity)
-                node, typ = self.where[pid]
-                cap = self.node_cap.get((node, typ), 0)
-                assert gpu_overload(u, cap)
-                raise PolicyViolation(pname, t, f"over-allocation: {u:g} GPUs of type "
-                                      f"{typ!r} on node {node!r} (capacity {cap})")
+                raise self._gpu_violation(t, pid, u)
             used[k] = u
+            if remember:
+                cells.setdefault(k, []).append(pid)
             if resources[pid]:
-                held = self.placement[pid]
-                node = held.node
-                r = res_used.setdefault(node, [0.0, 0.0])
-                r[0] += held.cpus
-                r[1] += held.memory
-                for m, what in ((0, "CPU cores"), (1, "GB of DRAM")):
-                    c = self.node_res[node][m]
-                    if resource_overload(r[m], c):
-                        raise PolicyViolation(pname, t, f"over-allocation: {r[m]:g} {what} on "
-                                              f"node {node!r} (capacity {c:g})")
-            ids = by_job.get(i)
-            if ids is None:
-                by_job[i] = [pid]
-            else:
-                ids.append(pid)
-        gangs: dict[int, dict[int, list[int]]] = {}
-        copy_of = self.copy
-        for i, ids in by_job.items():
-            if not caps.forking:  # every copy id is 0 (placement_error)
-                gangs[i] = {0: ids}
-                continue
-            copies: dict[int, list[int]] = {}
-            for q in ids:
-                copies.setdefault(copy_of[q], []).append(q)
-            gangs[i] = copies
-        W, gpus, P = self.W, self.gpus, self.placement
-        for i, copies in gangs.items():
-            if not caps.forking and len(copies) == 1:
-                # without forking a gang is one copy (0): only its width can be wrong
-                c, ids = next(iter(copies.items()))
-                g = gpus[ids[0]] if len(ids) == 1 else sum(gpus[p] for p in ids)
-                if g != W[i]:
-                    reason = gang_error(P[ids[0]].job, int(W[i]), c, g,
-                                        {P[p].node for p in ids}, forking=False,
-                                        progress_rule=caps.progress_rule)
-                    if reason is not None:
-                        raise PolicyViolation(pname, t, reason)
-                if len(ids) > 1:
-                    copies[c] = self._merged(c, ids)
-                continue
-            job = P[next(iter(copies.values()))[0]].job
-            nodes_of: dict[str, int] = {}
-            for c, ids in copies.items():
-                nodes = {P[p].node for p in ids}
-                reason = gang_error(job, int(W[i]), c, sum(gpus[p] for p in ids), nodes,
-                                    forking=caps.forking, progress_rule=caps.progress_rule)
+                self._add_resources(t, pid, res_used)
+                if remember:
+                    nodes.setdefault(self.where[pid][0], []).append(pid)
+            by_job.setdefault(job_of[pid], []).append(pid)
+        return by_job, cells, nodes
+
+    def _gpu_violation(self, t: float, pid: int, u: float) -> PolicyViolation:
+        node, typ = self.where[pid]
+        cap = self.node_cap.get((node, typ), 0)
+        assert gpu_overload(u, cap)
+        return PolicyViolation(self.pname, t, f"over-allocation: {u:g} GPUs of type "
+                               f"{typ!r} on node {node!r} (capacity {cap})")
+
+    def _add_resources(self, t: float, pid: int, res_used: dict[str, list[float]]) -> None:
+        """Add placement ``pid``'s CPU cores and DRAM to its node's; raise when over."""
+        held = self.placement[pid]
+        node = held.node
+        r = res_used.setdefault(node, [0.0, 0.0])
+        r[0] += held.cpus
+        r[1] += held.memory
+        for m, what in ((0, "CPU cores"), (1, "GB of DRAM")):
+            c = self.node_res[node][m]
+            if resource_overload(r[m], c):
+                raise PolicyViolation(self.pname, t, f"over-allocation: {r[m]:g} {what} on "
+                                      f"node {node!r} (capacity {c:g})")
+
+    def _gang(self, t: float, i: int, ids: list[int]) -> tuple[dict[int, list[int]], bool]:
+        """The gang rules for job ``i`` holding placements ``ids``: its placements by
+        copy id (increasing), each copy's in canonical order with duplicates merged, and
+        whether any were merged."""
+        caps, P, gpus = self.caps, self.placement, self.gpus
+        if not caps.forking:  # every copy id is 0 (placement_error): one gang
+            g = gpus[ids[0]] if len(ids) == 1 else sum(gpus[p] for p in ids)
+            if g != self.W[i]:
+                reason = gang_error(P[ids[0]].job, int(self.W[i]), 0, g,
+                                    {P[p].node for p in ids}, forking=False,
+                                    progress_rule=caps.progress_rule)
                 if reason is not None:
-                    raise PolicyViolation(pname, t, reason)
-                if caps.forking:
-                    h = next(iter(nodes))
-                    if h in nodes_of:
-                        raise PolicyViolation(pname, t, copies_error(job, h, nodes_of[h], c))
-                    nodes_of[h] = c
-                if len(ids) > 1:
-                    copies[c] = self._merged(c, ids)
-            gangs[i] = dict(sorted(copies.items()))
-        return dict(sorted(gangs.items()))
+                    raise PolicyViolation(self.pname, t, reason)
+            if len(ids) == 1:
+                return {0: ids}, False
+            merged = self._merged(0, ids)
+            return {0: merged}, len(merged) != len(ids)
+        copies: dict[int, list[int]] = {}
+        for q in ids:
+            copies.setdefault(self.copy[q], []).append(q)
+        job = P[ids[0]].job
+        nodes_of: dict[str, int] = {}
+        merged_any = False
+        for c, cids in copies.items():
+            nodes = {P[p].node for p in cids}
+            reason = gang_error(job, int(self.W[i]), c, sum(gpus[p] for p in cids), nodes,
+                                forking=True, progress_rule=caps.progress_rule)
+            if reason is not None:
+                raise PolicyViolation(self.pname, t, reason)
+            h = next(iter(nodes))
+            if h in nodes_of:
+                raise PolicyViolation(self.pname, t, copies_error(job, h, nodes_of[h], c))
+            nodes_of[h] = c
+            if len(cids) > 1:
+                copies[c] = self._merged(c, cids)
+                merged_any |= len(copies[c]) != len(cids)
+        return dict(sorted(copies.items())), merged_any
+
+    # ------------------------------------------------------------------ changes only
+    def _check_changes(self, t: float, placements: list, active: set[int]
+                       ) -> dict[int, dict[int, list[int]]] | None:
+        """The decision checked through what changed since the last one checked, or
+        ``None`` when that cannot decide it exactly (nothing remembered, a duplicate, a
+        placement not seen before that breaks a rule, a job no longer visible, a node
+        near or over capacity, a gang that breaks a rule or needs merging): the full
+        check then decides, and raises the error it always raised.
+
+        What is reused is exact: a placement seen before passed the per-placement rules,
+        which read nothing else; a job's gang (rules, canonical order) is a function of
+        its set of placements; a node's capacity is re-summed over its placements
+        whenever one of them changes.
+        """
+        last = self._last
+        if last is None:
+            return None
+        ids = self._ids_seen(t, placements, active)
+        if ids is None:
+            return None
+        new = set(ids)
+        if len(new) != len(ids):
+            return None  # a duplicate: merged by the full check
+        old = last.ids
+        added, removed = new - old, old - new
+        if 2 * (len(added) + len(removed)) > len(ids) + len(old):
+            # most of the decision changed: the full check is cheaper, for this and
+            # (policies that re-place every job, e.g. Gavel's rounds) the next ones
+            self._backoff = _BACKOFF
+            return None
+        job_of = self.job
+        for i in last.by_job.keys() - active:  # finished since: none of it may stay
+            if any(p in new for p in last.by_job[i]):
+                return None
+        if any(job_of[p] not in active for p in added):
+            return None
+        if not self._capacity_holds(last, added, removed):
+            return None
+        return self._regroup(t, last, new, added, removed)
+
+    def _ids_seen(self, t: float, placements: list, active: set[int]) -> list[int] | None:
+        """The ids of ``placements``; a placement never seen is admitted through the
+        per-placement rules (``None`` if it breaks one)."""
+        checked, seen = self._checked, self._seen_object
+        ids = []
+        for raw in placements:
+            pid = seen.get(id(raw))
+            if pid is None and type(raw) is Placement and type(raw.gpus) is int \
+                    and type(raw.copy) is int and type(raw.cpus) is float \
+                    and type(raw.memory) is float and type(raw.share) is float:
+                pid = checked.get(raw)  # only a canonical placement (see _plain)
+            if pid is None:
+                try:
+                    pid = self._admit(t, raw, active)
+                except Exception:  # the full check raises what it raised in order
+                    return None
+            ids.append(pid)
+        return ids
+
+    def _capacity_holds(self, last: _Checked, added: set[int], removed: set[int]) -> bool:
+        r"""Whether every (node, type) slot and node touched by the change stays clearly
+        within capacity, whatever the order in which its amounts are added up.
+
+        A sum of :math:`k` non-negative floats, in any order, is within a relative
+        :math:`(k - 1) u` of the exact sum (:math:`u = 2^{-53}`), so a total
+        :math:`S (1 + 4 k \epsilon) \le` limit means no partial sum of the full check
+        goes over; otherwise the full check decides."""
+        slot_of, amount, limit = self._slot, self.amount, self._limit
+        touched = _grouped(added, slot_of)
+        cells = last.cells
+        for k in {slot_of[p] for p in removed}:
+            touched.setdefault(k, [])
+        for k, fresh in touched.items():
+            members = [p for p in cells.get(k, ()) if p not in removed] + fresh
+            if members:
+                u = sum(amount[p] for p in members)
+                if u * (1 + 4 * len(members) * _EPS) > limit[members[0]]:
+                    return False
+            last.cells_next[k] = members
+        return self._nodes_hold(last, added, removed)
+
+    def _nodes_hold(self, last: _Checked, added: set[int], removed: set[int]) -> bool:
+        """:meth:`_capacity_holds` for the CPU cores and DRAM of the nodes touched."""
+        res, where = self.resources, self.where
+        nodes: dict[str, list[int]] = {}
+        for p in added:
+            if res[p]:
+                nodes.setdefault(where[p][0], []).append(p)
+        for p in removed:
+            if res[p]:
+                nodes.setdefault(where[p][0], [])
+        for node, fresh in nodes.items():
+            members = [p for p in last.nodes.get(node, ()) if p not in removed] + fresh
+            grow = 1 + 4 * len(members) * _EPS
+            cap = self.node_res[node]
+            if resource_overload(sum(self.placement[p].cpus for p in members) * grow, cap[0]) \
+                    or resource_overload(sum(self.placement[p].memory for p in members)
+                                         * grow, cap[1]):
+                return False
+            last.nodes_next[node] = members
+        return True
+
+    def _regroup(self, t: float, last: _Checked, new: set[int], added: set[int],
+                 removed: set[int]) -> dict[int, dict[int, list[int]]] | None:
+        """The gangs of the changed jobs checked again, the others' kept; the decision
+        remembered."""
+        job_of = self.job
+        fresh = _grouped(added, job_of)
+        for p in removed:
+            fresh.setdefault(job_of[p], [])
+        by_job = {i: [p for p in last.by_job.get(i, ()) if p not in removed] + ids
+                  for i, ids in fresh.items()}
+        changed = set(by_job)
+        gangs = dict(last.gangs)
+        new_jobs = False
+        for i, ids in by_job.items():
+            if not ids:
+                del gangs[i]
+                continue
+            try:
+                copies, merged = self._gang(t, i, ids)
+            except PolicyViolation:
+                return None
+            if merged:
+                return None
+            new_jobs |= i not in gangs
+            gangs[i] = copies
+        if new_jobs:
+            gangs = dict(sorted(gangs.items()))
+        self._last = last.next(new, by_job, gangs)
+        self.changed_jobs = changed
+        self.serial += 1
+        return gangs
 
     def _merged(self, copy: int, ids: list[int]) -> list[int]:
         """Placements of one gang with duplicates merged (:func:`_merged`), as ids."""
@@ -279,6 +478,53 @@ def check_decision(pname: str, t: float, placements: list, active: set[int],
     P = checker.placement
     return {i: {c: [P[p] for p in ids] for c, ids in copies.items()}
             for i, copies in gangs.items()}
+
+
+def _plain(raw: Any) -> bool:
+    """Whether ``raw`` is a :class:`Placement` in canonical form (``int`` counts,
+    ``float`` amounts): only such a placement is looked up among those seen, so that
+    ``True`` or ``1.0`` GPUs are never taken for the ``1`` checked before."""
+    return type(raw) is Placement and type(raw.gpus) is int and type(raw.copy) is int \
+        and type(raw.cpus) is float and type(raw.memory) is float \
+        and type(raw.share) is float
+
+
+class _Checked:
+    """The last decision checked, as :meth:`DecisionChecker._check_changes` reuses it:
+    its placement ids, per job (raw, before merging), per (node, type) slot and per
+    node (those holding CPU cores or DRAM), and its gangs."""
+
+    def __init__(self, by_job: dict[int, list[int]], cells: dict[int, list[int]],
+                 nodes: dict[str, list[int]], gangs: dict[int, dict[int, list[int]]],
+                 ids: set[int] | None = None) -> None:
+        self.by_job, self.cells, self.nodes, self.gangs = by_job, cells, nodes, gangs
+        self.ids = ids if ids is not None else {p for v in by_job.values() for p in v}
+        self.cells_next: dict[int, list[int]] = {}  # slots and nodes a change re-summed
+        self.nodes_next: dict[str, list[int]] = {}
+
+    def next(self, ids: set[int], by_job: dict[int, list[int]],
+             gangs: dict[int, dict[int, list[int]]]) -> _Checked:
+        """The decision after a change: ``by_job`` holds the changed jobs' placements
+        (empty for a job no longer placed); the slots and nodes re-summed come along."""
+        jobs, cells, nodes = self.by_job, self.cells, self.nodes
+        for i, v in by_job.items():
+            if v:
+                jobs[i] = v
+            else:
+                jobs.pop(i, None)
+        for k, m in self.cells_next.items():
+            cells[k] = m
+        for node, m in self.nodes_next.items():
+            nodes[node] = m
+        return _Checked(jobs, cells, nodes, gangs, ids)
+
+
+def _grouped(ids: set[int], key: list) -> dict[Any, list[int]]:
+    """``ids`` grouped by ``key[id]``, each group in increasing id order."""
+    out: dict[Any, list[int]] = {}
+    for p in sorted(ids):
+        out.setdefault(key[p], []).append(p)
+    return out
 
 
 def _key(p: Placement) -> tuple:

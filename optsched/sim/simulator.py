@@ -41,6 +41,10 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   1..``workers`` GPUs on one node, the copies of a job on distinct nodes; copy ids other
   than 0 only with ``forking``), only arrived unfinished jobs, only types the job can run
   on. A violation raises :class:`~optsched.sim.policy.PolicyViolation` naming the policy.
+  A decision is checked through what changed since the one checked before
+  (:class:`~optsched.sim.decisions.DecisionChecker`); any violation, and any case that
+  path does not decide exactly, is checked again in full, in the decision's order, so
+  the error raised is that of the first rule broken.
 * The schedule (back-to-back identical allocations merged, declaring the policy's
   ``sharing``, ``forking``, ``consolidation`` and ``resource_sensitive``) goes through
   :func:`optsched.core.result.finalize` (independent validator + metrics).
@@ -52,9 +56,11 @@ with ``seed``; iteration orders are fixed (arrival, then instance order).
 from __future__ import annotations
 
 import math
+import operator
 import time as _time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -110,51 +116,144 @@ class SimStats:
     idle_jumps: int = 0
 
 
+class _Gang:
+    """What executing one job's gang takes, for as long as the checker hands back the
+    same gang (the same ``copies`` object: its placements did not change)."""
+
+    __slots__ = ("copies", "rate", "held", "ids", "types", "gpus", "sig")
+
+    def __init__(self, copies: dict[int, list[int]], checker: DecisionChecker,
+                 job: Any, rate_memo: dict[tuple, float], sensitive: bool, rule: str) -> None:
+        P, amount = checker.placement, checker.amount
+        r = h = 0.0
+        ids: list[int] = []
+        for copy in copies.values():
+            key = tuple(copy)
+            v = rate_memo.get(key)
+            if v is None:  # gang_rate is pure: memoised per (job's) placements
+                if len(rate_memo) > 200_000:
+                    rate_memo.clear()
+                v = rate_memo[key] = gang_rate(job, [P[p] for p in copy], sensitive, rule)
+            r += v  # the validator's rule per (job, copy), copies adding up
+            for p in copy:
+                h += amount[p]
+            ids += copy
+        self.copies, self.rate, self.held, self.ids = copies, r, h, ids
+        self.types = [checker.type_index[p] for p in ids]
+        self.gpus = [checker.gpus[p] for p in ids]
+        #: its placement ids, sorted: a change between epochs is a migration
+        self.sig = (ids[0],) if len(ids) == 1 else tuple(sorted(ids))
+
+
 class _Epoch:
-    """One checked decision and what executing it takes: per job (in job-index order)
-    its rate and GPUs held, per placement (by :class:`DecisionChecker` id) its job, type
-    and GPU count. Kept while the policy returns the same decision, which is then
-    neither checked nor grouped again."""
+    """One checked decision and what executing it takes: per gang (in job-index order)
+    its job, rate, GPUs held and placement count; per placement (by
+    :class:`DecisionChecker` id, gang by gang) its gang, job, type and GPU count; per job
+    its :class:`_Gang` (``book``). Kept while the policy returns the same decision, which
+    is then neither checked nor grouped again.
+
+    Built in full (:meth:`build`: :math:`O(P)` Python steps for :math:`P` placements), or
+    from the epoch of the decision checked just before, when the checker says which jobs'
+    gangs changed (:meth:`derive`: Python steps for the changed gangs only, the rest
+    copied by numpy indexing; the same arrays, value for value)."""
+
+    g_ix: np.ndarray
+    g_rate: np.ndarray
+    held: np.ndarray
+    counts: np.ndarray
+    p_ids: np.ndarray
+    p_type: np.ndarray
+    p_gpus: np.ndarray
+    p_w: np.ndarray  # per placement its job's gang size (set by the run)
 
     def __init__(self, placements: list, gangs: dict[int, dict[int, list[int]]],
-                 checker: DecisionChecker, jobs: tuple, w_list: list[int],
-                 rate_memo: dict[tuple, float], sensitive: bool, rule: str = "gang") -> None:
-        self.placements = placements
-        self.gangs = gangs
-        P, amount = checker.placement, checker.amount
-        rate: list[float] = []
-        held: list[float] = []
-        ids: list[int] = []
-        p_gang: list[int] = []
-        for e, (i, copies) in enumerate(gangs.items()):
-            r = h = 0.0
-            for copy in copies.values():
-                key = tuple(copy)
-                v = rate_memo.get(key)
-                if v is None:  # gang_rate is pure: memoised per (job's) placements
-                    if len(rate_memo) > 200_000:
-                        rate_memo.clear()
-                    v = rate_memo[key] = gang_rate(jobs[i], [P[p] for p in copy], sensitive,
-                                                           rule)
-                r += v  # the validator's rule per (job, copy), copies adding up
-                for p in copy:
-                    h += amount[p]
-                ids += copy
-                p_gang += [e] * len(copy)
-            rate.append(r)
-            held.append(h)
-        self.g_ix = np.fromiter(gangs, dtype=np.int64, count=len(gangs))
-        self.g_rate = np.array(rate, dtype=float)
-        self.held = np.array(held, dtype=float)
-        self.ids = ids
-        self.gang_of = p_gang
-        self.placed = tuple(P[p] for p in ids)
-        self.p_gang = np.array(p_gang, dtype=np.int64)
-        self.p_job = np.array([checker.job[p] for p in ids], dtype=np.int64)
-        self.p_type = np.array([checker.type_index[p] for p in ids], dtype=np.int64)
-        self.p_gpus = np.array([checker.gpus[p] for p in ids], dtype=float)
-        self.p_w = np.array([w_list[i] for i in self.p_job.tolist()], dtype=float)
+                 book: dict[int, _Gang], serial: int, changed_jobs: set[int] | None) -> None:
+        self.placements, self.gangs, self.book = placements, gangs, book
+        #: the check that made the epoch, and the jobs whose gangs it found changed
+        self.serial, self.changed_jobs = serial, changed_jobs
         self._set: set | None = None
+        self._canonical: bool | None = None  # are all of placements canonical
+
+    @classmethod
+    def build(cls, placements: list, gangs: dict[int, dict[int, list[int]]],
+              checker: DecisionChecker, make: Callable[[int, dict], _Gang],
+              old: dict[int, _Gang]) -> _Epoch:
+        """The epoch of checked ``gangs``, each job's :class:`_Gang` taken from ``old``
+        when its gang is the same object, else made by ``make(i, copies)``."""
+        book: dict[int, _Gang] = {}
+        parts = []
+        for i, copies in gangs.items():
+            g = old.get(i)
+            if g is None or g.copies is not copies:
+                g = make(i, copies)
+            book[i] = g
+            parts.append(g)
+        ep = cls(placements, gangs, book, checker.serial, checker.changed_jobs)
+        G = len(parts)
+        ep.g_ix = np.fromiter(gangs, dtype=np.int64, count=G)
+        ep.g_rate = np.array([g.rate for g in parts], dtype=float)
+        ep.held = np.array([g.held for g in parts], dtype=float)
+        ep.counts = np.array([len(g.ids) for g in parts], dtype=np.int64)
+        ep.p_ids = np.array(list(chain.from_iterable([g.ids for g in parts])), dtype=np.int64)
+        ep.p_type = np.array(list(chain.from_iterable([g.types for g in parts])),
+                             dtype=np.int64)
+        ep.p_gpus = np.array(list(chain.from_iterable([g.gpus for g in parts])), dtype=float)
+        return ep._finish(checker)
+
+    @classmethod
+    def derive(cls, base: _Epoch, placements: list, gangs: dict[int, dict[int, list[int]]],
+               checker: DecisionChecker, make: Callable[[int, dict], _Gang]) -> _Epoch:
+        """The epoch of checked ``gangs``, which differ from those of ``base`` (the epoch
+        of the decision checked just before) only for ``checker.changed_jobs``."""
+        changed = checker.changed_jobs
+        assert changed is not None
+        book = dict(base.book)
+        fresh_jobs = []
+        for i in changed:
+            copies = gangs.get(i)
+            if copies is None:
+                book.pop(i, None)
+            else:
+                book[i] = make(i, copies)
+                fresh_jobs.append(i)
+        ep = cls(placements, gangs, book, checker.serial, changed)
+        G = len(gangs)
+        g_ix = ep.g_ix = np.fromiter(gangs, dtype=np.int64, count=G)
+        fresh = np.isin(g_ix, np.array(fresh_jobs, dtype=np.int64))
+        kept = ~fresh
+        pos = np.searchsorted(base.g_ix, g_ix[kept])  # an unchanged gang was in base
+        fg = [book[i] for i in g_ix[fresh].tolist()]
+        ep.g_rate = np.empty(G)
+        ep.g_rate[kept] = base.g_rate[pos]
+        ep.g_rate[fresh] = [g.rate for g in fg]
+        ep.held = np.empty(G)
+        ep.held[kept] = base.held[pos]
+        ep.held[fresh] = [g.held for g in fg]
+        counts = ep.counts = np.empty(G, dtype=np.int64)
+        counts[kept] = base.counts[pos]
+        counts[fresh] = [len(g.ids) for g in fg]
+        # per placement: the kept gangs' runs of base's arrays, the fresh ones' appended
+        b_start = np.cumsum(base.counts) - base.counts
+        f_counts = counts[fresh]
+        src = np.empty(G, dtype=np.int64)
+        src[kept] = b_start[pos]
+        src[fresh] = len(base.p_ids) + np.cumsum(f_counts) - f_counts
+        idx = np.repeat(src - (np.cumsum(counts) - counts), counts) + \
+            np.arange(int(counts.sum()), dtype=np.int64)
+        for name, dtype, key in (("p_ids", np.int64, "ids"), ("p_type", np.int64, "types"),
+                                 ("p_gpus", float, "gpus")):
+            extra = np.array(list(chain.from_iterable([getattr(g, key) for g in fg])),
+                             dtype=dtype)
+            setattr(ep, name, np.concatenate([getattr(base, name), extra])[idx])
+        return ep._finish(checker)
+
+    def _finish(self, checker: DecisionChecker) -> _Epoch:
+        """The arrays that follow from the per-gang and per-placement ones."""
+        G = len(self.g_ix)
+        self.p_gang = np.repeat(np.arange(G, dtype=np.int64), self.counts)
+        self.p_job = np.repeat(self.g_ix, self.counts)
+        self.placed = tuple(map(checker.placement.__getitem__, self.p_ids.tolist()))
+        return self
 
     def repeats(self, placements: list) -> bool:
         """Whether ``placements`` is this decision again, perhaps in another order.
@@ -168,11 +267,12 @@ class _Epoch:
         old = self.placements
         if len(placements) != len(old):
             return False
-        for p in placements:
-            if not (type(p) is Placement and type(p[3]) is int and type(p[6]) is int
-                    and type(p[4]) is float and type(p[5]) is float
-                    and type(p[7]) is float):
-                return False
+        if self._canonical is None:
+            self._canonical = all(map(_canonical, old))
+        if self._canonical and all(map(operator.is_, placements, old)):
+            return True  # the very objects checked before
+        if not all(map(_canonical, placements)):
+            return False
         if placements == old:
             return True
         if self._set is None:
@@ -180,16 +280,11 @@ class _Epoch:
         new = set(placements)
         return len(new) == len(placements) and new == self._set
 
-    def signatures(self) -> dict[int, tuple]:
-        """Per job its placement ids, sorted: a change between epochs is a migration."""
-        sig = {}
-        for i, copies in self.gangs.items():
-            if len(copies) == 1:
-                ids = next(iter(copies.values()))
-                sig[i] = (ids[0],) if len(ids) == 1 else tuple(sorted(ids))
-            else:
-                sig[i] = tuple(sorted(p for ids in copies.values() for p in ids))
-        return sig
+
+def _canonical(p: Any) -> bool:
+    """Whether ``p`` is a :class:`Placement` of ``int`` counts and ``float`` amounts."""
+    return type(p) is Placement and type(p[3]) is int and type(p[6]) is int \
+        and type(p[4]) is float and type(p[5]) is float and type(p[7]) is float
 
 
 class _Segments:
@@ -197,36 +292,48 @@ class _Segments:
     holding are closed. An interval is extended when the placement is held again from
     the very instant it ended: an epoch can be as short as ``_EPS`` (an event-driven
     policy called again right after a tiny job completes), so a gap of that length
-    is a real gap, in which another job may hold the GPUs."""
+    is a real gap, in which another job may hold the GPUs. Kept in numpy arrays by id
+    (``nan``: never held), so that an epoch costs numpy operations, not a Python step
+    per placement."""
 
     def __init__(self) -> None:
-        self.start: list[float | None] = []
-        self.end: list[float | None] = []
-        self.first: list[int] = []  # ids in the order their first interval opened
-        self.closed: list[tuple[int, float, float]] = []
+        self.start = np.full(64, np.nan)
+        self.end = np.full(64, np.nan)
+        self.first: list[np.ndarray] = []  # ids in the order their first interval opened
+        self.closed: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def record(self, t: float, ids: list[int], gang_of: list[int], stops: list[float]) -> None:
+    def record(self, t: float, ids: np.ndarray, stops: np.ndarray) -> None:
+        """The placements ``ids`` (distinct) held from ``t`` to ``stops``."""
+        if len(ids) == 0:
+            return
+        top = int(ids.max()) + 1
+        if top > len(self.end):
+            grow = np.full(max(top, 2 * len(self.end)) - len(self.end), np.nan)
+            self.start = np.concatenate([self.start, grow])
+            self.end = np.concatenate([self.end, grow])
         start, end = self.start, self.end
-        grow = len(ids) and max(ids) - len(end) + 1
-        if grow > 0:
-            start += [None] * grow
-            end += [None] * grow
-        for p, e in zip(ids, gang_of):
-            last = end[p]
-            if last is not None and last == t:
-                end[p] = stops[e]
-                continue
-            if last is None:
-                self.first.append(p)
-            else:
-                self.closed.append((p, start[p], last))  # type: ignore[arg-type]
-            start[p] = t
-            end[p] = stops[e]
+        last = end[ids]
+        opens = last != t  # nan (never held) included
+        if opens.any():
+            never = np.isnan(last)
+            reopen = opens & ~never
+            if reopen.any():
+                r = ids[reopen]
+                self.closed.append((r, start[r], last[reopen]))
+            if never.any():
+                self.first.append(ids[never])
+            start[ids[opens]] = t
+        end[ids] = stops
 
     def all(self) -> list[tuple[int, float, float]]:
         """Closed intervals, then the open ones (in the order they first opened)."""
-        start, end = self.start, self.end
-        return self.closed + [(p, start[p], end[p]) for p in self.first]  # type: ignore[misc]
+        out: list[tuple[int, float, float]] = []
+        for ids, s, e in self.closed:
+            out += zip(ids.tolist(), s.tolist(), e.tolist())
+        if self.first:
+            ids = np.concatenate(self.first)
+            out += zip(ids.tolist(), self.start[ids].tolist(), self.end[ids].tolist())
+        return out
 
 
 def _covering_stop(t: float, fin: np.ndarray, rem: np.ndarray, rate: np.ndarray,
@@ -298,21 +405,18 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
         0`` means every job ran from the first decision that saw it to its completion:
         policies that differ only in whom they run first cannot differ on the instance
         (:func:`no_queue_note`).
+
+    Notes
+    -----
+    Besides the policy's call, an epoch costs numpy operations and one hash look-up per
+    placement (linear in the visible jobs and the decision's placements, with small
+    constants), and Python-level rule checks and grouping only for the placements and
+    jobs that changed since the decision checked before (:class:`DecisionChecker`).
     """
     check_policy(policy)  # a missing, mistyped or misspelt member fails here
     if max_time is not None and not (max_time > 0):
         raise InvalidOption("max_time", max_time, "must be > 0")
-    waiting: set[int] | None = None
-    if until is not None:
-        if isinstance(until, str):
-            raise InvalidOption("until", until, "must be a collection of job ids, not one id")
-        known = instance.job_index
-        missing = [k for k in until if k not in known]
-        if missing:
-            raise InvalidOption("until", missing[0], f"not a job of {instance.name!r}")
-        waiting = {known[k] for k in until}
-        if not waiting:
-            raise InvalidOption("until", list(until), "must name at least one job")
+    waiting = _until_jobs(instance, until)
     wall0 = _time.perf_counter()
     check = getattr(policy, "check", None)
     if callable(check):  # the policy's own model may exclude the instance
@@ -320,8 +424,45 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
     reset = getattr(policy, "reset", None)
     if callable(reset):
         reset()
-    pname = str(policy.name)
-    needs_work = bool(policy.needs_work)
+    run = _Run(instance, policy, _declared(policy), seed, max_time, waiting, on_epoch)
+    # the bar's ETA: simulated time against the span from first to last arrival
+    span = (run.t, min(float(run.arrival.max(initial=run.t)), max_time or math.inf))
+    with ProgressBar(run.n, f"simulate {run.decl.name}", progress, span=span) as bar:
+        while run.step(bar):
+            pass
+    return run.result(_time.perf_counter() - wall0)
+
+
+def _until_jobs(instance: Instance, until: Collection[str] | None) -> set[int] | None:
+    """The indices of the ``until`` jobs (``None`` without ``until``), checked."""
+    if until is None:
+        return None
+    if isinstance(until, str):
+        raise InvalidOption("until", until, "must be a collection of job ids, not one id")
+    known = instance.job_index
+    missing = [k for k in until if k not in known]
+    if missing:
+        raise InvalidOption("until", missing[0], f"not a job of {instance.name!r}")
+    waiting = {known[k] for k in until}
+    if not waiting:
+        raise InvalidOption("until", list(until), "must name at least one job")
+    return waiting
+
+
+@dataclass(frozen=True)
+class _Declared:
+    """What a policy declared about itself, read and checked once before a run."""
+
+    name: str
+    needs_work: bool
+    event_driven: bool
+    periodic: bool
+    caps: Caps
+    kappa: float
+    horizon: Callable[[], float | None] | None
+
+
+def _declared(policy: Policy) -> _Declared:
     event_driven = bool(policy.event_driven)
     periodic = bool(getattr(policy, "periodic", True))
     if not periodic and not event_driven:
@@ -329,244 +470,365 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
                             "called only at round boundaries: periodic=False needs "
                             "event_driven=True")
     caps = Caps(sharing=bool(getattr(policy, "sharing", False)),
-                 forking=bool(getattr(policy, "forking", False)),
-                 resource_sensitive=bool(getattr(policy, "resource_sensitive", False)),
-                 progress_rule=check_progress_rule(getattr(policy, "progress_rule", "gang"),
-                                                   "policy.progress_rule"))
+                forking=bool(getattr(policy, "forking", False)),
+                resource_sensitive=bool(getattr(policy, "resource_sensitive", False)),
+                progress_rule=check_progress_rule(getattr(policy, "progress_rule", "gang"),
+                                                  "policy.progress_rule"))
     kappa = float(getattr(policy, "consolidation", 0.0) or 0.0)
     if not (math.isfinite(kappa) and kappa >= 0):
         raise InvalidOption("policy.consolidation", kappa, "must be a finite number >= 0")
     horizon = getattr(policy, "horizon", None)
-    if not callable(horizon):
-        horizon = None
-    rng = np.random.default_rng(seed)
+    return _Declared(str(policy.name), bool(policy.needs_work), event_driven, periodic, caps,
+                     kappa, horizon if callable(horizon) else None)
 
-    cl = instance.cluster
-    types = cl.gpu_types
-    tindex = {t: k for k, t in enumerate(types)}
-    node_cap = {(n.name, t): int(c) for n in cl.nodes for t, c in n.gpus.items() if c > 0}
-    node_res = {n.name: (float(n.cpus), float(n.memory)) for n in cl.nodes}
-    jobs = instance.jobs
-    n = len(jobs)
-    idx_of = instance.job_index
-    T = instance.throughput_matrix
-    W = instance.workers
-    slot = float(instance.slot)
 
-    arrival = instance.arrivals
-    order = np.lexsort((np.arange(n), arrival)) if n else np.zeros(0, dtype=np.int64)
-    work = instance.work.astype(float)
-    remaining = work.copy()
-    weights = np.array([j.weight for j in jobs], dtype=float)
-    job_ids = [j.id for j in jobs]
-    tmaps = [j.throughput for j in jobs]
-    sens = [j.sensitivity for j in jobs]
-    gmem = [j.memory for j in jobs]
-    ushare = [j.compute_share for j in jobs]
-    users = [j.user for j in jobs]
-    w_list = W.tolist()
-    executed = np.zeros(n)
-    attained = np.zeros(n)
-    on_type = np.zeros((n, len(types)))
-    rounds = np.zeros(n, dtype=np.int64)
-    preempt = np.zeros(n, dtype=np.int64)
-    migrate = np.zeros(n, dtype=np.int64)
-    completion: dict[str, float] = {}
-    is_done = [False] * n
-    active: list[int] = []  # arrived, unfinished (arrival order)
-    ptr = 0
-    prev: tuple[Placement, ...] = ()
-    prev_sig: dict[int, tuple] = {}
-    segments = _Segments()
-    stats = SimStats()
-    rate_memo: dict[tuple, float] = {}
-    checker = DecisionChecker(pname, idx_of, node_cap, node_res, tindex, w_list, T, caps)
-    # what the view shows of the visible jobs that changes only when they do
-    fixed: dict[str, Any] = {}
-    changed = True
-    last: _Epoch | None = None  # the previous epoch's decision, while it may be reused
+class _Queue:
+    """The queueing a run measures: jobs visible to the policy but given no GPU."""
 
-    # queueing: jobs visible to the policy but given no GPU in an epoch
-    waited = np.zeros(n, dtype=bool)
-    queue_seconds = 0.0  # job-seconds spent waiting
-    max_queue = 0
-    q_n, q_t0 = 0, 0.0  # waiting jobs of the last epoch, and its start
-    q_seen: tuple[Any, Any] = (None, None)  # (job set, decision) last marked
+    def __init__(self, n: int) -> None:
+        self.waited = np.zeros(n, dtype=bool)  # per job: did it ever wait
+        self.seconds = 0.0  # job-seconds spent waiting
+        self.most = 0
+        self.n, self.t0 = 0, 0.0  # waiting jobs of the last epoch, and its start
+        self._seen: tuple[Any, Any] = (None, None)  # (job set, decision) last marked
 
-    t = float(arrival[order[0]]) if n else 0.0
-    with ProgressBar(n, f"simulate {pname}", progress,
-                     span=(t, min(float(arrival.max(initial=t)), max_time or math.inf))) as bar:
-        while True:
-            if q_n:  # the last epoch's waiting jobs waited until now
-                queue_seconds += q_n * (t - q_t0)
-                q_n = 0
-            while ptr < n and arrival[order[ptr]] <= t + _EPS:
-                active.append(int(order[ptr]))
-                ptr += 1
-                changed = True
-            if max_time is not None and t >= max_time - _EPS:
-                break
-            next_arrival = float(arrival[order[ptr]]) if ptr < n else math.inf
-            if not active:
-                if ptr >= n:
-                    break
-                t = next_arrival
-                stats.idle_jumps += 1
-                prev, prev_sig = (), {}
-                last = None
+    def close(self, t: float) -> None:
+        """The last epoch's waiting jobs waited until ``t``."""
+        if self.n:
+            self.seconds += self.n * (t - self.t0)
+            self.n = 0
+
+    def note(self, t: float, ix: np.ndarray, fixed: Any, ep: _Epoch) -> None:
+        """Epoch ``ep`` starting at ``t`` runs some of the visible jobs ``ix``."""
+        if len(ix) > len(ep.gangs):
+            self.n, self.t0 = len(ix) - len(ep.gangs), t
+            self.most = max(self.most, self.n)
+            if self._seen[0] is not fixed or self._seen[1] is not ep:
+                self.waited[ix[~np.isin(ix, ep.g_ix)]] = True
+                self._seen = (fixed, ep)
+
+
+class _Run:
+    """The state of one simulation and its steps, in the order an epoch takes them:
+    :meth:`_arrivals`, :meth:`_decide`, :meth:`_checked`, :meth:`_progress`,
+    :meth:`_completions`, :meth:`_hand_on`; :meth:`result` builds the validated
+    result."""
+
+    def __init__(self, instance: Instance, policy: Policy, decl: _Declared, seed: int,
+                 max_time: float | None, waiting: set[int] | None,
+                 on_epoch: Callable[[float, list[Placement]], None] | None) -> None:
+        self.instance, self.policy, self.decl = instance, policy, decl
+        self.seed, self.max_time, self.waiting, self.on_epoch = seed, max_time, waiting, \
+            on_epoch
+        self.rng = np.random.default_rng(seed)
+        cl = self.cluster = instance.cluster
+        jobs = self.jobs = instance.jobs
+        n = self.n = len(jobs)
+        self.T, self.W, self.slot = instance.throughput_matrix, instance.workers, \
+            float(instance.slot)
+        arrival = self.arrival = instance.arrivals
+        self.order = np.lexsort((np.arange(n), arrival)) if n else np.zeros(0, dtype=np.int64)
+        self.work = instance.work.astype(float)
+        self.remaining = self.work.copy()
+        self.weights = np.array([j.weight for j in jobs], dtype=float)
+        self.job_ids = [j.id for j in jobs]
+        # what the view shows of each job, as lists by job index
+        self.per_job: dict[str, list[Any]] = {
+            "ids": self.job_ids, "throughput_maps": [j.throughput for j in jobs],
+            "sensitivities": [j.sensitivity for j in jobs],
+            "gpu_memories": [j.memory for j in jobs],
+            "compute_shares": [j.compute_share for j in jobs], "users": [j.user for j in jobs]}
+        self.executed, self.attained = np.zeros(n), np.zeros(n)
+        self.on_type = np.zeros((n, len(cl.gpu_types)))
+        self.rounds = np.zeros(n, dtype=np.int64)
+        self.preempt = np.zeros(n, dtype=np.int64)
+        self.migrate = np.zeros(n, dtype=np.int64)
+        self.completion: dict[str, float] = {}
+        self.is_done = [False] * n
+        self.active: list[int] = []  # arrived, unfinished (arrival order)
+        self.active_set: set[int] = set()
+        self.ptr = 0  # arrivals admitted, in arrival order
+        self.prev: tuple[Placement, ...] = ()
+        self.prev_book: dict[int, _Gang] = {}  # the gangs that ran in the last epoch
+        self.prev_serial = -1  # the check whose decision prev_book holds
+        self.built: _Epoch | None = None  # the last epoch built (of the last check)
+        self.segments = _Segments()
+        self.stats = SimStats()
+        self.queue = _Queue(n)
+        self.rate_memo: dict[tuple, float] = {}
+        self.checker = DecisionChecker.for_instance(decl.name, instance, decl.caps)
+        # what the view shows of the visible jobs that changes only when they do
+        self.fixed: dict[str, Any] = {}
+        self.changed = True
+        self.last: _Epoch | None = None  # the previous epoch's decision, while reusable
+        self.t = float(arrival[self.order[0]]) if n else 0.0
+
+    # ------------------------------------------------------------------ one epoch
+    def step(self, bar: ProgressBar) -> bool:
+        """Run one decision epoch (or one jump over idle time); ``False`` when the run
+        is over."""
+        self.queue.close(self.t)
+        self._arrivals()
+        if self.max_time is not None and self.t >= self.max_time - _EPS:
+            return False
+        next_arrival = float(self.arrival[self.order[self.ptr]]) if self.ptr < self.n \
+            else math.inf
+        if not self.active:
+            if self.ptr >= self.n:
+                return False
+            self._idle(next_arrival)
+            return True
+        placements, wake = self._decide()
+        ep = self._checked(placements)
+        if self.on_epoch is not None:
+            self.on_epoch(self.t, placements)
+        self.queue.note(self.t, self.fixed["index"], self.fixed, ep)
+        g_rem = self.remaining[ep.g_ix]
+        g_fin = self._finish_times(ep, g_rem)
+        end = self._epoch_end(ep, g_fin, next_arrival, wake)
+        if ep is not self.last:  # none when the decision is the previous one
+            self._count_moves(ep)
+        fin_mask, g_stop = self._progress(ep, g_rem, g_fin, end)
+        finished = self._completions(ep, fin_mask, g_stop)
+        self.stats.epochs += 1
+        if self.waiting is not None and finished:
+            self.waiting.difference_update(finished)
+            if not self.waiting:
+                self.queue.close(end)
+                return False
+        self._hand_on(ep, finished, bar, end)
+        if not ep.gangs:
+            self._nothing_runs(end, next_arrival, wake)
+            return True
+        self.t = end
+        return True
+
+    def _arrivals(self) -> None:
+        """Admit the jobs arrived by now (in arrival, then instance order)."""
+        arrival, order, n, t = self.arrival, self.order, self.n, self.t
+        while self.ptr < n and arrival[order[self.ptr]] <= t + _EPS:
+            self.active.append(int(order[self.ptr]))
+            self.ptr += 1
+            self.changed = True
+
+    def _idle(self, next_arrival: float) -> None:
+        """Nothing is visible: jump to the next arrival (a new round grid)."""
+        self.t = next_arrival
+        self.stats.idle_jumps += 1
+        self.prev, self.prev_book = (), {}
+        self.last = None
+
+    def _fixed_view(self) -> dict[str, Any]:
+        """What the view shows of the visible jobs that changes only when they do."""
+        active, needs_work, per_job = self.active, self.decl.needs_work, self.per_job
+        ix = np.fromiter(active, dtype=np.int64, count=len(active))
+        fixed = dict(
+            ids=tuple(map(per_job["ids"].__getitem__, active)), index=ix,
+            throughput_matrix=self.T[ix], workers=self.W[ix], arrivals=self.arrival[ix],
+            weights=self.weights[ix],
+            throughput_maps=tuple(map(per_job["throughput_maps"].__getitem__, active)),
+            work_=self.work[ix] if needs_work else None,
+            **{k: tuple(map(per_job[k].__getitem__, active))
+               for k in ("sensitivities", "gpu_memories", "compute_shares", "users")})
+        for a in fixed.values():  # shared by the views until the job set changes
+            if isinstance(a, np.ndarray):
+                a.flags.writeable = False
+        return fixed
+
+    def _decide(self) -> tuple[list, float | None]:
+        """The policy's decision at ``t`` and its ``horizon()``."""
+        if self.changed:
+            self.fixed = self._fixed_view()
+            self.active_set = set(self.active)
+            self.changed = False
+        ix, decl = self.fixed["index"], self.decl
+        view = ClusterView(
+            time=self.t, slot=self.slot, cluster=self.cluster, attained=self.attained[ix],
+            executed=self.executed[ix], time_on_types=self.on_type[ix],
+            rounds_received=self.rounds[ix], preemptions=self.preempt[ix],
+            previous=self.prev, needs_work=decl.needs_work, rng=self.rng,
+            policy_name=decl.name, remaining_=self.remaining[ix] if decl.needs_work else None,
+            **self.fixed)
+        c0 = _time.perf_counter()
+        placements = list(self.policy.allocate(view))
+        wake = decl.horizon() if decl.horizon is not None else None
+        self.stats.policy_seconds += _time.perf_counter() - c0
+        self.stats.policy_calls += 1
+        return placements, wake
+
+    def _checked(self, placements: list) -> _Epoch:
+        """The decision checked and grouped, or the previous epoch's when it repeats."""
+        last = self.last
+        if last is not None and last.repeats(placements):
+            # the decision the previous epoch ran, and none of its jobs finished since:
+            # checked then, and nothing the check reads has changed
+            return last
+        checker, base = self.checker, self.built
+        gangs = checker.check(self.t, placements, self.active_set)
+        if checker.changed_jobs is not None and base is not None \
+                and base.serial == checker.serial - 1 \
+                and 8 * len(checker.changed_jobs) < len(gangs):
+            # few gangs changed among many: numpy copies the rest
+            ep = _Epoch.derive(base, placements, gangs, checker, self._gang)
+        else:
+            ep = _Epoch.build(placements, gangs, checker, self._gang,
+                              base.book if base is not None else {})
+        ep.p_w = self.W[ep.p_job].astype(float)
+        self.built = ep
+        return ep
+
+    def _gang(self, i: int, copies: dict[int, list[int]]) -> _Gang:
+        caps = self.decl.caps
+        return _Gang(copies, self.checker, self.jobs[i], self.rate_memo,
+                     caps.resource_sensitive, caps.progress_rule)
+
+    def _finish_times(self, ep: _Epoch, g_rem: np.ndarray) -> np.ndarray:
+        """Per gang the instant its work runs out (``inf`` for a gang that does not run)."""
+        t, g_rate = self.t, ep.g_rate
+        running = g_rate > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g_fin = np.where(running, t + g_rem / np.where(running, g_rate, 1.0), math.inf)
+        return _covering_stop(t, g_fin, g_rem, g_rate, running, _DONE * self.work[ep.g_ix])
+
+    def _epoch_end(self, ep: _Epoch, g_fin: np.ndarray, next_arrival: float,
+                   wake: float | None) -> float:
+        t, decl = self.t, self.decl
+        end = t + self.slot if decl.periodic else math.inf
+        if decl.event_driven:
+            end = min(end, next_arrival)
+            running = ep.g_rate > 0
+            if running.any():
+                end = min(end, float(g_fin[running].min()))
+        if wake is not None:
+            end = min(end, float(wake))
+        if decl.event_driven or wake is not None:
+            end = max(end, t + _EPS)
+        if self.max_time is not None:
+            end = min(end, self.max_time)
+        return end
+
+    def _count_moves(self, ep: _Epoch) -> None:
+        """Preemptions and migrations of the jobs that ran in the previous epoch."""
+        book = ep.book
+        is_done, preempt, migrate, prev = self.is_done, self.preempt, self.migrate, \
+            self.prev_book
+        jobs: Any = prev
+        if ep.changed_jobs is not None and self.prev_serial == ep.serial - 1:
+            # the previous gangs are those of the decision checked just before: only
+            # the jobs whose placements changed can have moved
+            jobs = [i for i in ep.changed_jobs if i in prev]
+        for i in jobs:
+            if is_done[i]:
                 continue
-            if changed:
-                ix = np.fromiter(active, dtype=np.int64, count=len(active))
-                fixed = dict(
-                    ids=tuple(job_ids[i] for i in active), index=ix,
-                    throughput_matrix=T[ix], workers=W[ix], arrivals=arrival[ix],
-                    weights=weights[ix], throughput_maps=tuple(tmaps[i] for i in active),
-                    work_=work[ix] if needs_work else None,
-                    sensitivities=tuple(sens[i] for i in active),
-                    gpu_memories=tuple(gmem[i] for i in active),
-                    compute_shares=tuple(ushare[i] for i in active),
-                    users=tuple(users[i] for i in active))
-                for a in fixed.values():  # shared by the views until the job set changes
-                    if isinstance(a, np.ndarray):
-                        a.flags.writeable = False
-                active_set = set(active)
-                changed = False
-            ix = fixed["index"]
-            view = ClusterView(
-                time=t, slot=slot, cluster=cl, attained=attained[ix], executed=executed[ix],
-                time_on_types=on_type[ix], rounds_received=rounds[ix],
-                preemptions=preempt[ix], previous=prev, needs_work=needs_work, rng=rng,
-                policy_name=pname, remaining_=remaining[ix] if needs_work else None, **fixed)
-            c0 = _time.perf_counter()
-            placements = list(policy.allocate(view))
-            wake = horizon() if horizon is not None else None
-            stats.policy_seconds += _time.perf_counter() - c0
-            stats.policy_calls += 1
-            if last is not None and last.repeats(placements):
-                # the decision the previous epoch ran, and none of its jobs finished
-                # since: checked then, and nothing the check reads has changed
-                ep = last
-            else:
-                ep = _Epoch(placements, checker.check(t, placements, active_set), checker,
-                            jobs, w_list, rate_memo, caps.resource_sensitive,
-                            caps.progress_rule)
-            if on_epoch is not None:
-                on_epoch(t, placements)
-            gangs, g_ix, g_rate = ep.gangs, ep.g_ix, ep.g_rate
-            if len(ix) > len(gangs):
-                q_n, q_t0 = len(ix) - len(gangs), t
-                max_queue = max(max_queue, q_n)
-                if q_seen[0] is not fixed or q_seen[1] is not ep:
-                    waited[ix[~np.isin(ix, g_ix)]] = True
-                    q_seen = (fixed, ep)
-            g_rem = remaining[g_ix]
-            running = g_rate > 0
-            with np.errstate(divide="ignore", invalid="ignore"):
-                g_fin = np.where(running, t + g_rem / np.where(running, g_rate, 1.0), math.inf)
-            g_fin = _covering_stop(t, g_fin, g_rem, g_rate, running, _DONE * work[g_ix])
-            # epoch end
-            end = t + slot if periodic else math.inf
-            if event_driven:
-                end = min(end, next_arrival)
-                if running.any():
-                    end = min(end, float(g_fin[running].min()))
-            if wake is not None:
-                end = min(end, float(wake))
-            if event_driven or wake is not None:
-                end = max(end, t + _EPS)
-            if max_time is not None:
-                end = min(end, max_time)
-            # preemptions / migrations (none when the decision is the previous one)
-            if ep is not last:
-                sig = ep.signatures()
-                for i, s in prev_sig.items():
-                    if is_done[i]:
-                        continue
-                    if i not in sig:
-                        preempt[i] += 1
-                    elif sig[i] != s:
-                        migrate[i] += 1
-                prev_sig = sig
-            # a job whose work runs out inside the epoch completes at that instant; one
-            # short of it only by float rounding (a relative 1e-9 of its work, far below
-            # the validator's 1e-6) completes at the epoch end, where its GPUs are handed
-            # on: its record never runs past the epoch
-            g_left = g_rem - g_rate * (end - t)
-            fin_mask = (g_fin <= end) | (g_left <= _DONE * work[g_ix])
-            g_stop = np.where(fin_mask, np.minimum(g_fin, end), end)
-            remaining[g_ix] = np.where(fin_mask, 0.0, g_left)
-            g_dt = g_stop - t
-            executed[g_ix] += g_dt
-            rounds[g_ix] += 1
-            attained[g_ix] += ep.held * g_dt
-            if len(ep.p_gang):  # in placement order, as the per-placement additions were
-                np.add.at(on_type, (ep.p_job, ep.p_type), g_dt[ep.p_gang] * ep.p_gpus / ep.p_w)
-            segments.record(t, ep.ids, ep.gang_of, g_stop.tolist())
-            finished = g_ix[fin_mask].tolist()
-            for e in np.flatnonzero(fin_mask).tolist():
-                completion[job_ids[g_ix[e]]] = _completion(float(g_stop[e]), kappa)
-            for i in finished:
-                is_done[i] = True
-            stats.epochs += 1
-            if waiting is not None and finished:
-                waiting.difference_update(finished)
-                if not waiting:
-                    queue_seconds += q_n * (end - q_t0)
-                    q_n = 0
-                    break
-            last = ep
-            if finished:
-                done = set(finished)
-                active = [i for i in active if i not in done]
-                changed = True
-                bar.advance(len(finished), now=end)
-                P = checker.placement
-                prev = tuple(P[p] for i, copies in gangs.items() if i not in done
-                             for ids in copies.values() for p in ids)
-                last = None
-            else:
-                prev = ep.placed
-            if not gangs:
-                # nothing runs: nothing changes until the next arrival
-                if ptr >= n and wake is None:
-                    raise PolicyViolation(pname, t, f"allocated nothing to {len(active)} waiting "
-                                          "job(s) on an idle cluster with no future arrival "
-                                          "(the simulation would never end)")
-                if wake is not None and wake < next_arrival:
-                    # nothing runs until the policy's own next event
-                    t = max(float(wake), t + _EPS)
-                    continue
-                stats.idle_jumps += 1
-                t = max(end, next_arrival) if not event_driven else next_arrival
-                prev, prev_sig = (), {}
-                last = None
-                continue
-            t = end
-    P = checker.placement
-    allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7])
-              for k, s, e in ((P[p], s, e) for p, s, e in segments.all()) if e > s]
-    allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
-    schedule = Schedule(tuple(allocs), completion, sharing=caps.sharing, forking=caps.forking,
-                        consolidation=kappa, resource_sensitive=caps.resource_sensitive,
-                        progress_rule=caps.progress_rule)
-    wall = _time.perf_counter() - wall0
-    extra: dict[str, Any] = {
-        "policy": pname, "seed": seed, "event_driven": event_driven, "needs_work": needs_work,
-        "epochs": stats.epochs, "policy_calls": stats.policy_calls,
-        "policy_seconds": stats.policy_seconds, "idle_jumps": stats.idle_jumps,
-        "simulation_seconds": wall, "total_gpus": cl.total_gpus,
-        "gpus_per_type": cl.gpus_per_type, "instance": instance.name,
-        "preemptions": {jobs[i].id: int(preempt[i]) for i in range(n)},
-        "migrations": {jobs[i].id: int(migrate[i]) for i in range(n)},
-        "total_preemptions": int(preempt.sum()), "total_migrations": int(migrate.sum()),
-        "unfinished": [j.id for i, j in enumerate(jobs) if not is_done[i]],
-        "max_time": max_time, "until_met": None if waiting is None else not waiting,
-        "queued_jobs": int(waited.sum()), "queue_seconds": queue_seconds,
-        "max_queue": max_queue,
-    }
-    extra.update(getattr(policy, "stats", lambda: {})())
-    res = finalize(instance, schedule, status=Status.FEASIBLE, model="simulate", method=pname,
-                   solve_seconds=wall, extra=extra,
-                   message=f"simulated {len(completion)}/{n} jobs with policy {pname!r}")
-    mean = res.metrics.mean_jct if res.metrics is not None else None
-    return res.replace(objective=mean)
+            g = book.get(i)
+            if g is None:
+                preempt[i] += 1
+            elif g.sig != prev[i].sig:
+                migrate[i] += 1
+        self.prev_book, self.prev_serial = book, ep.serial
+
+    def _progress(self, ep: _Epoch, g_rem: np.ndarray, g_fin: np.ndarray, end: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Execute the epoch up to ``end``: per gang whether it finished, and when it
+        stopped.
+
+        A job whose work runs out inside the epoch completes at that instant; one short
+        of it only by float rounding (a relative 1e-9 of its work, far below the
+        validator's 1e-6) completes at the epoch end, where its GPUs are handed on: its
+        record never runs past the epoch."""
+        t, g_ix, g_rate = self.t, ep.g_ix, ep.g_rate
+        g_left = g_rem - g_rate * (end - t)
+        fin_mask = (g_fin <= end) | (g_left <= _DONE * self.work[g_ix])
+        g_stop = np.where(fin_mask, np.minimum(g_fin, end), end)
+        self.remaining[g_ix] = np.where(fin_mask, 0.0, g_left)
+        g_dt = g_stop - t
+        self.executed[g_ix] += g_dt
+        self.rounds[g_ix] += 1
+        self.attained[g_ix] += ep.held * g_dt
+        if len(ep.p_gang):  # in placement order, as the per-placement additions were
+            np.add.at(self.on_type, (ep.p_job, ep.p_type),
+                      g_dt[ep.p_gang] * ep.p_gpus / ep.p_w)
+        self.segments.record(t, ep.p_ids, g_stop[ep.p_gang])
+        return fin_mask, g_stop
+
+    def _completions(self, ep: _Epoch, fin_mask: np.ndarray, g_stop: np.ndarray) -> list[int]:
+        """Record the completions of the gangs that finished; their job indices."""
+        g_ix, kappa = ep.g_ix, self.decl.kappa
+        finished = g_ix[fin_mask].tolist()
+        for e in np.flatnonzero(fin_mask).tolist():
+            self.completion[self.job_ids[g_ix[e]]] = _completion(float(g_stop[e]), kappa)
+        for i in finished:
+            self.is_done[i] = True
+        return finished
+
+    def _hand_on(self, ep: _Epoch, finished: list[int], bar: ProgressBar,
+                 end: float) -> None:
+        """What the next epoch starts from: the visible jobs, the previous decision."""
+        self.last = ep
+        if finished:
+            done = set(finished)
+            self.active = [i for i in self.active if i not in done]
+            self.changed = True
+            bar.advance(len(finished), now=end)
+            left = ~np.isin(ep.p_job, np.array(finished, dtype=np.int64))
+            self.prev = tuple(map(self.checker.placement.__getitem__,
+                                  ep.p_ids[left].tolist()))
+            self.last = None
+        else:
+            self.prev = ep.placed
+
+    def _nothing_runs(self, end: float, next_arrival: float, wake: float | None) -> None:
+        """A decision that runs nothing: jump to the next event."""
+        if self.ptr >= self.n and wake is None:
+            raise PolicyViolation(self.decl.name, self.t,
+                                  f"allocated nothing to {len(self.active)} waiting "
+                                  "job(s) on an idle cluster with no future arrival "
+                                  "(the simulation would never end)")
+        if wake is not None and wake < next_arrival:
+            # nothing runs until the policy's own next event
+            self.t = max(float(wake), self.t + _EPS)
+            return
+        self.stats.idle_jumps += 1
+        self.t = max(end, next_arrival) if not self.decl.event_driven else next_arrival
+        self.prev, self.prev_book = (), {}
+        self.last = None
+
+    # ------------------------------------------------------------------ the result
+    def result(self, wall: float) -> Result:
+        """The run's schedule, validated, with its counters in ``extra``."""
+        decl, caps, P = self.decl, self.decl.caps, self.checker.placement
+        allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+                  for k, s, e in ((P[p], s, e) for p, s, e in self.segments.all()) if e > s]
+        allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
+        schedule = Schedule(tuple(allocs), self.completion, sharing=caps.sharing,
+                            forking=caps.forking, consolidation=decl.kappa,
+                            resource_sensitive=caps.resource_sensitive,
+                            progress_rule=caps.progress_rule)
+        extra = self._extra(wall)
+        extra.update(getattr(self.policy, "stats", lambda: {})())
+        res = finalize(self.instance, schedule, status=Status.FEASIBLE, model="simulate",
+                       method=decl.name, solve_seconds=wall, extra=extra,
+                       message=f"simulated {len(self.completion)}/{self.n} jobs with policy "
+                       f"{decl.name!r}")
+        mean = res.metrics.mean_jct if res.metrics is not None else None
+        return res.replace(objective=mean)
+
+    def _extra(self, wall: float) -> dict[str, Any]:
+        decl, stats, cl, jobs, q = self.decl, self.stats, self.cluster, self.jobs, self.queue
+        preempt, migrate = self.preempt, self.migrate
+        return {
+            "policy": decl.name, "seed": self.seed, "event_driven": decl.event_driven,
+            "needs_work": decl.needs_work, "epochs": stats.epochs,
+            "policy_calls": stats.policy_calls, "policy_seconds": stats.policy_seconds,
+            "idle_jumps": stats.idle_jumps, "simulation_seconds": wall,
+            "total_gpus": cl.total_gpus, "gpus_per_type": cl.gpus_per_type,
+            "instance": self.instance.name,
+            "preemptions": {jobs[i].id: int(preempt[i]) for i in range(self.n)},
+            "migrations": {jobs[i].id: int(migrate[i]) for i in range(self.n)},
+            "total_preemptions": int(preempt.sum()), "total_migrations": int(migrate.sum()),
+            "unfinished": [j.id for i, j in enumerate(jobs) if not self.is_done[i]],
+            "max_time": self.max_time,
+            "until_met": None if self.waiting is None else not self.waiting,
+            "queued_jobs": int(self.queue.waited.sum()), "queue_seconds": q.seconds,
+            "max_queue": q.most,
+        }

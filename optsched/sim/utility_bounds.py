@@ -228,6 +228,39 @@ def utility_upper_bound(instance: Instance, setting: Setting | None = None, *,
     ``per_job`` :math:`O(nK)`; ``utility_lp`` one LP of :math:`O(nKL)` columns and
     :math:`O(nL + LK)` rows, :math:`L` intervals per job window.
     """
+    setting, methods, max_columns = _utility_options(instance, setting, methods, intervals,
+                                                     max_columns)
+    d = _data(instance, setting)
+    n = d.r.size
+    by: dict[str, float | None] = {}
+    skipped: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+    extra: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    earliest = d.r + d.p
+    by["per_job"] = float(_values(instance, d, earliest, np.arange(n)).sum())
+    seconds["per_job"] = time.perf_counter() - t0
+    if "utility_lp" in methods:
+        t0 = time.perf_counter()
+        value, note = _utility_lp_bound(instance, d, intervals=intervals, window=window,
+                                        step=step, max_columns=max_columns,
+                                        time_limit=time_limit)
+        if value is None:
+            skipped["utility_lp"] = note
+        else:
+            by["utility_lp"] = value
+            extra["utility_lp"] = note
+        seconds["utility_lp"] = time.perf_counter() - t0
+    src, best = min(((m, v) for m, v in by.items() if v is not None),
+                    key=lambda t: (t[1], UTILITY_METHODS.index(t[0])))
+    return UtilityBound(utility=best, source=src, by_method=by, skipped=skipped,
+                        seconds=seconds, setting=setting, n_jobs=n, extra=extra)
+
+
+def _utility_options(instance: Instance, setting: Setting | None, methods: Sequence[str],
+                     intervals: int, max_columns: int | None
+                     ) -> tuple[Setting, Sequence[str], int]:
+    """:func:`utility_upper_bound`'s options checked; the setting, methods and budget."""
     setting = Setting() if setting is None else setting
     if isinstance(methods, str):
         methods = (methods,)
@@ -245,39 +278,29 @@ def utility_upper_bound(instance: Instance, setting: Setting | None = None, *,
     for name, v in (("intervals", intervals), ("max_columns", max_columns)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InvalidOption(name, v, "must be an integer >= 1")
-    d = _data(instance, setting)
+    return setting, methods, max_columns
+
+
+def _utility_lp_bound(instance: Instance, d: Any, *, intervals: int, window: float | None,
+                      step: float | None, max_columns: int, time_limit: float | None
+                      ) -> tuple[float | None, Any]:
+    """The ``utility_lp`` bound and what it was solved with, or ``None`` and why it was
+    skipped."""
     n = d.r.size
-    by: dict[str, float | None] = {}
-    skipped: dict[str, str] = {}
-    seconds: dict[str, float] = {}
-    extra: dict[str, Any] = {}
-    t0 = time.perf_counter()
-    earliest = d.r + d.p
-    by["per_job"] = float(_values(instance, d, earliest, np.arange(n)).sum())
-    seconds["per_job"] = time.perf_counter() - t0
-    if "utility_lp" in methods:
-        t0 = time.perf_counter()
-        H = float(window) if window is not None else _default_window(d)
-        dt = float(step) if step is not None else max(float(instance.slot), H / intervals)
-        per_interval = int(np.isfinite(d.area).sum()) + 2 * n
-        if step is None and per_interval * (H / dt + 2) > max_columns:
-            fit = max_columns / per_interval - 2
-            dt = H / fit if fit >= 2 else math.inf
-        cols = int(per_interval * (H / dt + 2)) if math.isfinite(dt) else None
-        if cols is None or cols > max_columns:
-            need = cols if cols is not None else 4 * per_interval
-            skipped["utility_lp"] = (f"needs {need:,} columns (at least two intervals per "
-                                     f"job window) > max_columns {max_columns:,}")
-        else:
-            lp = _utility_lp(instance, d, _grid(d, dt, H), H)
-            low, msg = _solve_certified(lp, time_limit)
-            if low is None:
-                skipped["utility_lp"] = msg
-            else:  # a lower bound on min -sum v y: minus it bounds the utility above
-                by["utility_lp"] = max(0.0, -float(low))
-                extra["utility_lp"] = {"window": H, "step": dt, "lp": msg}
-        seconds["utility_lp"] = time.perf_counter() - t0
-    src, best = min(((m, v) for m, v in by.items() if v is not None),
-                    key=lambda t: (t[1], UTILITY_METHODS.index(t[0])))
-    return UtilityBound(utility=best, source=src, by_method=by, skipped=skipped,
-                        seconds=seconds, setting=setting, n_jobs=n, extra=extra)
+    H = float(window) if window is not None else _default_window(d)
+    dt = float(step) if step is not None else max(float(instance.slot), H / intervals)
+    per_interval = int(np.isfinite(d.area).sum()) + 2 * n
+    if step is None and per_interval * (H / dt + 2) > max_columns:
+        fit = max_columns / per_interval - 2
+        dt = H / fit if fit >= 2 else math.inf
+    cols = int(per_interval * (H / dt + 2)) if math.isfinite(dt) else None
+    if cols is None or cols > max_columns:
+        need = cols if cols is not None else 4 * per_interval
+        return None, (f"needs {need:,} columns (at least two intervals per "
+                      f"job window) > max_columns {max_columns:,}")
+    lp = _utility_lp(instance, d, _grid(d, dt, H), H)
+    low, msg = _solve_certified(lp, time_limit)
+    if low is None:
+        return None, msg
+    # a lower bound on min -sum v y: minus it bounds the utility above
+    return max(0.0, -float(low)), {"window": H, "step": dt, "lp": msg}
