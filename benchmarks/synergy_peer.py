@@ -25,7 +25,14 @@ Pairs (Synergy scheduler -> optsched): ``FIFO+fair`` / ``FIFO+tune`` / ``FIFO`` 
 ``simulate_synergy(inst, proportional|tune|greedy, "fifo")``; ``SRTF+fair`` / ``SRTF+tune``
 -> order ``srtf`` (default: Synergy's remaining-time estimate and 1000 h starvation
 guard), and beside them the previous SRTF (``starvation=None``; for TUNE also
-``remaining_at="fair"``).
+``remaining_at="fair"``). ``DRF`` / ``TETRIS`` (``+fair``, ``+tune``) -> orders ``drf`` /
+``tetris`` (``synergy.drf`` / ``synergy.tetris``); ``<ORDER>+place`` -> ``place=True``;
+``FIFO+opt`` -> allocator ``opt`` (``synergy.opt``) on the first 60 jobs only (Synergy
+solves its ILPs with GLPK every round: 716 s for those 60 jobs). ``SRSF`` and
+``DRF+opt`` raise in Synergy (the runs are recorded with the error); ``synergy.srsf``
+is compared with ``SRTF+fair``, which is the same scheduler on these single-GPU jobs
+(same sort key: remaining iterations x iteration time x GPUs, GPUs = 1; the
+proportional allocation SRSF's ``cluster.allocate`` call defaults to).
 
     SYNERGY_HOME=... SYNERGY_PYTHON=... python benchmarks/synergy_peer.py [--only NAME]
     python benchmarks/synergy_peer.py --quick      # n600 pairs only: synergy_peer_quick
@@ -54,16 +61,36 @@ SPLITS = ("20,70,10", "50,0,50")
 ALLOCS = ("proportional", "tune", "greedy")
 
 
-def settings() -> dict[str, tuple[str, str, str, int]]:
-    """name -> (order, allocator, split, num_jobs); num_jobs 0 = the endless stream."""
-    out = {}
+def settings() -> dict[str, tuple]:
+    """name -> (order, allocator, split, num_jobs[, place]); num_jobs 0 = the endless
+    stream; place: Synergy's placement-sensitive mode (default off)."""
+    out: dict[str, tuple] = {}
     for n, kind in ((600, "n600"), (0, "stream")):
         for split in SPLITS:
             for alloc in ALLOCS:
                 out[f"{kind}_fifo_{alloc}_{split.replace(',', '-')}"] = ("fifo", alloc, split, n)
     for alloc in ("proportional", "tune"):
         out[f"stream_srtf_{alloc}_20-70-10"] = ("srtf", alloc, "20,70,10", 0)
+    for order in ("drf", "tetris"):
+        for split in SPLITS:
+            for alloc in ALLOCS:
+                out[f"n600_{order}_{alloc}_{split.replace(',', '-')}"] = (order, alloc, split, 600)
+    for alloc in ALLOCS:
+        out[f"n600_fifo_{alloc}_place_20-70-10"] = ("fifo", alloc, "20,70,10", 600, True)
+    out["n600_srtf_proportional_20-70-10"] = ("srtf", "proportional", "20,70,10", 600)
+    out["n600_srsf_proportional_20-70-10"] = ("srsf", "proportional", "20,70,10", 600)
+    out["n60_fifo_opt_20-70-10"] = ("fifo", "opt", "20,70,10", 60)
+    out["n60_drf_opt_20-70-10"] = ("drf", "opt", "20,70,10", 60)
     return out
+
+
+#: a pair whose Synergy scheduler raises -> the Synergy run that is the same scheduler
+#: on these inputs (module docstring)
+STAND_IN = {"n600_srsf_proportional_20-70-10": "n600_srtf_proportional_20-70-10"}
+#: the pairs of ``--policies`` (every pair after the FIFO and SRTF ones of the first table)
+POLICY_PAIRS = frozenset(k for k in settings()
+                         if k.split("_")[1] in ("drf", "tetris", "srsf") or "place" in k
+                         or "opt" in k or k == "n600_srtf_proportional_20-70-10")
 
 
 #: optsched variants per (order, allocator): label -> simulate_synergy options; the
@@ -73,15 +100,17 @@ VARIANTS = {("srtf", "proportional"): {"": {}, "starvation=None": {"starvation":
                                {"starvation": None, "remaining_at": "fair"}}}
 
 
-def peer(name: str, setting: tuple[str, str, str, int]) -> dict | None:
+def peer(name: str, setting: tuple) -> dict | None:
     out = DATA / f"{name}.synergy.json"
-    order, alloc, split, n = setting
+    order, alloc, split, n = setting[:4]
     if peer_env() is not None:
         philly = Path(os.environ.get("PHILLY_CSV",
                                      REPO.parent / "shared/data/philly/philly_jobs.csv"))
-        run(order, alloc, split, out, num_jobs=n, workdir=DATA / "work", philly_csv=philly)
-        merge_jobs(split, jobs_path(out))
-        jobs_path(out).unlink()
+        res = run(order, alloc, split, out, num_jobs=n, workdir=DATA / "work",
+                  philly_csv=philly, place=len(setting) > 4 and setting[4])
+        if "error" not in res:
+            merge_jobs(split, jobs_path(out))
+            jobs_path(out).unlink()
     elif not out.exists():
         print(f"skip {name}: no committed Synergy result")
         return None
@@ -123,12 +152,19 @@ def ours(inst, order: str, alloc: str, window: tuple[int, int], stream: bool,
     st = window_stats(jct, arr, done)
     st["unfinished"] = len(arr) - len(done)
     st["starved"] = res.extra.get("starved", 0)
+    if alloc == "opt":
+        st["opt"] = {"opt_status": " ".join(f"{k} {v}" for k, v in
+                                            sorted(res.extra["opt_status"].items())),
+                     "opt_failed_rounds": res.extra["opt_failed_rounds"]}
     return st, jct, wall
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the n600 pairs only")
+    ap.add_argument("--policies", action="store_true",
+                    help="the DRF, TETRIS, SRSF, OPT and placement-sensitive pairs "
+                         "(results: synergy_peer_policies)")
     ap.add_argument("--only", action="append", choices=list(settings()),
                     help="re-measure these pairs; keep the other committed rows")
     a = ap.parse_args()
@@ -136,32 +172,58 @@ def main() -> None:
         print("SYNERGY_HOME / SYNERGY_PYTHON not set: Synergy is not run; its committed "
               "results (benchmarks/results/synergy_peer/) are used")
     chosen = {k: v for k, v in settings().items()
-              if (not a.only or k in a.only) and (not a.quick or v[3])}
-    name_out = "synergy_peer" + ("_quick" if a.quick else "")
+              if (k in POLICY_PAIRS) == a.policies
+              and (not a.only or k in a.only) and (not a.quick or v[3])}
+    name_out = "synergy_peer" + ("_policies" if a.policies else "") + \
+        ("_quick" if a.quick else "")
     old = RESULTS / f"{name_out}.json"
     rows = json.loads(old.read_text())["rows"] if a.only and old.exists() else []
     rows = [r for r in rows if r["pair"] not in chosen]
     commit = None
+    job_lists: dict[str, list[dict]] = {}
     for name, setting in chosen.items():
-        order, alloc, split, n = setting
+        order, alloc, split, n = setting[:4]
+        place = len(setting) > 4 and bool(setting[4])
         P = peer(name, setting)
         if P is None:
             continue
         commit = commit or P["commit"]
-        jobs = read_jobs(DATA / f"jobs_{split.replace(',', '-')}.csv.gz")[:P["jobs_generated"]]
+        ours_label = f"{alloc}+{order}" + (" place" if place else "")
+        synergy_label = P["scheduler"]
+        if "error" in P:
+            stand = STAND_IN.get(name)
+            if stand is None or not (DATA / f"{stand}.synergy.json").exists():
+                rows.append({"pair": name, "synergy": f"{P['scheduler']}: raises "
+                             f"{P['error']} ({P['message']})", "optsched": ours_label,
+                             "split": split.replace(",", "/"), "jobs": str(n)})
+                print(f"{name}: Synergy raises {P['error']}: {P['message']}", flush=True)
+                continue
+            S = json.loads((DATA / f"{stand}.synergy.json").read_text())
+            synergy_label = f"{P['scheduler']} raises {P['error']}; {S['scheduler']}"
+            P = S
+        if split not in job_lists:
+            job_lists[split] = read_jobs(DATA / f"jobs_{split.replace(',', '-')}.csv.gz")
+        jobs = job_lists[split][:P["jobs_generated"]]
         inst = to_instance(jobs, P["servers"], name=f"synergy-peer-{name}")
         win = tuple(P["window"])
         pj = {k: c - s for k, (s, c) in P["window_jobs"].items()}
         parr = {k: s for k, (s, c) in P["window_jobs"].items()}
         pst = window_stats(pj, parr, {k: c for k, (s, c) in P["window_jobs"].items()})
         for label, options in VARIANTS.get((order, alloc), {"": {}}).items():
-            ost, oj, wall = ours(inst, order, alloc, win, n == 0, options)
+            cpu0 = time.process_time()
+            ost, oj, wall = ours(inst, order, alloc, win, n == 0,
+                                 {**options, **({"place": True} if place else {})})
+            cpu = time.process_time() - cpu0
             ks = sorted(set(pj) & set(oj), key=int)
             x, y = np.array([pj[k] for k in ks]), np.array([oj[k] for k in ks])
             d = np.abs(x - y)
+            # optsched's completions moved up to the end of Synergy's 300-s round
+            pc = {k: c for k, (_, c) in P["window_jobs"].items()}
+            grid = np.array([abs(pc[k] - P["round_s"] * np.ceil(
+                (oj[k] + parr[k]) / P["round_s"] - 1e-9)) for k in ks])
             rows.append({
-                "pair": name, "synergy": P["scheduler"],
-                "optsched": f"{alloc}+{order}" + (f" {label}" if label else ""),
+                "pair": name, "synergy": synergy_label,
+                "optsched": ours_label + (f" {label}" if label else ""),
                 "split": split.replace(",", "/"), "jobs": "stream" if n == 0 else str(n),
                 "window": f"{win[0]}-{win[1] - 1}", "jobs_generated": P["jobs_generated"],
                 "mean_jct_h_synergy": pst["mean"], "mean_jct_h_optsched": ost["mean"],
@@ -174,26 +236,32 @@ def main() -> None:
                 "within_300s": f"{(d <= 300).mean():.3f}", "within_1h": f"{(d <= 3600).mean():.3f}",
                 "median_abs_diff_s": float(np.median(d)),
                 "wall_s_synergy": round(P["wall_seconds"]), "wall_s_optsched": round(wall),
+                "cpu_s_optsched": round(cpu, 1), **ost.get("opt", {}),
+                "within_300s_on_round_grid": f"{(grid <= 300).mean():.3f}",
             })
             print(f"{name} {label or 'default'}: Synergy {pst['mean']:.3f} h, optsched "
-                  f"{ost['mean']:.3f} h, r {rows[-1]['pearson_r']}, {wall:.0f} s", flush=True)
-    order = list(settings())
-    rows.sort(key=lambda r: (order.index(r["pair"]), r["optsched"]))
+                  f"{ost['mean']:.3f} h, r {rows[-1]['pearson_r']}, within 300 s "
+                  f"{rows[-1]['within_300s']}, {cpu:.0f} s CPU", flush=True)
+    order_names = list(settings())
+    rows.sort(key=lambda r: (order_names.index(r["pair"]), r["optsched"]))
     commit = commit or next((json.loads(p.read_text())["commit"]
                              for p in sorted(DATA.glob("*.synergy.json"))), None)
+    columns = ["pair", "synergy", "optsched", "split", "jobs", "window", "mean_jct_h_synergy",
+               "mean_jct_h_optsched", "mean_ratio", "p50_jct_h_synergy", "p50_jct_h_optsched",
+               "p99_jct_h_synergy", "p99_jct_h_optsched", "makespan_h_synergy",
+               "makespan_h_optsched", "unfinished_optsched", "pearson_r", "within_300s",
+               "within_1h", "median_abs_diff_s", "wall_s_synergy", "wall_s_optsched"]
+    if a.policies:
+        columns += ["within_300s_on_round_grid", "cpu_s_optsched", "opt_status"]
     write_results(
-        name_out, rows,
-        ["pair", "synergy", "optsched", "split", "jobs", "window", "mean_jct_h_synergy",
-         "mean_jct_h_optsched", "mean_ratio", "p50_jct_h_synergy", "p50_jct_h_optsched",
-         "p99_jct_h_synergy", "p99_jct_h_optsched", "makespan_h_synergy",
-         "makespan_h_optsched", "unfinished_optsched", "pearson_r", "within_300s",
-         "within_1h", "median_abs_diff_s", "wall_s_synergy", "wall_s_optsched"],
-        title="Synergy's simulator vs optsched on the same jobs",
+        name_out, rows, columns,
+        title="Synergy's simulator vs optsched on the same jobs" +
+              (": DRF, TETRIS, SRSF, OPT, placement-sensitive" if a.policies else ""),
         params={"peer": "msr-fiddle/synergy", "peer_commit": commit,
                 "inputs": "results/synergy_peer/jobs_<split>.csv.gz (Synergy's Philly mode, "
                           "seed 42, single-GPU, Poisson 9 jobs/h, 16 x (8 GPUs, 24 cores, "
                           "500 GB), 300 s rounds)"},
-        notes=NOTES)
+        notes=NOTES + (POLICY_NOTES if a.policies else ""))
 
 
 NOTES = (
@@ -208,6 +276,22 @@ NOTES = (
     "without that guard (starvation=None, optsched's previous SRTF) the starved jobs of "
     "the window wait until the stream's end. wall_s: simulated on a shared 2-core "
     "machine, Synergy's walls from its own runs.")
+
+POLICY_NOTES = (
+    " DRF and TETRIS are Synergy's orders (drf.py, tetris.py) over its three allocators: "
+    "plain name = GREEDY, +fair = proportional, +tune = TUNE. SRSF: Synergy's srsf.py "
+    "raises TypeError in Runner (its constructor takes no fair/tune/opt/simulate); "
+    "synergy.srsf is set against Synergy's SRTF+fair, the same scheduler on these "
+    "single-GPU jobs. FIFO+opt: Synergy-OPT solved every round (Synergy: cvxpy + GLPK, "
+    "step-1 configuration credited, placement not enforced; optsched: HiGHS, two-step "
+    "with the placement ILP, 10 s per round), first 60 jobs (the 16 servers are never "
+    "full then). DRF+opt raises in Synergy: drf.py builds its solver with the GPUs per "
+    "server as cores and GB, so the fair share (1 core, 1 GB) is not in the profile "
+    "grid. +place: Synergy's placement-sensitive allocation (fewest free GPUs first). "
+    "within_300s_on_round_grid: the share within one round once optsched's completion is "
+    "moved up to the end of Synergy's 300-s round (Synergy completes a job there). "
+    "cpu_s_optsched: process CPU seconds of the optsched simulation (shared 2-core "
+    "machine); opt_status: rounds per solver status.")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ DEMOS = [f"{m}-demo" for m in MODELS if models()[m].demo_instance is not None]
 INSTANCES = [*TRACES, "generated", *DEMOS]
 SIM_INSTANCES = [*TRACES, "generated", "salus-demo", "synergy-demo"]
 ALLOX_POLICIES = [p for p in simulation_names(aliases=False) if p.startswith("allox.")]
+SYNERGY_POLICIES = [p for p in simulation_names(aliases=False) if p.startswith("synergy.")]
 
 # (model or policy, instance) pairs outside the model: the command exits 2 naming a field
 OUTSIDE = {
@@ -38,8 +39,7 @@ OUTSIDE = {
     **{("synergy", i): "gpu_types|sensitivity" for i in INSTANCES
        if i not in ("tiresias-60", "tiresias-demo", "philly", "synergy-demo", "salus-demo")},
     **{("salus.lanes", i): "memory|workers" for i in SIM_INSTANCES if i != "salus-demo"},
-    **{(p, i): "gpu_types|sensitivity" for p in ("synergy.tune", "synergy.greedy",
-                                                 "synergy.proportional")
+    **{(p, i): "gpu_types|sensitivity" for p in SYNERGY_POLICIES
        for i in SIM_INSTANCES if i not in ("tiresias-60", "philly", "synergy-demo",
                                            "salus-demo")},
     # AlloX's policies run single-worker jobs: every trace prefix and the synergy demo
@@ -120,8 +120,18 @@ def test_solve_and_validate_on_demo(model, method, files, tmp_path, capsys):
 DEFAULT_ON_ONE = {"gavel.finish_time_fairness_agnostic", "gavel.min_total_duration_agnostic",
                   "gavel.isolated", "gavel.max_min_fairness_water_filling",
                   "gavel.max_min_fairness_water_filling_agnostic"}
-SIM_CELLS = [pytest.param(i, p, marks=[pytest.mark.slow]
-                          if p in DEFAULT_ON_ONE and i != "gavel-artifact-15" else [])
+#: Synergy's DRF, TETRIS, SRSF and OPT policies run the allocators' code path under
+#: another order; on the Philly prefix (9,700 rounds, ~30 s each) they run in the slow step
+_SLOW_SIM = {(p, "philly") for p in ("synergy.drf", "synergy.tetris", "synergy.srsf",
+                                     "synergy.opt")}
+
+
+def _slow_cell(instance: str, policy: str) -> bool:
+    return ((policy in DEFAULT_ON_ONE and instance != "gavel-artifact-15")
+            or (policy, instance) in _SLOW_SIM)
+
+
+SIM_CELLS = [pytest.param(i, p, marks=[pytest.mark.slow] if _slow_cell(i, p) else [])
              for i in SIM_INSTANCES for p in simulation_names(aliases=False)]
 
 

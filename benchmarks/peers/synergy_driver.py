@@ -15,7 +15,10 @@ Flow (as ``runner.py``'s ``__main__`` and ``benchmark()`` do for one scheduler):
    ``Runner(...)`` with ``benchmark()``'s arguments, ``run_simulation()``.
 
 Scheduler names: ``<ORDER>+fair`` = GPU-proportional, ``<ORDER>+tune`` = TUNE,
-``<ORDER>`` alone = GREEDY (``runner.py`` 418-427 sets ``fair``/``tune`` from the name).
+``<ORDER>+opt`` = Synergy-OPT solved every round, ``<ORDER>`` alone = GREEDY, and
+``+place`` the placement-sensitive mode (``runner.py`` 418-427 sets ``placement``,
+``fair``, ``tune`` and ``opt`` from the name). A run that raises records the exception
+(type, message, last frame) in the dump instead of results.
 """
 
 from __future__ import annotations
@@ -45,8 +48,12 @@ def parse():
                     help="cluster_job_log JSON: selects Philly mode (Runner tests "
                     "cluster_job_log is not None); read only to build a missing pickle")
     ap.add_argument("--prepare", action="store_true", help="only build the pickle")
-    ap.add_argument("--scheduler", default="FIFO", choices=["FIFO", "SRTF", "LAS", "FTF"])
-    ap.add_argument("--allocator", default="tune", choices=["proportional", "greedy", "tune"])
+    ap.add_argument("--scheduler", default="FIFO",
+                    choices=["FIFO", "SRTF", "LAS", "FTF", "DRF", "TETRIS", "SRSF"])
+    ap.add_argument("--allocator", default="tune",
+                    choices=["proportional", "greedy", "tune", "opt"])
+    ap.add_argument("--place", action="store_true",
+                    help="the placement-sensitive mode (Runner(placement=True), '+place')")
     ap.add_argument("--load", type=float, default=9.0, help="jobs per hour")
     ap.add_argument("--split", default="20,70,10", help="image,language,speech percent")
     ap.add_argument("--seed", type=int, default=42)
@@ -134,21 +141,33 @@ def main():
     random.seed(a.seed)
     random.seed(a.seed)
     t0 = time.time()
-    r = Runner(cluster_job_log=trace, scheduler=a.scheduler, jobs_per_hour=a.load,
-               series_id_filter=window, model_class_split=split, exponential=True,
-               philly_arrival=False, multigpu=a.multigpu, small_trace=False,
-               placement=False, prioritize=False, fair=a.allocator == "proportional",
-               tune=a.allocator == "tune", opt=False, simulate=True, config_file=config,
-               num_jobs_default=a.num_jobs)
-    _, jct_series = r.run_simulation()
+    name = a.scheduler + {"proportional": "+fair", "tune": "+tune", "greedy": "",
+                          "opt": "+opt"}[a.allocator] + ("+place" if a.place else "")
+    try:
+        r = Runner(cluster_job_log=trace, scheduler=a.scheduler, jobs_per_hour=a.load,
+                   series_id_filter=window, model_class_split=split, exponential=True,
+                   philly_arrival=False, multigpu=a.multigpu, small_trace=False,
+                   placement=a.place, prioritize=False, fair=a.allocator == "proportional",
+                   tune=a.allocator == "tune", opt=a.allocator == "opt", simulate=True,
+                   config_file=config, num_jobs_default=a.num_jobs)
+        _, jct_series = r.run_simulation()
+    except Exception as exc:  # the peer's own failure is a result: record it
+        import traceback
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        with open(out, "w") as f:
+            json.dump({"scheduler_name": name, "error": type(exc).__name__,
+                       "message": str(exc), "where": f"{frame.filename}:{frame.lineno}",
+                       "simulated_s": None}, f)
+        print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return
     wall = time.time() - t0
     df = jct_series.get_df()
     measured = [float(v) for v in df[df.columns[1]]]
-    name = a.scheduler + {"proportional": "+fair", "tune": "+tune", "greedy": ""}[a.allocator]
     dump = {
         "scheduler_name": name, "scheduler": a.scheduler, "allocator": a.allocator,
         "load": a.load, "split": list(split), "seed": a.seed, "window": list(window),
         "num_jobs": a.num_jobs, "servers": a.servers, "multigpu": a.multigpu,
+        "place": a.place,
         "workload": r.workload.workload_type,
         "round_duration": r.round_duration, "end_time": float(r.time), "wall_seconds": wall,
         "jobs_generated": generated, "completions": completions,

@@ -46,8 +46,9 @@ from optsched.synergy import servers
 
 HERE = Path(__file__).resolve().parent
 DRIVER = HERE / "synergy_driver.py"
-SCHED = {"fifo": "FIFO", "srtf": "SRTF", "las": "LAS", "ftf": "FTF"}
-SUFFIX = {"proportional": "+fair", "greedy": "", "tune": "+tune"}
+SCHED = {"fifo": "FIFO", "srtf": "SRTF", "las": "LAS", "ftf": "FTF", "drf": "DRF",
+         "tetris": "TETRIS", "srsf": "SRSF"}
+SUFFIX = {"proportional": "+fair", "greedy": "", "tune": "+tune", "opt": "+opt"}
 #: one row per generated job in the committed job lists
 JOB_FIELDS = ("id", "model", "gpus", "arrival", "iterations", "iter_time", "speedup",
               "cpu_demand", "mem_demand", "placement_penalty")
@@ -151,7 +152,8 @@ def peer_env() -> tuple[Path, Path] | None:
 def run(order: str, allocator: str, split: str, out: Path, *, num_jobs: int = 0,
         window: str | None = None, load: float = 9.0, seed: int = 42, n_servers: int = 16,
         workdir: Path | None = None, trace: Path | None = None,
-        philly_csv: Path | None = None, workload: str = "philly") -> dict:
+        philly_csv: Path | None = None, workload: str = "philly",
+        place: bool = False) -> dict:
     env = peer_env()
     if env is None:
         raise SystemExit("set SYNERGY_HOME and SYNERGY_PYTHON to run Synergy's simulator")
@@ -175,11 +177,21 @@ def run(order: str, allocator: str, split: str, out: Path, *, num_jobs: int = 0,
         dump_path = Path(tmp) / "dump.json"
         subprocess.run(base + ["--scheduler", SCHED[order], "--allocator", allocator,
                                "--window", window, "--num-jobs", str(num_jobs),
-                               "--out", str(dump_path)], check=True)
+                               "--out", str(dump_path)] + (["--place"] if place else []),
+                       check=True)
         dump = json.loads(dump_path.read_text())
     commit = subprocess.run(["git", "-C", str(home), "rev-parse", "HEAD"],
                             capture_output=True, text=True, check=True).stdout.strip()
+    if "error" in dump:  # the peer raised: keep what it said, there are no results
+        res = {"peer": "msr-fiddle/synergy", "commit": commit,
+               "scheduler": dump["scheduler_name"], "order": order, "allocator": allocator,
+               "place": place, "split": split, "num_jobs": num_jobs,
+               **{k: dump[k] for k in ("error", "message", "where")}}
+        out.write_text(json.dumps(res, indent=1) + "\n")
+        return res
     res = summarise(dump, commit, order=order, allocator=allocator)
+    res["place"] = place
+    res["scheduler"] = dump["scheduler_name"]
     out.write_text(json.dumps(res, indent=1) + "\n")
     write_jobs(dump["jobs_generated"], jobs_path(out))
     return res
@@ -223,12 +235,15 @@ def main() -> None:
                     help="Philly job table to build the trace stand-in from")
     ap.add_argument("--workload", choices=["philly", "synthetic"], default="philly",
                     help="synthetic: Synergy's generator without a trace (1/2/4/8 GPUs)")
+    ap.add_argument("--place", action="store_true", help="placement-sensitive mode")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args()
     res = run(a.order, a.allocator, a.split, a.out.resolve(), num_jobs=a.num_jobs,
               window=a.window, load=a.load, seed=a.seed, n_servers=a.servers,
               workdir=a.workdir, trace=a.trace, philly_csv=a.philly_csv,
-              workload=a.workload)
+              workload=a.workload, place=a.place)
+    if "error" in res:
+        sys.exit(f"{res['scheduler']}: {res['error']}: {res['message']} ({res['where']})")
     print(f"{res['scheduler']} {a.split}: window mean JCT "
           f"{res['synergy_window_mean_jct_h']:.3f} h, {res['jobs_generated']} jobs generated",
           file=sys.stderr)

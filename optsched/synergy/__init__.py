@@ -6,8 +6,9 @@
 * :mod:`optsched.synergy.bounds` - Synergy-OPT's step 1 and the joint ILP's LP relaxation as upper
   bounds;
 * :mod:`optsched.synergy.heuristics` - TUNE (default), GREEDY and GPU-proportional;
-* :mod:`optsched.synergy.policy` - each allocator over many rounds with FIFO, SRTF, LAS or FTF
-  ordering in the shared simulator;
+* :mod:`optsched.synergy.policy` - each allocator (and Synergy-OPT solved every round) over
+  many rounds with FIFO, SRTF, LAS, FTF, DRF, TETRIS or SRSF ordering in the shared
+  simulator;
 * :mod:`optsched.synergy.workload` - Synergy's job classes, workload generator, servers and the
   demo.
 
@@ -30,7 +31,7 @@ from optsched.synergy.model import (
     prepare,
     relative_throughput,
 )
-from optsched.synergy.policy import SynergyPolicy, runner, simulate_synergy
+from optsched.synergy.policy import SynergyPolicy, order_runner, runner, simulate_synergy
 from optsched.synergy.workload import JOB_CLASSES, demo_instance, servers, synergy_workload
 
 __all__ = ["exact", "joint", "two_step", "step1_program", "joint_program", "step1_bound",
@@ -66,7 +67,9 @@ SPEC = register(PaperSpec(
                              "throughput, which the exact model forbids"),
     ),
     policies=tuple(PolicySpec(a, runner=runner(a), aliases=(f"synergy_{a}",))
-                   for a in ("tune", "greedy", "proportional")),
+                   for a in ("tune", "greedy", "proportional", "opt"))
+    + tuple(PolicySpec(o, runner=order_runner(o), aliases=(f"synergy_{o}",))
+            for o in ("drf", "tetris", "srsf")),
     default_heuristic="tune",
     demo_instance=demo_instance,
     reference="Mohan et al., Looking Beyond GPUs for DNN Scheduling on Multi-Tenant "

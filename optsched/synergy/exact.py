@@ -96,6 +96,7 @@ the catalog profiles.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -107,7 +108,8 @@ from optsched.solvers import solve_program, start_fields
 from optsched.solvers.program import LinearProgram
 from optsched.synergy.model import TOL, Configuration, SynergyRound, prepare, round_result
 
-__all__ = ["exact", "two_step", "joint", "step1_program", "joint_program", "job_classes"]
+__all__ = ["exact", "two_step", "two_step_solve", "TwoStepSolution", "joint", "step1_program",
+           "joint_program", "job_classes"]
 
 FORMULATIONS = ("joint", "two-step")
 _SOLVER_KEYS = ("solver", "time_limit", "mip_gap", "threads", "seed", "verbose", "options")
@@ -363,16 +365,24 @@ def joint(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,
                                **start_fields(res)})
 
 
-def two_step(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,
-              **options) -> Result:
-    """Synergy-OPT: step-1 super-machine ILP, then the keep-or-fall-back placement ILP.
+@dataclass(frozen=True)
+class TwoStepSolution:
+    """Synergy-OPT's outcome on one round before it becomes a :class:`Result`: the
+    configurations (``places``), the status, step 1's bound and both solver results
+    (``failed`` is the failing step's :class:`Result` when a step returned no solution)."""
 
-    ``time_limit`` covers both steps: step 2 gets what step 1 left (with nothing left it
-    returns its start). ``bound`` is step 1's bound (an upper bound on the joint
-    optimum); the status is ``optimal`` only when the realised throughput reaches it.
-    Step 1 starts from TUNE's configurations, step 2 from the all-fallback placement
-    (:func:`fallback_start`), unless ``mip_start=False``.
-    """
+    places: list[Configuration]
+    status: Status
+    bound: float | None
+    steps: tuple[Result, ...]
+    build: float
+    fallback: list[str]
+    failed: Result | None = None
+
+
+def two_step_solve(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,
+                   **options) -> TwoStepSolution:
+    """Solve Synergy-OPT's two ILPs on a prepared round (see :func:`two_step`)."""
     opts = _solver_opts(options)
     t_all = time.perf_counter()
     tb = time.perf_counter()
@@ -382,7 +392,7 @@ def two_step(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = Tru
     build = time.perf_counter() - tb
     r1 = solve_program(data, backend=backend, spent=build, start=start, **opts)
     if not r1.success:
-        return _fail(r1, "exact", build, formulation="two-step", step=1)
+        return TwoStepSolution([], r1.status, None, (r1,), build, [], failed=r1)
     y = r1.values["y"] > 0.5
     chosen = np.zeros((len(rnd.admitted), 3))
     chosen_row = {}
@@ -397,7 +407,7 @@ def two_step(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = Tru
     r2 = solve_program(data2, backend=backend, spent=time.perf_counter() - t_all,
                        start=start2, **opts)
     if not r2.success:
-        return _fail(r2, "exact", build, formulation="two-step", step=2)
+        return TwoStepSolution([], r2.status, None, (r1, r2), build, [], failed=r2)
     keep = r2.values["keep"] > 0.5
     u = np.rint(r2.values["u"]).astype(np.int64)
     v = np.rint(r2.values["v"]).astype(np.int64)
@@ -422,10 +432,29 @@ def two_step(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = Tru
         status = Status.OPTIMAL
     else:
         status = Status.FEASIBLE
-    return round_result(rnd, places, "exact", r1.solve_seconds + r2.solve_seconds,
-                        status=status, bound=bound, gap=relative_gap(obj, bound),
+    return TwoStepSolution(places, status, bound, (r1, r2), build, fallback)
+
+
+def two_step(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = True,
+              **options) -> Result:
+    """Synergy-OPT: step-1 super-machine ILP, then the keep-or-fall-back placement ILP.
+
+    ``time_limit`` covers both steps: step 2 gets what step 1 left (with nothing left it
+    returns its start). ``bound`` is step 1's bound (an upper bound on the joint
+    optimum); the status is ``optimal`` only when the realised throughput reaches it.
+    Step 1 starts from TUNE's configurations, step 2 from the all-fallback placement
+    (:func:`fallback_start`), unless ``mip_start=False``.
+    """
+    sol = two_step_solve(rnd, backend, mip_start=mip_start, **options)
+    if sol.failed is not None:
+        return _fail(sol.failed, "exact", sol.build, formulation="two-step",
+                     step=len(sol.steps))
+    r1, r2 = sol.steps
+    obj = float(sum(p.rel for p in sol.places))
+    return round_result(rnd, sol.places, "exact", r1.solve_seconds + r2.solve_seconds,
+                        status=sol.status, bound=sol.bound, gap=relative_gap(obj, sol.bound),
                         backend=r1.backend, solver=r1.solver,
-                        build_seconds=r1.build_seconds + r2.build_seconds + build,
+                        build_seconds=r1.build_seconds + r2.build_seconds + sol.build,
                         values={"y": r1.values["y"], "keep": r2.values["keep"],
                                 "u": r2.values["u"], "v": r2.values["v"]},
                         ratio=None,
@@ -433,7 +462,7 @@ def two_step(rnd: SynergyRound, backend: str = "highs", *, mip_start: bool = Tru
                                    "placement may fall back to the fair share",
                         extra={"formulation": "two-step", "step1_objective": r1.objective,
                                "step1_bound": r1.bound, "step1_status": r1.status.value,
-                               "step2_status": r2.status.value, "fallback": fallback,
+                               "step2_status": r2.status.value, "fallback": sol.fallback,
                                "step1_seconds": r1.seconds, "step2_seconds": r2.seconds,
                                **{f"step1_{k}": v for k, v in start_fields(r1).items()},
                                **{f"step2_{k}": v for k, v in start_fields(r2).items()}})

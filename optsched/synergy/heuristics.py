@@ -23,6 +23,16 @@ objective (total normalized throughput :math:`\sum_j T_j`).
   than the fair share down to it, in Synergy's order (fewest servers spanned, then most
   CPU per GPU, then most memory per GPU), until the job fits (``_reallocate_peer``).
 
+**Placement-sensitive mode** (``place=True``; Synergy's ``+place`` schedulers,
+``allocate_synergy_placement`` / ``_top_synergy_gpus_placement``): every attempt above
+places the job by :func:`packed_fit` instead of first fit. A job of :math:`g_j > 1`
+GPUs goes whole onto the server with the fewest free GPUs among those that hold all of
+it; otherwise (and for one GPU) its GPUs are taken one at a time from the server with
+the fewest free GPUs (ties: lowest index) that still has the per-GPU slice, a server
+without room being passed over for the rest of the job. It packs jobs onto the fullest
+servers and so keeps whole servers free for gangs. The guarantees below hold unchanged:
+they do not depend on which servers the fit picks.
+
 Guarantee of TUNE (Synergy §4.2, made rigorous here)
 ----------------------------------------------------
 Every TUNE allocation is *comparable* with the fair share: either at least :math:`f` in
@@ -53,6 +63,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -61,7 +72,7 @@ from optsched.core.result import Result
 from optsched.options import declares
 from optsched.synergy.model import TOL, Configuration, SynergyRound, prepare, round_result
 
-__all__ = ["proportional", "greedy", "tune", "RoundPlacement", "allocate"]
+__all__ = ["proportional", "greedy", "tune", "RoundPlacement", "allocate", "packed_fit"]
 
 NO_RATIO = "no approximation ratio for total normalized throughput is proved"
 
@@ -135,23 +146,65 @@ class RoundPlacement:
 RoundState = RoundPlacement
 
 
+# --------------------------------------------------------------------------- fits
+Fit = Callable[[RoundPlacement, int, float, float, float], bool]
+
+
+def _first_fit(state: RoundPlacement, j: int, c: float, m: float, rel: float) -> bool:
+    return state.first_fit(j, c, m, rel)
+
+
+def packed_fit(state: RoundPlacement, j: int, c: float, m: float, rel: float) -> bool:
+    r"""Place job j at (c, m) per GPU in Synergy's placement-sensitive way (module
+    docstring); commits and returns True, or leaves the state unchanged and returns
+    False. :math:`O(S + g_j \log S)`."""
+    g = state.rnd.gpus(j)
+    if state.free_g.sum() < g:
+        return False
+    k = state.slots(c, m)
+    if g > 1:
+        whole = np.flatnonzero(k >= g)
+        if whole.size:
+            s = int(whole[np.argmin(state.free_g[whole])])  # first minimum: lowest index
+            state.commit(j, c, m, rel, [(s, g)])
+            return True
+    # one GPU at a time from the server with the fewest free GPUs; what this job has
+    # taken so far counts against the server (Synergy holds it while it searches)
+    taken: dict[int, int] = {}
+    heap = [(int(state.free_g[s]), s) for s in range(len(state.free_g)) if state.free_g[s] > 0]
+    heapq.heapify(heap)
+    need = g
+    while need > 0 and heap:
+        free, s = heapq.heappop(heap)
+        if k[s] - taken.get(s, 0) <= 0:
+            continue  # no slice left here: passed over for the rest of the job
+        taken[s] = taken.get(s, 0) + 1
+        need -= 1
+        if free - 1 > 0:
+            heapq.heappush(heap, (free - 1, s))
+    if need > 0:
+        return False
+    state.commit(j, c, m, rel, sorted(taken.items()))
+    return True
+
+
 # --------------------------------------------------------------------------- allocators
-def _proportional(state: RoundPlacement) -> None:
+def _proportional(state: RoundPlacement, fit: Fit = _first_fit) -> None:
     rnd = state.rnd
     fc, fm = rnd.fair
     for j in rnd.admitted:
-        if not state.first_fit(j, fc, fm, rnd.fair_rel[j]):  # impossible, see docstring
+        if not fit(state, j, fc, fm, rnd.fair_rel[j]):  # impossible, see docstring
             raise RuntimeError(f"proportional share of job {j} did not fit")
 
 
-def _greedy(state: RoundPlacement) -> list[int]:
+def _greedy(state: RoundPlacement, fit: Fit = _first_fit) -> list[int]:
     rnd = state.rnd
     skipped = []
     for j in rnd.order:
         if rnd.gpus(j) > state.free_g.sum():
             continue
         c, m, t = rnd.best[j]
-        if not state.first_fit(j, c, m, t):
+        if not fit(state, j, c, m, t):
             skipped.append(j)
     return skipped
 
@@ -173,19 +226,19 @@ def _choose_servers(state: RoundPlacement, g: int) -> list[tuple[int, int]]:
     return out
 
 
-def _tune(state: RoundPlacement) -> dict[str, list[int]]:
+def _tune(state: RoundPlacement, fit: Fit = _first_fit) -> dict[str, list[int]]:
     rnd = state.rnd
     fc, fm = rnd.fair
     how: dict[str, list[int]] = {"best": [], "fair": [], "tuned": [], "reduced_peers": []}
     for j in rnd.admitted:
         g = rnd.gpus(j)
         c, m, t = rnd.comparable[j]
-        if state.first_fit(j, c, m, t):
+        if fit(state, j, c, m, t):
             how["best"].append(j)
             continue
         if c > fc + TOL or m > fm + TOL:
             c, m, t = fc, fm, rnd.fair_rel[j]
-            if state.first_fit(j, c, m, t):
+            if fit(state, j, c, m, t):
                 how["fair"].append(j)
                 continue
         parts = _choose_servers(state, g)
@@ -213,16 +266,19 @@ def _tune(state: RoundPlacement) -> dict[str, list[int]]:
     return how
 
 
-def allocate(rnd: SynergyRound, method: str) -> tuple[RoundPlacement, dict]:
-    """Run one allocator on a prepared round; returns the state and diagnostics."""
+def allocate(rnd: SynergyRound, method: str, *, place: bool = False
+             ) -> tuple[RoundPlacement, dict]:
+    """Run one allocator on a prepared round; returns the state and diagnostics.
+    ``place``: Synergy's placement-sensitive mode (:func:`packed_fit`)."""
     state = RoundPlacement(rnd)
     info: dict = {}
+    fit = packed_fit if place else _first_fit
     if method == "proportional":
-        _proportional(state)
+        _proportional(state, fit)
     elif method == "greedy":
-        info["skipped"] = _greedy(state)
+        info["skipped"] = _greedy(state, fit)
     elif method == "tune":
-        info = _tune(state)
+        info = _tune(state, fit)
     else:  # pragma: no cover - internal
         raise ValueError(method)
     return state, info

@@ -460,14 +460,15 @@ def test_two_step_can_realise_less_than_tune_pinned():
 
 # --------------------------------------------------------------------------- simulation
 def test_simulation_orders_and_fairness():
-    from optsched.synergy.policy import ORDERS, simulate_synergy
+    from optsched.synergy.policy import simulate_synergy
 
     inst = synergy_workload(40, servers(2), seed=5, split=(50, 0, 50), jobs_per_hour=20)
     inst = inst.replace(jobs=tuple(
         Job(j.id, j.arrival, j.workers, j.work / 20, dict(j.throughput), profile=j.profile,
             sensitivity=j.sensitivity) for j in inst.jobs))  # shorter jobs: fast test
     jct = {}
-    for order in ORDERS:
+    # DRF, TETRIS and SRSF: tests/synergy/test_synergy_orders.py
+    for order in ("fifo", "srtf", "las", "ftf"):
         for alloc in ("proportional", "tune", "greedy"):
             r = simulate_synergy(inst, alloc, order)
             assert r.metrics.n_completed == 40 and r.extra["unfinished"] == []
@@ -479,7 +480,7 @@ def test_simulation_orders_and_fairness():
             assert any(a.cpus > 0 and a.memory > 0 for a in r.schedule.allocations)
     assert jct["tune", "fifo"] < jct["proportional", "fifo"]
     with pytest.raises(optsched.InvalidOption):
-        simulate_synergy(inst, "opt")
+        simulate_synergy(inst, "optimal")
     with pytest.raises(optsched.InvalidOption):
         simulate_synergy(inst, "tune", "sjf")
 
