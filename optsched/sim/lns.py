@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -333,6 +333,41 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
     """
     wall0, cpu0 = time.perf_counter(), time.process_time()
     inst = as_instance(instance)
+    opts = _checked_options(objective=objective, clock=clock, time_limit=time_limit,
+                            window_time_limit=window_time_limit, window_jobs=window_jobs,
+                            window_blocks=window_blocks, block=block, max_block=max_block,
+                            patience=patience, check_every=check_every, seed=seed,
+                            max_windows=max_windows, target=target)
+    sched, caps = _checked_start(inst, start, policy)
+    search = _Search(inst, sched, caps, opts, wall0, cpu0, on_improve)
+    return search.result(search.run())
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The checked options of one search; ``now`` its clock, ``t_start`` when it began."""
+
+    objective: str
+    now: Callable[[], float]
+    t_start: float
+    time_limit: float | None
+    window_time_limit: float
+    window_jobs: int
+    window_blocks: int
+    block: int
+    max_block: int
+    patience: int
+    check_every: int
+    seed: int
+    max_windows: int | None
+    target: float | None
+
+
+def _checked_options(*, objective: str, clock: str, time_limit: Any, window_time_limit: Any,
+                     window_jobs: Any, window_blocks: Any, block: Any, max_block: Any,
+                     patience: Any, check_every: Any, seed: Any, max_windows: Any,
+                     target: Any) -> _Options:
+    """:func:`improve`'s options, checked in the order its errors are documented."""
     if objective not in OBJECTIVES:
         raise InvalidOption("objective", objective, "must be one of " + ", ".join(OBJECTIVES))
     if clock not in ("wall", "cpu"):
@@ -356,6 +391,14 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
         raise InvalidOption("target", target, "must be a number of seconds or None")
     if limit is None and max_windows is None:
         raise InvalidOption("time_limit", None, "give a time limit or max_windows")
+    return _Options(objective, now, t_start, limit, wtl, window_jobs, window_blocks, block,
+                    max_block, patience, check_every, seed, max_windows, target)
+
+
+def _checked_start(inst: Instance, start: Any, policy: Any) -> tuple[Schedule, Capabilities]:
+    """The start schedule and the rules it is held to, after checking that it is a
+    schedule of ``inst`` inside the window model that passes those rules and completes
+    every job."""
     sched = _schedule_of(start)
     for flag in ("sharing", "forking", "resource_sensitive"):
         if getattr(sched, flag):
@@ -376,77 +419,125 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
         raise InvalidSchedule("start.completion", missing[:5], f"{len(missing)} job(s) "
                               "unfinished; the search improves schedules that complete "
                               "every job")
-    wt = np.array([j.weight for j in inst.jobs]) if objective == "weighted_mean_jct" \
-        else np.ones(inst.n_jobs)
-    r = inst.arrivals.astype(float)
-    grid0 = float(r.min())
-    st = _State(inst, sched, grid0)
-    p = np.array([j.work / (j.workers * j.best_rate) for j in inst.jobs])
+    return sched, caps
 
-    def value() -> float:
-        return float(np.dot(wt, st.C - r) / wt.sum())
 
-    rng = np.random.default_rng(seed)
-    v0 = value()
-    history = [(time.process_time() - cpu0, time.perf_counter() - wall0, v0)]
-    tried = improved = since = 0
-    m = block
-    stop = "max_windows"
-    stats: dict[str, Any] = {"milp_seconds": 0.0, "windows_by_block": {},
-                             "improved_by_block": {},
-             "no_solution": 0, "mip_start_used": 0}
-    try:
-        while True:
-            if target is not None and value() <= target * (1 + 1e-9):
-                stop = "target"
-                break
-            if max_windows is not None and tried >= max_windows:
-                stop = "max_windows"
-                break
-            left = None if limit is None else limit - (now() - t_start)
-            if left is not None and left <= 0.05:
-                stop = "time_limit"
-                break
-            win = _pick_window(st, rng, wt, r, p, window_jobs, window_blocks, m)
-            if win is None:
-                tried += 1
-                since += 1
-                if since >= 4 * patience * (1 + int(math.log2(max_block))):
-                    stop = "no_window"
-                    break
-                m, since = _next_block(m, since, patience, block, max_block)
-                continue
-            tried += 1
-            key = str(m)
-            stats["windows_by_block"][key] = stats["windows_by_block"].get(key, 0) + 1
-            gain = _solve_window(st, win, wt, wtl if left is None else min(wtl, max(left, 0.1)),
-                                 seed, stats)
-            if gain:
-                improved += 1
-                since = 0
-                stats["improved_by_block"][key] = stats["improved_by_block"].get(key, 0) + 1
-                h = (time.process_time() - cpu0, time.perf_counter() - wall0, value())
-                history.append(h)
-                if on_improve is not None:
-                    on_improve(*h)
-                if check_every and improved % check_every == 0:
-                    validate_schedule(inst, st.schedule(), caps)
-            else:
-                since += 1
-                m, since = _next_block(m, since, patience, block, max_block)
-    except KeyboardInterrupt:
-        stop = "interrupted"
-    best = st.schedule()
-    validate_schedule(inst, best, caps)
-    final = value()
-    if final > v0 * (1 + 1e-12):  # pragma: no cover - kept changes only ever lower it
-        raise AssertionError(f"search ended above its start: {final} > {v0}")
-    stats["milp_seconds"] = round(stats["milp_seconds"], 3)
-    return LNSResult(schedule=best, objective=objective, value=final, start_value=v0,
-                     history=tuple(history), windows_tried=tried, windows_improved=improved,
-                     stop=stop, capabilities=caps, seconds=time.perf_counter() - wall0,
-                     cpu_seconds=time.process_time() - cpu0,
-                     extra={"seed": seed, "block_final": m, **stats})
+class _Search:
+    """The search loop's state: the incumbent (:class:`_State`), the window counters,
+    the block length ``m`` and the statistics; one window per :meth:`_window`."""
+
+    def __init__(self, inst: Instance, sched: Schedule, caps: Capabilities, opts: _Options,
+                 wall0: float, cpu0: float, on_improve: Any) -> None:
+        self.inst, self.caps, self.opts = inst, caps, opts
+        self.wall0, self.cpu0, self.on_improve = wall0, cpu0, on_improve
+        self.wt = np.array([j.weight for j in inst.jobs]) \
+            if opts.objective == "weighted_mean_jct" else np.ones(inst.n_jobs)
+        self.r = inst.arrivals.astype(float)
+        grid0 = float(self.r.min())
+        self.st = _State(inst, sched, grid0)
+        self.p = np.array([j.work / (j.workers * j.best_rate) for j in inst.jobs])
+        self.rng = np.random.default_rng(opts.seed)
+        self.v0 = self.value()
+        self.history = [(time.process_time() - cpu0, time.perf_counter() - wall0, self.v0)]
+        self.tried = self.improved = self.since = 0
+        self.m = opts.block
+        self.stats: dict[str, Any] = {"milp_seconds": 0.0, "windows_by_block": {},
+                                      "improved_by_block": {},
+                                      "no_solution": 0, "mip_start_used": 0}
+
+    def value(self) -> float:
+        return float(np.dot(self.wt, self.st.C - self.r) / self.wt.sum())
+
+    def run(self) -> str:
+        """Windows until a stop; the stop reason (:data:`STOP_REASONS`)."""
+        try:
+            while True:
+                stop, left = self._stop_before_window()
+                if stop is None:
+                    stop = self._window(left)
+                if stop is not None:
+                    return stop
+        except KeyboardInterrupt:
+            return "interrupted"
+
+    def _stop_before_window(self) -> tuple[str | None, float | None]:
+        """Why to stop now (target reached, window count or time limit), else ``None``;
+        and the seconds left (``None``: no time limit)."""
+        o = self.opts
+        if o.target is not None and self.value() <= o.target * (1 + 1e-9):
+            return "target", None
+        if o.max_windows is not None and self.tried >= o.max_windows:
+            return "max_windows", None
+        left = None if o.time_limit is None else o.time_limit - (o.now() - o.t_start)
+        if left is not None and left <= 0.05:
+            return "time_limit", left
+        return None, left
+
+    def _window(self, left: float | None) -> str | None:
+        """Pick one window, solve it and keep what improves; ``"no_window"`` once no
+        window can be drawn for long enough."""
+        o = self.opts
+        win = _pick_window(self.st, self.rng, self.wt, self.r, self.p, o.window_jobs,
+                           o.window_blocks, self.m)
+        if win is None:
+            return self._no_window()
+        self.tried += 1
+        key = str(self.m)
+        self.stats["windows_by_block"][key] = self.stats["windows_by_block"].get(key, 0) + 1
+        wtl = o.window_time_limit
+        gain = _solve_window(self.st, win, self.wt,
+                             wtl if left is None else min(wtl, max(left, 0.1)),
+                             o.seed, self.stats)
+        if gain:
+            self._kept(key)
+        else:
+            self.since += 1
+            self._grow_block()
+        return None
+
+    def _no_window(self) -> str | None:
+        o = self.opts
+        self.tried += 1
+        self.since += 1
+        if self.since >= 4 * o.patience * (1 + int(math.log2(o.max_block))):
+            return "no_window"
+        self._grow_block()
+        return None
+
+    def _grow_block(self) -> None:
+        o = self.opts
+        self.m, self.since = _next_block(self.m, self.since, o.patience, o.block, o.max_block)
+
+    def _kept(self, key: str) -> None:
+        """Count an improvement, record it, report it, validate every ``check_every``."""
+        self.improved += 1
+        self.since = 0
+        self.stats["improved_by_block"][key] = self.stats["improved_by_block"].get(key, 0) + 1
+        h = (time.process_time() - self.cpu0, time.perf_counter() - self.wall0, self.value())
+        self.history.append(h)
+        if self.on_improve is not None:
+            self.on_improve(*h)
+        ce = self.opts.check_every
+        if ce and self.improved % ce == 0:
+            validate_schedule(self.inst, self.st.schedule(), self.caps)
+
+    def result(self, stop: str) -> LNSResult:
+        """The incumbent, validated, as an :class:`LNSResult`."""
+        best = self.st.schedule()
+        validate_schedule(self.inst, best, self.caps)
+        final = self.value()
+        v0 = self.v0
+        if final > v0 * (1 + 1e-12):  # pragma: no cover - kept changes only ever lower it
+            raise AssertionError(f"search ended above its start: {final} > {v0}")
+        stats = self.stats
+        stats["milp_seconds"] = round(stats["milp_seconds"], 3)
+        return LNSResult(schedule=best, objective=self.opts.objective, value=final,
+                         start_value=v0, history=tuple(self.history),
+                         windows_tried=self.tried, windows_improved=self.improved,
+                         stop=stop, capabilities=self.caps,
+                         seconds=time.perf_counter() - self.wall0,
+                         cpu_seconds=time.process_time() - self.cpu0,
+                         extra={"seed": self.opts.seed, "block_final": self.m, **stats})
 
 
 def _next_block(m: int, since: int, patience: int, block: int, max_block: int) -> tuple[int, int]:
