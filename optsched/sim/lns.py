@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -333,6 +333,41 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
     """
     wall0, cpu0 = time.perf_counter(), time.process_time()
     inst = as_instance(instance)
+    opts = _checked_options(objective=objective, clock=clock, time_limit=time_limit,
+                            window_time_limit=window_time_limit, window_jobs=window_jobs,
+                            window_blocks=window_blocks, block=block, max_block=max_block,
+                            patience=patience, check_every=check_every, seed=seed,
+                            max_windows=max_windows, target=target)
+    sched, caps = _checked_start(inst, start, policy)
+    search = _Search(inst, sched, caps, opts, wall0, cpu0, on_improve)
+    return search.result(search.run())
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The checked options of one search; ``now`` its clock, ``t_start`` when it began."""
+
+    objective: str
+    now: Callable[[], float]
+    t_start: float
+    time_limit: float | None
+    window_time_limit: float
+    window_jobs: int
+    window_blocks: int
+    block: int
+    max_block: int
+    patience: int
+    check_every: int
+    seed: int
+    max_windows: int | None
+    target: float | None
+
+
+def _checked_options(*, objective: str, clock: str, time_limit: Any, window_time_limit: Any,
+                     window_jobs: Any, window_blocks: Any, block: Any, max_block: Any,
+                     patience: Any, check_every: Any, seed: Any, max_windows: Any,
+                     target: Any) -> _Options:
+    """:func:`improve`'s options, checked in the order its errors are documented."""
     if objective not in OBJECTIVES:
         raise InvalidOption("objective", objective, "must be one of " + ", ".join(OBJECTIVES))
     if clock not in ("wall", "cpu"):
@@ -356,6 +391,14 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
         raise InvalidOption("target", target, "must be a number of seconds or None")
     if limit is None and max_windows is None:
         raise InvalidOption("time_limit", None, "give a time limit or max_windows")
+    return _Options(objective, now, t_start, limit, wtl, window_jobs, window_blocks, block,
+                    max_block, patience, check_every, seed, max_windows, target)
+
+
+def _checked_start(inst: Instance, start: Any, policy: Any) -> tuple[Schedule, Capabilities]:
+    """The start schedule and the rules it is held to, after checking that it is a
+    schedule of ``inst`` inside the window model that passes those rules and completes
+    every job."""
     sched = _schedule_of(start)
     for flag in ("sharing", "forking", "resource_sensitive"):
         if getattr(sched, flag):
@@ -376,77 +419,125 @@ def improve(instance: Instance, start: Any, *, policy: Any = None,
         raise InvalidSchedule("start.completion", missing[:5], f"{len(missing)} job(s) "
                               "unfinished; the search improves schedules that complete "
                               "every job")
-    wt = np.array([j.weight for j in inst.jobs]) if objective == "weighted_mean_jct" \
-        else np.ones(inst.n_jobs)
-    r = inst.arrivals.astype(float)
-    grid0 = float(r.min())
-    st = _State(inst, sched, grid0)
-    p = np.array([j.work / (j.workers * j.best_rate) for j in inst.jobs])
+    return sched, caps
 
-    def value() -> float:
-        return float(np.dot(wt, st.C - r) / wt.sum())
 
-    rng = np.random.default_rng(seed)
-    v0 = value()
-    history = [(time.process_time() - cpu0, time.perf_counter() - wall0, v0)]
-    tried = improved = since = 0
-    m = block
-    stop = "max_windows"
-    stats: dict[str, Any] = {"milp_seconds": 0.0, "windows_by_block": {},
-                             "improved_by_block": {},
-             "no_solution": 0, "mip_start_used": 0}
-    try:
-        while True:
-            if target is not None and value() <= target * (1 + 1e-9):
-                stop = "target"
-                break
-            if max_windows is not None and tried >= max_windows:
-                stop = "max_windows"
-                break
-            left = None if limit is None else limit - (now() - t_start)
-            if left is not None and left <= 0.05:
-                stop = "time_limit"
-                break
-            win = _pick_window(st, rng, wt, r, p, window_jobs, window_blocks, m)
-            if win is None:
-                tried += 1
-                since += 1
-                if since >= 4 * patience * (1 + int(math.log2(max_block))):
-                    stop = "no_window"
-                    break
-                m, since = _next_block(m, since, patience, block, max_block)
-                continue
-            tried += 1
-            key = str(m)
-            stats["windows_by_block"][key] = stats["windows_by_block"].get(key, 0) + 1
-            gain = _solve_window(st, win, wt, wtl if left is None else min(wtl, max(left, 0.1)),
-                                 seed, stats)
-            if gain:
-                improved += 1
-                since = 0
-                stats["improved_by_block"][key] = stats["improved_by_block"].get(key, 0) + 1
-                h = (time.process_time() - cpu0, time.perf_counter() - wall0, value())
-                history.append(h)
-                if on_improve is not None:
-                    on_improve(*h)
-                if check_every and improved % check_every == 0:
-                    validate_schedule(inst, st.schedule(), caps)
-            else:
-                since += 1
-                m, since = _next_block(m, since, patience, block, max_block)
-    except KeyboardInterrupt:
-        stop = "interrupted"
-    best = st.schedule()
-    validate_schedule(inst, best, caps)
-    final = value()
-    if final > v0 * (1 + 1e-12):  # pragma: no cover - kept changes only ever lower it
-        raise AssertionError(f"search ended above its start: {final} > {v0}")
-    stats["milp_seconds"] = round(stats["milp_seconds"], 3)
-    return LNSResult(schedule=best, objective=objective, value=final, start_value=v0,
-                     history=tuple(history), windows_tried=tried, windows_improved=improved,
-                     stop=stop, capabilities=caps, seconds=time.perf_counter() - wall0,
-                     cpu_seconds=time.process_time() - cpu0,
-                     extra={"seed": seed, "block_final": m, **stats})
+class _Search:
+    """The search loop's state: the incumbent (:class:`_State`), the window counters,
+    the block length ``m`` and the statistics; one window per :meth:`_window`."""
+
+    def __init__(self, inst: Instance, sched: Schedule, caps: Capabilities, opts: _Options,
+                 wall0: float, cpu0: float, on_improve: Any) -> None:
+        self.inst, self.caps, self.opts = inst, caps, opts
+        self.wall0, self.cpu0, self.on_improve = wall0, cpu0, on_improve
+        self.wt = np.array([j.weight for j in inst.jobs]) \
+            if opts.objective == "weighted_mean_jct" else np.ones(inst.n_jobs)
+        self.r = inst.arrivals.astype(float)
+        grid0 = float(self.r.min())
+        self.st = _State(inst, sched, grid0)
+        self.p = np.array([j.work / (j.workers * j.best_rate) for j in inst.jobs])
+        self.rng = np.random.default_rng(opts.seed)
+        self.v0 = self.value()
+        self.history = [(time.process_time() - cpu0, time.perf_counter() - wall0, self.v0)]
+        self.tried = self.improved = self.since = 0
+        self.m = opts.block
+        self.stats: dict[str, Any] = {"milp_seconds": 0.0, "windows_by_block": {},
+                                      "improved_by_block": {},
+                                      "no_solution": 0, "mip_start_used": 0}
+
+    def value(self) -> float:
+        return float(np.dot(self.wt, self.st.C - self.r) / self.wt.sum())
+
+    def run(self) -> str:
+        """Windows until a stop; the stop reason (:data:`STOP_REASONS`)."""
+        try:
+            while True:
+                stop, left = self._stop_before_window()
+                if stop is None:
+                    stop = self._window(left)
+                if stop is not None:
+                    return stop
+        except KeyboardInterrupt:
+            return "interrupted"
+
+    def _stop_before_window(self) -> tuple[str | None, float | None]:
+        """Why to stop now (target reached, window count or time limit), else ``None``;
+        and the seconds left (``None``: no time limit)."""
+        o = self.opts
+        if o.target is not None and self.value() <= o.target * (1 + 1e-9):
+            return "target", None
+        if o.max_windows is not None and self.tried >= o.max_windows:
+            return "max_windows", None
+        left = None if o.time_limit is None else o.time_limit - (o.now() - o.t_start)
+        if left is not None and left <= 0.05:
+            return "time_limit", left
+        return None, left
+
+    def _window(self, left: float | None) -> str | None:
+        """Pick one window, solve it and keep what improves; ``"no_window"`` once no
+        window can be drawn for long enough."""
+        o = self.opts
+        win = _pick_window(self.st, self.rng, self.wt, self.r, self.p, o.window_jobs,
+                           o.window_blocks, self.m)
+        if win is None:
+            return self._no_window()
+        self.tried += 1
+        key = str(self.m)
+        self.stats["windows_by_block"][key] = self.stats["windows_by_block"].get(key, 0) + 1
+        wtl = o.window_time_limit
+        gain = _solve_window(self.st, win, self.wt,
+                             wtl if left is None else min(wtl, max(left, 0.1)),
+                             o.seed, self.stats)
+        if gain:
+            self._kept(key)
+        else:
+            self.since += 1
+            self._grow_block()
+        return None
+
+    def _no_window(self) -> str | None:
+        o = self.opts
+        self.tried += 1
+        self.since += 1
+        if self.since >= 4 * o.patience * (1 + int(math.log2(o.max_block))):
+            return "no_window"
+        self._grow_block()
+        return None
+
+    def _grow_block(self) -> None:
+        o = self.opts
+        self.m, self.since = _next_block(self.m, self.since, o.patience, o.block, o.max_block)
+
+    def _kept(self, key: str) -> None:
+        """Count an improvement, record it, report it, validate every ``check_every``."""
+        self.improved += 1
+        self.since = 0
+        self.stats["improved_by_block"][key] = self.stats["improved_by_block"].get(key, 0) + 1
+        h = (time.process_time() - self.cpu0, time.perf_counter() - self.wall0, self.value())
+        self.history.append(h)
+        if self.on_improve is not None:
+            self.on_improve(*h)
+        ce = self.opts.check_every
+        if ce and self.improved % ce == 0:
+            validate_schedule(self.inst, self.st.schedule(), self.caps)
+
+    def result(self, stop: str) -> LNSResult:
+        """The incumbent, validated, as an :class:`LNSResult`."""
+        best = self.st.schedule()
+        validate_schedule(self.inst, best, self.caps)
+        final = self.value()
+        v0 = self.v0
+        if final > v0 * (1 + 1e-12):  # pragma: no cover - kept changes only ever lower it
+            raise AssertionError(f"search ended above its start: {final} > {v0}")
+        stats = self.stats
+        stats["milp_seconds"] = round(stats["milp_seconds"], 3)
+        return LNSResult(schedule=best, objective=self.opts.objective, value=final,
+                         start_value=v0, history=tuple(self.history),
+                         windows_tried=self.tried, windows_improved=self.improved,
+                         stop=stop, capabilities=self.caps,
+                         seconds=time.perf_counter() - self.wall0,
+                         cpu_seconds=time.process_time() - self.cpu0,
+                         extra={"seed": self.opts.seed, "block_final": self.m, **stats})
 
 
 def _next_block(m: int, since: int, patience: int, block: int, max_block: int) -> tuple[int, int]:
@@ -486,78 +577,26 @@ def _pick_window(st: _State, rng: np.random.Generator, wt: np.ndarray, r: np.nda
 
 def _solve_window(st: _State, win: _Win, wt: np.ndarray, tl: float, seed: int,
                   stats: dict) -> bool:
-    inst = st.inst
+    """Re-plan the window's freed jobs by its MILP; keep the result (in ``st``) and
+    return ``True`` if it lowers the objective, else leave ``st`` as it was."""
     B = win.m * st.dt
     t0, L = win.t0, win.n_blocks
     t1 = t0 + L * B
     k0 = int(round((t0 - st.g0) / st.dt))
     if k0 + L * win.m > st.R:
         st._grow(k0 + L * win.m)
-    K = len(st.types)
     # capacity without the freed jobs
     for j in win.jobs:
         st._add(j, -1)
     try:
-        use = st.use[:, k0:k0 + L * win.m].reshape(len(st.pairs), L, win.m).max(axis=2)
-        freep = st.cap[:, None] - use
-        freep = np.maximum(freep, 0)
-        free = np.zeros((K, L), dtype=np.int64)
-        np.add.at(free, st.pair_type, freep)
-        jobs: list[WindowJob] = []
-        plan: dict[int, list[tuple[int, int, float]]] = {}
-        finishes: dict[int, bool] = {}
-        start_ok = True
-        for a, j in enumerate(win.jobs):
-            job = inst.jobs[j]
-            done_before = st.work_between(j, -math.inf, t0)
-            rem = job.work - done_before
-            ww = st.work_between(j, t0, t1)
-            C = float(st.C[j])
-            must = C <= t1
-            rates = tuple(job.workers * job.rate(t) for t in st.types)
-            first = max(0, int(math.ceil((job.arrival - t0) / B - 1e-9)))
-            after = [sg for sg in st.segs[j] if sg.e > t1]
-            jobs.append(WindowJob(a, float(wt[j]), job.workers, rates, max(rem, 0.0), ww, C,
-                                  must, first, after_work=st.work_between(j, t1, math.inf),
-                                  after_rate=max((sg.rate for sg in after), default=0.0)))
-            finishes[a] = must
-            blocks = []
-            for sg in st.segs[j]:
-                if sg.e <= t0 or sg.s >= t1:
-                    continue
-                types = {t for _, t, _ in sg.parts}
-                gpus = sum(g for _, _, g in sg.parts)
-                s, e = max(sg.s, t0), min(sg.e, t1)
-                q0, q1 = (s - t0) / B, (e - t0) / B
-                if len(types) != 1 or gpus != job.workers or abs(q0 - round(q0)) > 1e-9:
-                    start_ok = False
-                    break
-                k = st.types.index(next(iter(types)))
-                ends_at_c = must and abs(e - C) <= 1e-9 * max(1.0, C)
-                nb = int(round(q1)) if abs(q1 - round(q1)) <= 1e-9 else None
-                if nb is None and not ends_at_c:
-                    start_ok = False
-                    break
-                for ell in range(int(round(q0)), nb if nb is not None else int(math.ceil(q1))):
-                    frac = min(1.0, (e - (t0 + ell * B)) / B)
-                    blocks.append((ell, k, frac))
-            plan[a] = blocks
+        free, freep = _free_gpus(st, win, k0)
+        jobs, plan, finishes, start_ok = _window_jobs(st, win, wt, t0, t1, B)
         data, index = build_window(jobs, Window(t0, B, L, free))
         x0 = start_vector(data, index, plan, finishes) if start_ok else None
         incumbent = float(sum(wt[j] * (st.C[j] - t0) for j in win.jobs))
-        t_s = time.perf_counter()
-        res = solve_program(data, time_limit=tl, seed=seed, start=x0,
-                            options={"mip_rel_gap": 1e-6})
-        stats["milp_seconds"] += time.perf_counter() - t_s
-        if x0 is not None and res.extra.get("mip_start", {}).get("feasible"):
-            stats["mip_start_used"] += 1
-        if not res.status.has_solution or res.objective is None:
-            stats["no_solution"] += 1
+        x = _solve_window_milp(data, x0, incumbent, tl, seed, stats)
+        if x is None:
             return False
-        if res.objective >= incumbent - 1e-6 * max(1.0, abs(incumbent)):
-            return False
-        x = np.concatenate([np.asarray(res.values[b.name], dtype=float).ravel()
-                            for b in data.var_blocks])
         new_segs, new_C = _realise(st, win, jobs, index, x, free, freep, t0, t1, B)
         gain = sum(wt[j] * (st.C[j] - new_C[a]) for a, j in enumerate(win.jobs))
         if not gain > 1e-9 * max(1.0, abs(incumbent)):
@@ -571,19 +610,131 @@ def _solve_window(st: _State, win: _Win, wt: np.ndarray, tl: float, seed: int,
             st._add(j, +1)
 
 
+def _free_gpus(st: _State, win: _Win, k0: int) -> tuple[np.ndarray, np.ndarray]:
+    """GPUs the fixed allocations leave free per block (the most any round of the block
+    uses): ``free[k, l]`` per type, ``freep[i, l]`` per (node, type) pair."""
+    L = win.n_blocks
+    K = len(st.types)
+    use = st.use[:, k0:k0 + L * win.m].reshape(len(st.pairs), L, win.m).max(axis=2)
+    freep = st.cap[:, None] - use
+    freep = np.maximum(freep, 0)
+    free = np.zeros((K, L), dtype=np.int64)
+    np.add.at(free, st.pair_type, freep)
+    return free, freep
+
+
+def _window_jobs(st: _State, win: _Win, wt: np.ndarray, t0: float, t1: float,
+                 B: float) -> tuple[list[WindowJob], dict[int, list[tuple[int, int, float]]],
+                                    dict[int, bool], bool]:
+    """The freed jobs as :class:`WindowJob`, the incumbent's window as a plan of
+    ``(block, type, fraction)`` per job, whether each finishes in the window, and whether
+    that plan lies on the block grid (so it can be the MIP start)."""
+    jobs: list[WindowJob] = []
+    plan: dict[int, list[tuple[int, int, float]]] = {}
+    finishes: dict[int, bool] = {}
+    start_ok = True
+    for a, j in enumerate(win.jobs):
+        wj = _window_job(st, a, j, float(wt[j]), t0, t1, B)
+        jobs.append(wj)
+        finishes[a] = wj.must_finish
+        blocks = _incumbent_blocks(st, j, t0, t1, B, wj.must_finish, wj.completion)
+        if blocks is None:
+            start_ok = False
+            blocks = []
+        plan[a] = blocks
+    return jobs, plan, finishes, start_ok
+
+
+def _window_job(st: _State, a: int, j: int, weight: float, t0: float, t1: float,
+                B: float) -> WindowJob:
+    """Job ``j`` freed in ``[t0, t1)`` as the ``a``-th job of the window MILP."""
+    job = st.inst.jobs[j]
+    done_before = st.work_between(j, -math.inf, t0)
+    rem = job.work - done_before
+    ww = st.work_between(j, t0, t1)
+    C = float(st.C[j])
+    must = C <= t1
+    rates = tuple(job.workers * job.rate(t) for t in st.types)
+    first = max(0, int(math.ceil((job.arrival - t0) / B - 1e-9)))
+    after = [sg for sg in st.segs[j] if sg.e > t1]
+    return WindowJob(a, weight, job.workers, rates, max(rem, 0.0), ww, C, must, first,
+                     after_work=st.work_between(j, t1, math.inf),
+                     after_rate=max((sg.rate for sg in after), default=0.0))
+
+
+def _incumbent_blocks(st: _State, j: int, t0: float, t1: float, B: float, must: bool,
+                      C: float) -> list[tuple[int, int, float]] | None:
+    """Job ``j``'s incumbent segments in ``[t0, t1)`` as ``(block, type, fraction)``;
+    ``None`` if one is off the block grid (a mixed or partial gang, a start inside a
+    block, or an end inside one other than at its completion ``C``)."""
+    workers = st.inst.jobs[j].workers
+    blocks = []
+    for sg in st.segs[j]:
+        if sg.e <= t0 or sg.s >= t1:
+            continue
+        types = {t for _, t, _ in sg.parts}
+        gpus = sum(g for _, _, g in sg.parts)
+        s, e = max(sg.s, t0), min(sg.e, t1)
+        q0, q1 = (s - t0) / B, (e - t0) / B
+        if len(types) != 1 or gpus != workers or abs(q0 - round(q0)) > 1e-9:
+            return None
+        k = st.types.index(next(iter(types)))
+        ends_at_c = must and abs(e - C) <= 1e-9 * max(1.0, C)
+        nb = int(round(q1)) if abs(q1 - round(q1)) <= 1e-9 else None
+        if nb is None and not ends_at_c:
+            return None
+        for ell in range(int(round(q0)), nb if nb is not None else int(math.ceil(q1))):
+            frac = min(1.0, (e - (t0 + ell * B)) / B)
+            blocks.append((ell, k, frac))
+    return blocks
+
+
+def _solve_window_milp(data: Any, x0: np.ndarray | None, incumbent: float, tl: float,
+                       seed: int, stats: dict) -> np.ndarray | None:
+    """Solve the window MILP (``x0`` the MIP start); its column vector if its objective
+    is below ``incumbent``, else ``None``."""
+    t_s = time.perf_counter()
+    res = solve_program(data, time_limit=tl, seed=seed, start=x0,
+                        options={"mip_rel_gap": 1e-6})
+    stats["milp_seconds"] += time.perf_counter() - t_s
+    if x0 is not None and res.extra.get("mip_start", {}).get("feasible"):
+        stats["mip_start_used"] += 1
+    if not res.status.has_solution or res.objective is None:
+        stats["no_solution"] += 1
+        return None
+    if res.objective >= incumbent - 1e-6 * max(1.0, abs(incumbent)):
+        return None
+    return np.concatenate([np.asarray(res.values[b.name], dtype=float).ravel()
+                           for b in data.var_blocks])
+
+
 def _realise(st: _State, win: _Win, jobs: list[WindowJob], index: dict, x: np.ndarray,
              free: np.ndarray, freep: np.ndarray, t0: float, t1: float,
              B: float) -> tuple[list[list[_Seg]], list[float]]:
     """The freed jobs' segments and completions for a window solution: blocks in time
     order, each job's gang placed on nodes of its type (previous nodes first), the job
     stopped at the exact instant its work is done."""
-    inst = st.inst
-    L = win.n_blocks
     run: dict[int, list[tuple[int, int]]] = {a: [] for a in range(len(jobs))}
     for (a, k, ell), (cx, cy, _) in index["cols"].items():
         if x[cx] > 0.5 or x[cy] > 0.5:
             run[a].append((ell, k))
-    # node placement per block
+    placed = _place_gangs(st, jobs, run, freep, win.n_blocks)
+    out_segs, out_C = [], []
+    for a, wj in enumerate(jobs):
+        blocks = sorted(run[a])
+        segs, c = _job_segments(st, win.jobs[a], wj, blocks,
+                                [placed[(a, ell)] for ell, _k in blocks], t0, t1, B)
+        out_segs.append(segs)
+        out_C.append(c)
+    return out_segs, out_C
+
+
+def _place_gangs(st: _State, jobs: list[WindowJob], run: dict[int, list[tuple[int, int]]],
+                 freep: np.ndarray, L: int) -> dict[tuple[int, int], tuple[tuple[str, str, int],
+                                                                        ...]]:
+    """``placed[(a, l)]``: the (node, type, gpus) parts of job ``a``'s gang in block
+    ``l``, block by block, largest gangs first, each kept on its previous block's nodes
+    when they still have room."""
     placed: dict[tuple[int, int], tuple[tuple[str, str, int], ...]] = {}
     last_nodes: dict[int, tuple[tuple[str, str, int], ...]] = {}
     by_block: dict[int, list[tuple[int, int]]] = {}
@@ -596,48 +747,64 @@ def _realise(st: _State, win: _Win, jobs: list[WindowJob], index: dict, x: np.nd
         rest = []
         for a, k in todo:  # keep a gang where it was if it still fits
             prev = last_nodes.get(a)
-            if prev and all(t == st.types[k] for _, t, _ in prev) and all(
-                    left[st.pair_of[(n, t)]] >= g for n, t, g in prev):
+            if prev is not None and _fits_again(st, prev, k, left):
                 for n, t, g in prev:
                     left[st.pair_of[(n, t)]] -= g
                 placed[(a, ell)] = prev
             else:
                 rest.append((a, k))
         for a, k in rest:
-            need = jobs[a].workers
-            cand = [i for i in np.flatnonzero(st.pair_type == k) if left[i] > 0]
-            cand.sort(key=lambda i: -left[i])
-            parts = []
-            for i in cand:
-                g = int(min(left[i], need))
-                parts.append((st.pairs[i][0], st.pairs[i][1], g))
-                left[i] -= g
-                need -= g
-                if need == 0:
-                    break
-            if need:  # the capacity row guarantees room; never place a partial gang
-                raise AssertionError("window capacity exceeded while placing gangs")
-            placed[(a, ell)] = tuple(sorted(parts))
+            placed[(a, ell)] = _new_gang(st, k, jobs[a].workers, left)
         for a, _ in todo:
             last_nodes[a] = placed[(a, ell)]
-    out_segs, out_C = [], []
-    for a, wj in enumerate(jobs):
-        j = win.jobs[a]
-        job = inst.jobs[j]
-        before = [_cut(sg, -math.inf, t0) for sg in st.segs[j] if sg.s < t0]
-        segs = [sg for sg in before if sg is not None]
-        for ell, _k in sorted(run[a]):
-            s = t0 + ell * B
-            held = placed[(a, ell)]
-            segs.append(_Seg(s, s + B, held, gang_rate(job, [_P(*q) for q in held],
-                                                       rule=st.rule)))
-        if not wj.must_finish:
-            segs += [sg for sg in (_cut(sg, t1, math.inf) for sg in st.segs[j]
-                                   if sg.e > t1) if sg is not None]
-        segs, c = _complete(job.work, segs)
-        out_segs.append(segs)
-        out_C.append(c)
-    return out_segs, out_C
+    return placed
+
+
+def _fits_again(st: _State, prev: tuple[tuple[str, str, int], ...], k: int,
+                left: np.ndarray) -> bool:
+    """Whether a gang's previous parts are all of type ``k`` and all still fit."""
+    if not prev:
+        return False
+    return all(t == st.types[k] for _, t, _ in prev) and all(
+        left[st.pair_of[(n, t)]] >= g for n, t, g in prev)
+
+
+def _new_gang(st: _State, k: int, need: int, left: np.ndarray) -> tuple[tuple[str, str, int],
+                                                                         ...]:
+    """``need`` GPUs of type ``k`` taken from the (node, type) pairs with the most
+    ``left`` first (``left`` decreased in place)."""
+    cand = [i for i in np.flatnonzero(st.pair_type == k) if left[i] > 0]
+    cand.sort(key=lambda i: -left[i])
+    parts = []
+    for i in cand:
+        g = int(min(left[i], need))
+        parts.append((st.pairs[i][0], st.pairs[i][1], g))
+        left[i] -= g
+        need -= g
+        if need == 0:
+            break
+    if need:  # the capacity row guarantees room; never place a partial gang
+        raise AssertionError("window capacity exceeded while placing gangs")
+    return tuple(sorted(parts))
+
+
+def _job_segments(st: _State, j: int, wj: WindowJob, blocks: list[tuple[int, int]],
+                  held: list[tuple[tuple[str, str, int], ...]], t0: float, t1: float,
+                  B: float) -> tuple[list[_Seg], float]:
+    """Job ``j``'s new segments and completion: its incumbent before ``t0``, then its
+    window ``blocks`` (on the nodes ``held`` in each), then, if it does not finish in
+    the window, its incumbent after ``t1``; cut at the instant its work is done."""
+    job = st.inst.jobs[j]
+    before = [_cut(sg, -math.inf, t0) for sg in st.segs[j] if sg.s < t0]
+    segs = [sg for sg in before if sg is not None]
+    for (ell, _k), parts in zip(blocks, held):
+        s = t0 + ell * B
+        segs.append(_Seg(s, s + B, parts, gang_rate(job, [_P(*q) for q in parts],
+                                                    rule=st.rule)))
+    if not wj.must_finish:
+        segs += [sg for sg in (_cut(sg, t1, math.inf) for sg in st.segs[j]
+                               if sg.e > t1) if sg is not None]
+    return _complete(job.work, segs)
 
 
 class _P:

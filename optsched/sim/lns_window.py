@@ -68,7 +68,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optsched.solvers.program import LinearProgram, ProgramData
+from optsched.solvers.program import LinearProgram, ProgramData, VarBlock
 
 __all__ = ["WindowJob", "Window", "build_window", "start_vector"]
 
@@ -110,8 +110,60 @@ def build_window(jobs: list[WindowJob], win: Window) -> tuple[ProgramData, dict]
     ``cols[(a, k, l)] = (x, y, z)`` column numbers for the ``a``-th job, ``phi[a]`` the
     column of its finish indicator (``None`` when fixed to 1)."""
     K, L = win.free.shape
-    B = win.block
     lp = LinearProgram(sense="min", name="lns-window")
+    c = _add_columns(lp, jobs, win)
+    _add_finish_rows(lp, c, len(jobs))
+    _add_order_rows(lp, c, len(jobs), L)
+    n = c.trip_count
+    lp.add_constraints("last", rows=np.r_[np.arange(n), np.arange(n)],
+                       cols=np.r_[c.zi, c.yi], vals=np.r_[np.ones(n), -np.ones(n)], ub=0.0,
+                       n_rows=n)
+    e, ext = _add_work_rows(lp, c, jobs, win.block)
+    # capacity per type and block
+    W = np.array([j.workers for j in jobs], dtype=float)
+    rc = c.Kc * L + c.Lc
+    lp.add_constraints("capacity", rows=np.r_[rc, rc], cols=np.r_[c.xi, c.yi],
+                       vals=np.r_[W[c.A], W[c.A]], ub=win.free.ravel().astype(float),
+                       n_rows=K * L)
+    data = lp.freeze()
+    index = {"cols": {(int(a), int(k), int(ell)): (int(c.xi[t]), int(c.yi[t]), int(c.zi[t]))
+                      for t, (a, k, ell) in enumerate(c.trip)},
+             "phi": {a: int(c.phi.index[i]) for a, i in c.phi_of.items()}}
+    index["extra"] = {a: int(e.index[i]) for i, a in enumerate(ext)}
+    return data, index
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The window MILP's columns: ``trip[t] = (a, k, l)`` of column triple ``t`` (its
+    job ``A``, type ``Kc``, block ``Lc``; ``xi``, ``yi``, ``zi`` its column numbers);
+    ``phi`` the finish indicators of the jobs ``opt`` that may not finish, ``phi_of[a]``
+    the position of job ``a`` in them; ``w`` the weights."""
+
+    trip: list[tuple[int, int, int]]
+    A: np.ndarray
+    Kc: np.ndarray
+    Lc: np.ndarray
+    xi: np.ndarray
+    yi: np.ndarray
+    zi: np.ndarray
+    opt: list[int]
+    phi_of: dict[int, int]
+    phi: VarBlock
+    w: np.ndarray
+
+    @property
+    def trip_count(self) -> int:
+        return len(self.trip)
+
+
+def _add_columns(lp: LinearProgram, jobs: list[WindowJob], win: Window) -> _Columns:
+    r"""Columns :math:`x, y, z` per (job, type it can run on with :math:`W_j \le
+    \max_\ell F_{k\ell}`, block from its arrival on), costed :math:`w_j (b_\ell - T_0)`
+    on :math:`y` and :math:`w_j B` on :math:`z`; then :math:`\varphi_j` of each job not
+    bound to finish, costed :math:`-w_j (C^0_j - T_0)` with that sum as the offset."""
+    K, L = win.free.shape
+    B = win.block
     trip = [(a, k, ell) for a, j in enumerate(jobs) for k in range(K) if j.rates[k] > 0
             and j.workers <= win.free[k].max(initial=0) for ell in range(j.first_block, L)]
     n = len(trip)
@@ -119,7 +171,6 @@ def build_window(jobs: list[WindowJob], win: Window) -> tuple[ProgramData, dict]
     Kc = np.array([t[1] for t in trip], dtype=np.int64)
     Lc = np.array([t[2] for t in trip], dtype=np.int64)
     w = np.array([j.weight for j in jobs])
-    W = np.array([j.workers for j in jobs], dtype=float)
     x = lp.add_variables("x", n, lb=0, ub=1, integer=True)
     y = lp.add_variables("y", n, lb=0, ub=1, integer=True,
                          cost=w[A] * Lc * B if n else 0.0)
@@ -129,50 +180,65 @@ def build_window(jobs: list[WindowJob], win: Window) -> tuple[ProgramData, dict]
     slack = np.array([w[a] * (jobs[a].completion - win.t0) for a in opt])
     phi = lp.add_variables("phi", len(opt), lb=0, ub=1, integer=True, cost=-slack)
     lp.offset = float(slack.sum())
-    xi, yi, zi = x.index, y.index, z.index
-    m = len(jobs)
-    # sum y = phi (or 1)
-    rows = [A]
-    cols = [yi]
-    vals = [np.ones(n)]
+    return _Columns(trip, A, Kc, Lc, x.index, y.index, z.index, opt, phi_of, phi, w)
+
+
+def _add_finish_rows(lp: LinearProgram, c: _Columns, m: int) -> None:
+    r""":math:`\sum_{k,\ell} y_{jk\ell} = \varphi_j` (:math:`= 1` for a job bound to
+    finish), one row per job."""
+    rows = [c.A]
+    cols = [c.yi]
+    vals = [np.ones(c.trip_count)]
     lb = np.ones(m)
-    for a in opt:
+    for a in c.opt:
         rows.append(np.array([a]))
-        cols.append(phi.index[[phi_of[a]]])
+        cols.append(c.phi.index[[c.phi_of[a]]])
         vals.append(np.array([-1.0]))
         lb[a] = 0.0
     lp.add_constraints("finish", rows=np.concatenate(rows), cols=np.concatenate(cols),
                        vals=np.concatenate(vals), lb=lb, ub=lb, n_rows=m)
-    # order: sum_k x[l] + sum_{k, l' <= l} y[l'] <= 1, one row per (job, block)
-    r_x = A * L + Lc
+
+
+def _add_order_rows(lp: LinearProgram, c: _Columns, m: int, L: int) -> None:
+    r"""order: :math:`\sum_k x_{jk\ell} + \sum_{k, \ell' \le \ell} y_{jk\ell'} \le 1`,
+    one row per (job, block)."""
+    n = c.trip_count
+    r_x = c.A * L + c.Lc
     ry, cy = [], []
     for t in range(n):  # y of block l counts in the rows of blocks l..L-1
-        span = np.arange(Lc[t], L)
-        ry.append(A[t] * L + span)
-        cy.append(np.full(span.size, yi[t]))
+        span = np.arange(c.Lc[t], L)
+        ry.append(c.A[t] * L + span)
+        cy.append(np.full(span.size, c.yi[t]))
     lp.add_constraints("order", rows=np.concatenate([r_x, *ry]) if n else np.zeros(0, int),
-                       cols=np.concatenate([xi, *cy]) if n else np.zeros(0, int),
+                       cols=np.concatenate([c.xi, *cy]) if n else np.zeros(0, int),
                        vals=1.0, ub=1.0, n_rows=m * L)
-    lp.add_constraints("last", rows=np.r_[np.arange(n), np.arange(n)],
-                       cols=np.r_[zi, yi], vals=np.r_[np.ones(n), -np.ones(n)], ub=0.0,
-                       n_rows=n)
-    # work: sum coef (x + z) - (1 - V/R) phi >= V/R  (or >= 1)
+
+
+def _add_work_rows(lp: LinearProgram, c: _Columns, jobs: list[WindowJob],
+                   B: float) -> tuple[VarBlock, list[int]]:
+    r"""work: :math:`\sum_{k,\ell} \frac{W_j \tau_{jk} B}{R_j} (x_{jk\ell} + z_{jk\ell})
+    - (1 - V_j/R_j) \varphi_j - e_j \ge V_j/R_j` (:math:`\ge 1` for a job bound to
+    finish), with the extra-work columns :math:`e_j` (cost :math:`-w_j R_j /
+    \bar\rho_j`) of the jobs that run after the window, and
+    :math:`e_j \le \frac{U_j}{R_j}(1 - \varphi_j)`. The ``extra`` block and its jobs."""
+    m = len(jobs)
+    A, w = c.A, c.w
     R = np.array([max(j.remaining, 1e-300) for j in jobs])
-    rate = np.array([jobs[a].rates[k] for a, k in zip(A.tolist(), Kc.tolist())])
-    coef = rate * B / R[A] if n else np.zeros(0)
+    rate = np.array([jobs[a].rates[k] for a, k in zip(A.tolist(), c.Kc.tolist())])
+    coef = rate * B / R[A] if c.trip_count else np.zeros(0)
     frac = np.array([min(1.0, j.window_work / R[a]) for a, j in enumerate(jobs)])
     rows = [A, A]
-    cols = [xi, zi]
+    cols = [c.xi, c.zi]
     vals = [coef, coef]
     wlb = np.ones(m)
-    for a in opt:
+    for a in c.opt:
         rows.append(np.array([a]))
-        cols.append(phi.index[[phi_of[a]]])
+        cols.append(c.phi.index[[c.phi_of[a]]])
         vals.append(np.array([-(1.0 - frac[a])]))
         wlb[a] = frac[a]
     # extra work e_j of a job that does not finish: it then needs e_j R_j less work
     # after the window, so completes at least e_j R_j / after_rate earlier
-    ext = [a for a in opt if jobs[a].after_rate > 0 and jobs[a].after_work > 0]
+    ext = [a for a in c.opt if jobs[a].after_rate > 0 and jobs[a].after_work > 0]
     cap_e = np.array([jobs[a].after_work / R[a] for a in ext])
     gain = np.array([w[a] * R[a] / jobs[a].after_rate for a in ext])
     e = lp.add_variables("extra", len(ext), lb=0.0, ub=cap_e, cost=-gain)
@@ -185,19 +251,9 @@ def build_window(jobs: list[WindowJob], win: Window) -> tuple[ProgramData, dict]
     # no extra-work credit once the job finishes in the window: e_j <= cap (1 - phi_j)
     lp.add_constraints("extra_only_unfinished",
                        rows=np.r_[np.arange(len(ext)), np.arange(len(ext))],
-                       cols=np.r_[e.index, [phi.index[phi_of[a]] for a in ext]],
+                       cols=np.r_[e.index, [c.phi.index[c.phi_of[a]] for a in ext]],
                        vals=np.r_[np.ones(len(ext)), cap_e], ub=cap_e, n_rows=len(ext))
-    # capacity per type and block
-    rc = Kc * L + Lc
-    lp.add_constraints("capacity", rows=np.r_[rc, rc], cols=np.r_[xi, yi],
-                       vals=np.r_[W[A], W[A]], ub=win.free.ravel().astype(float),
-                       n_rows=K * L)
-    data = lp.freeze()
-    index = {"cols": {(int(a), int(k), int(ell)): (int(xi[t]), int(yi[t]), int(zi[t]))
-                      for t, (a, k, ell) in enumerate(trip)},
-             "phi": {a: int(phi.index[i]) for a, i in phi_of.items()}}
-    index["extra"] = {a: int(e.index[i]) for i, a in enumerate(ext)}
-    return data, index
+    return e, ext
 
 
 def start_vector(data: ProgramData, index: dict, plan: dict[int, list[tuple[int, int, float]]],
