@@ -100,16 +100,9 @@ def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k
     """The node choice of :func:`place_gang` on a plain list ``col`` of free GPUs of type
     ``k`` per node (integers; updated in place); returns ``[(node index, gpus), ...]`` or
     ``None``."""
-    prev = view.previous_by_job.get(job_id)
-    if prev:
-        tname = view.gpu_types[k]
-        if all(p.gpu_type == tname for p in prev) and sum(p.gpus for p in prev) == workers:
-            node_index = view.cluster.node_index
-            hs = [(node_index(p.node), p.gpus) for p in prev]
-            if all(col[h] >= g for h, g in hs):
-                for h, g in hs:
-                    col[h] -= g
-                return hs
+    kept = _keep_previous(view, col, job_id, workers, k)
+    if kept is not None:
+        return kept
     if sum(col) < workers:
         return None
     if mode == "yarn":
@@ -118,8 +111,34 @@ def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k
         return _random(view, col, workers)
     if mode == "crandom":
         return _crandom(view, col, workers, k)
-    # best fit: the first node holding the fewest free GPUs that still fit the gang,
-    # found by looking for each count from ``workers`` up (list scans run in C)
+    return _best_fit(view, col, workers, k, mode)
+
+
+def _keep_previous(view: ClusterView, col: list[int], job_id: str, workers: int, k: int
+                   ) -> list[tuple[int, int]] | None:
+    """The job's previous GPUs when they are of type ``k``, as many as ``workers`` and
+    all still free (taken from ``col``); else ``None``."""
+    prev = view.previous_by_job.get(job_id)
+    if not prev:
+        return None
+    tname = view.gpu_types[k]
+    if not (all(p.gpu_type == tname for p in prev) and sum(p.gpus for p in prev) == workers):
+        return None
+    node_index = view.cluster.node_index
+    hs = [(node_index(p.node), p.gpus) for p in prev]
+    if not all(col[h] >= g for h, g in hs):
+        return None
+    for h, g in hs:
+        col[h] -= g
+    return hs
+
+
+def _best_fit(view: ClusterView, col: list[int], workers: int, k: int, mode: str
+              ) -> list[tuple[int, int]] | None:
+    """``spread`` / ``consolidated``: the first node holding the fewest free GPUs that
+    still fit the gang, else the fullest nodes first (``consolidated``: only on as few
+    nodes as the gang needs); ``col`` holds at least ``workers`` free GPUs."""
+    # looking for each count from ``workers`` up: list scans run in C
     top = max(col)
     for f in range(workers, top + 1):
         if f in col:
