@@ -157,6 +157,8 @@ class SynergyPolicy:
         fewest free GPUs (:func:`~optsched.synergy.heuristics.packed_fit`) instead of
         first fit. Not with ``opt``.
 
+    Notes
+    -----
     ``stats()`` (merged into ``Result.extra``): ``rounds``, ``mean_round_throughput``
     (mean total normalized throughput per round), ``rounds_below_fair`` (rounds in
     which some admitted job got less than its fair throughput: GREEDY only),
