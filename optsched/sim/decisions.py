@@ -225,20 +225,15 @@ class DecisionChecker:
                                    dict[str, list[int]]]:
         """The per-placement rules and node capacities, in order; the placement ids per
         job, per (node, type) slot and per node (those holding CPU cores or DRAM)."""
-        pname, checked, job_of, amount = self.pname, self._checked, self.job, self.amount
+        pname, job_of, amount = self.pname, self.job, self.amount
         slot_of, limit, resources = self._slot, self._limit, self.resources
         used: dict[int, float] = {}
         res_used: dict[str, list[float]] = {}
         by_job: dict[int, list[int]] = {}
         cells: dict[int, list[int]] = {}
         nodes: dict[str, list[int]] = {}
-        seen = self._seen_object
         for raw in placements:
-            pid = seen.get(id(raw))
-            if pid is None and type(raw) is Placement and type(raw.gpus) is int \
-                    and type(raw.copy) is int and type(raw.cpus) is float \
-                    and type(raw.memory) is float and type(raw.share) is float:
-                pid = checked.get(raw)  # only a canonical placement (see _plain)
+            pid = self._known(raw)
             if pid is None:
                 pid = self._admit(t, raw, active)
             elif job_of[pid] not in active:
@@ -356,17 +351,22 @@ class DecisionChecker:
             return None
         return self._regroup(t, last, new, added, removed)
 
+    def _known(self, raw) -> int | None:
+        """The id of a placement checked before: the same object, or an equal one in
+        canonical form (see ``_plain``); else ``None``."""
+        pid = self._seen_object.get(id(raw))
+        if pid is None and type(raw) is Placement and type(raw.gpus) is int \
+                and type(raw.copy) is int and type(raw.cpus) is float \
+                and type(raw.memory) is float and type(raw.share) is float:
+            pid = self._checked.get(raw)
+        return pid
+
     def _ids_seen(self, t: float, placements: list, active: set[int]) -> list[int] | None:
         """The ids of ``placements``; a placement never seen is admitted through the
         per-placement rules (``None`` if it breaks one)."""
-        checked, seen = self._checked, self._seen_object
         ids = []
         for raw in placements:
-            pid = seen.get(id(raw))
-            if pid is None and type(raw) is Placement and type(raw.gpus) is int \
-                    and type(raw.copy) is int and type(raw.cpus) is float \
-                    and type(raw.memory) is float and type(raw.share) is float:
-                pid = checked.get(raw)  # only a canonical placement (see _plain)
+            pid = self._known(raw)
             if pid is None:
                 try:
                     pid = self._admit(t, raw, active)
