@@ -103,15 +103,21 @@ __all__ = [
     "job_classes", "fill_idle", "repair_allocation",
 ]
 
-def _add_rate_rows(lp: LinearProgram, X: VarBlock, A: np.ndarray, name: str, *,
-                   z_col: int | None = None, z_coef=None, lb=-np.inf, ub=np.inf) -> None:
-    """Rows ``lb <= sum_k A[m, k] X[m, k] + z_coef[m] * z <= ub`` for every job m."""
+def _rate_entries(X: VarBlock, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row, column and value of every non-zero ``A[m, k] X[m, k]`` (row m per job)."""
     n, K = A.shape
     rows = np.repeat(np.arange(n), K)
     cols = X.index.ravel()
     vals = A.ravel()
     keep = vals != 0
-    rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    return rows[keep], cols[keep], vals[keep]
+
+
+def _add_rate_rows(lp: LinearProgram, X: VarBlock, A: np.ndarray, name: str, *,
+                   z_col: int | None = None, z_coef=None, lb=-np.inf, ub=np.inf) -> None:
+    """Rows ``lb <= sum_k A[m, k] X[m, k] + z_coef[m] * z <= ub`` for every job m."""
+    n = A.shape[0]
+    rows, cols, vals = _rate_entries(X, A)
     if z_col is not None:
         rows = np.concatenate([rows, np.arange(n)])
         cols = np.concatenate([cols, np.full(n, z_col)])
@@ -905,12 +911,8 @@ def _level_rows(lp: LinearProgram, X: VarBlock, A: np.ndarray, lower: np.ndarray
                 extra_rows: np.ndarray | None = None) -> None:
     """Rows ``sum_k A[m, k] X[m, k] - extra[m] * v_m >= lower[m]`` (v one column, or one
     column per row given by ``extra_rows``)."""
-    n, K = A.shape
-    rows = np.repeat(np.arange(n), K)
-    cols = X.index.ravel()
-    vals = A.ravel()
-    keep = vals != 0
-    rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    n = A.shape[0]
+    rows, cols, vals = _rate_entries(X, A)
     if extra is not None:
         sel = np.flatnonzero(extra != 0)
         rows = np.concatenate([rows, sel])
