@@ -12,6 +12,7 @@ raises :class:`~optsched.sim.policy.PolicyViolation` naming the policy and the i
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +117,8 @@ class DecisionChecker:
         self._limit: list[float] = []
         self._slots: dict[tuple[str, str], int] = {}
         self._order: list[tuple | None] = []
+        #: per id: 1 once the placement passed the per-placement rules
+        self._admitted = bytearray()
         #: the last decision checked, while :meth:`_check_changes` may start from it
         self._last: _Checked | None = None
         #: the jobs whose placements the last check found changed (``None``: all were
@@ -149,6 +152,7 @@ class DecisionChecker:
             self._slot.append(self._slots.setdefault((p.node, p.gpu_type), len(self._slots)))
             self._limit.append(self.node_cap.get((p.node, p.gpu_type), 0) + GPU_TOL)
             self._order.append(None)
+            self._admitted.append(0)
         return pid
 
     def _admit(self, t: float, raw: Any, active: set[int]) -> int:
@@ -170,13 +174,15 @@ class DecisionChecker:
         if reason is not None:
             raise PolicyViolation(pname, t, reason)
         pid = self.id_of(p)
+        self._admitted[pid] = 1
         if p is raw:
             self._checked[p] = pid
             if self.placement[pid] is p and _plain(p):
                 self._seen_object[id(p)] = pid
         return pid
 
-    def check(self, t: float, placements: list, active: set[int]
+    def check(self, t: float, placements: list, active: set[int],
+              known: tuple[tuple, np.ndarray] | None = None
               ) -> dict[int, dict[int, list[int]]]:
         r"""Check one decision; return its placement ids grouped by job index, then copy
         id, both in increasing order (duplicates merged, so the recorded schedule is
@@ -189,12 +195,16 @@ class DecisionChecker:
         in the decision's order. Cost: :math:`O(P)` hash look-ups for :math:`P`
         placements, plus the rules on the changed placements, jobs and nodes; the full
         check is :math:`O(P \log P)`.
+
+        ``known``: placement objects this checker returned (in :attr:`placement`) and
+        their ids; when ``placements`` starts with those very objects, their ids are
+        taken from it (one identity test each, no look-up).
         """
         gangs = None
         if self._backoff:
             self._backoff -= 1
         else:
-            gangs = self._check_changes(t, placements, active)
+            gangs = self._check_changes(t, placements, active, known)
         if gangs is None:
             gangs = self._check_all(t, placements, active)
         return gangs
@@ -312,7 +322,8 @@ class DecisionChecker:
         return dict(sorted(copies.items())), merged_any
 
     # ------------------------------------------------------------------ changes only
-    def _check_changes(self, t: float, placements: list, active: set[int]
+    def _check_changes(self, t: float, placements: list, active: set[int],
+                       known: tuple[tuple, np.ndarray] | None = None
                        ) -> dict[int, dict[int, list[int]]] | None:
         """The decision checked through what changed since the last one checked, or
         ``None`` when that cannot decide it exactly (nothing remembered, a duplicate, a
@@ -328,7 +339,7 @@ class DecisionChecker:
         last = self._last
         if last is None:
             return None
-        ids = self._ids_seen(t, placements, active)
+        ids = self._ids_seen(t, placements, active, known)
         if ids is None:
             return None
         new = set(ids)
@@ -361,11 +372,20 @@ class DecisionChecker:
             pid = self._checked.get(raw)
         return pid
 
-    def _ids_seen(self, t: float, placements: list, active: set[int]) -> list[int] | None:
+    def _ids_seen(self, t: float, placements: list, active: set[int],
+                  known: tuple[tuple, np.ndarray] | None = None) -> list[int] | None:
         """The ids of ``placements``; a placement never seen is admitted through the
         per-placement rules (``None`` if it breaks one)."""
-        ids = []
-        for raw in placements:
+        ids: list[int] = []
+        start = 0
+        if known is not None:
+            objs, pids = known
+            L = len(objs)
+            if L and len(placements) >= L and all(map(operator.is_, placements[:L], objs)) \
+                    and np.frombuffer(self._admitted, dtype=np.uint8)[pids].all():
+                ids = pids.tolist()
+                start = L
+        for raw in placements[start:] if start else placements:
             pid = self._known(raw)
             if pid is None:
                 try:

@@ -74,16 +74,17 @@ def check_single_type_gangs(instance, policy: str) -> None:
 
 
 def place_gang(view: ClusterView, free: np.ndarray, job_id: str, workers: int, k: int,
-               mode: str = "spread") -> list[Placement] | None:
+               mode: str = "spread", *, fresh: bool = False) -> list[Placement] | None:
     """Choose nodes for ``workers`` GPUs of type index ``k``; update ``free`` in place.
 
     Returns the placements, or ``None`` (``free`` untouched) when the gang does not fit
-    under ``mode`` (see module docstring).
+    under ``mode`` (see module docstring). ``fresh=True`` says the job holds nothing in
+    the previous decision (step 1 is then not looked up).
     """
     if mode not in PLACEMENT_MODES:
         raise InvalidOption("placement", mode, f"must be one of {PLACEMENT_MODES}")
     col = free[:, k].tolist()
-    hs = choose_nodes(view, col, job_id, workers, k, mode)
+    hs = choose_nodes(view, col, job_id, workers, k, mode, fresh=fresh)
     if hs is None:
         return None
     nodes = view.cluster.nodes
@@ -96,11 +97,12 @@ def place_gang(view: ClusterView, free: np.ndarray, job_id: str, workers: int, k
 
 
 def choose_nodes(view: ClusterView, col: list[int], job_id: str, workers: int, k: int,
-                 mode: str = "spread") -> list[tuple[int, int]] | None:
+                 mode: str = "spread", *, fresh: bool = False
+                 ) -> list[tuple[int, int]] | None:
     """The node choice of :func:`place_gang` on a plain list ``col`` of free GPUs of type
     ``k`` per node (integers; updated in place); returns ``[(node index, gpus), ...]`` or
     ``None``."""
-    kept = _keep_previous(view, col, job_id, workers, k)
+    kept = None if fresh else _keep_previous(view, col, job_id, workers, k)
     if kept is not None:
         return kept
     if sum(col) < workers:

@@ -140,6 +140,14 @@ class ClusterView:
     gpu_memories: tuple[GpuMemory | None, ...] = field(default=(), repr=False)
     compute_shares: tuple[float | None, ...] = field(default=(), repr=False)
     users: tuple[str | None, ...] = field(default=(), repr=False)
+    #: :attr:`previous` grouped by job, when the caller already has it (the simulator
+    #: keeps one grouping while the previous decision stays the same)
+    previous_grouped: Mapping[str, tuple[Placement, ...]] | None = field(default=None,
+                                                                         repr=False)
+    #: the same as arrays, when the caller has them: the instance indices of the jobs in
+    #: :attr:`previous` (sorted, unique) and the GPUs it holds per (node, type)
+    previous_jobs: np.ndarray | None = field(default=None, repr=False)
+    previous_held: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def gpu_types(self) -> tuple[str, ...]:
@@ -204,11 +212,50 @@ class ClusterView:
         return self.remaining_
 
     @cached_property
-    def previous_by_job(self) -> dict[str, list[Placement]]:
-        out: dict[str, list[Placement]] = {}
+    def previous_by_job(self) -> Mapping[str, tuple[Placement, ...]]:
+        """:attr:`previous` grouped by job (read-only; each job's placements in their
+        order in :attr:`previous`)."""
+        if self.previous_grouped is not None:
+            return self.previous_grouped
+        return group_by_job(self.previous)
+
+    @cached_property
+    def ran_before(self) -> np.ndarray:
+        """Per visible job (aligned with :attr:`ids`): whether it holds a placement in
+        the previous decision."""
+        if self.previous_jobs is not None:
+            return np.isin(self.index, self.previous_jobs)
+        prev = self.previous_by_job
+        return np.fromiter((j in prev for j in self.ids), dtype=bool, count=len(self.ids))
+
+    @cached_property
+    def previous_count(self) -> int:
+        """How many jobs hold a placement in the previous decision."""
+        if self.previous_jobs is not None:
+            return len(self.previous_jobs)
+        return len(self.previous_by_job)
+
+    @cached_property
+    def held_before(self) -> np.ndarray:
+        """GPUs held by the previous decision per (node, type), like :attr:`capacity`
+        (read-only)."""
+        if self.previous_held is not None:
+            return self.previous_held
+        held = np.zeros(self.capacity.shape, dtype=np.int64)
+        col = {t: k for k, t in enumerate(self.gpu_types)}
+        node_index = self.cluster.node_index
         for p in self.previous:
-            out.setdefault(p.job, []).append(p)
-        return out
+            held[node_index(p.node), col[p.gpu_type]] += p.gpus
+        held.flags.writeable = False
+        return held
+
+
+def group_by_job(placements) -> Mapping[str, tuple[Placement, ...]]:
+    """``placements`` grouped by job, read-only, each job's in their given order."""
+    out: dict[str, list[Placement]] = {}
+    for p in placements:
+        out.setdefault(p.job, []).append(p)
+    return MappingProxyType({j: tuple(ps) for j, ps in out.items()})
 
 
 @runtime_checkable

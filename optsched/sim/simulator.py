@@ -58,7 +58,7 @@ from __future__ import annotations
 import math
 import operator
 import time as _time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -267,18 +267,19 @@ class _Epoch:
         old = self.placements
         if len(placements) != len(old):
             return False
+        if all(map(operator.is_, placements, self.placed)):
+            return True  # the checked placements themselves, in their order
         if self._canonical is None:
             self._canonical = all(map(_canonical, old))
         if self._canonical and all(map(operator.is_, placements, old)):
             return True  # the very objects checked before
-        if not all(map(_canonical, placements)):
-            return False
-        if placements == old:
-            return True
-        if self._set is None:
-            self._set = set(old)
-        new = set(placements)
-        return len(new) == len(placements) and new == self._set
+        if placements != old:  # the cheaper tests that say no come first
+            if self._set is None:
+                self._set = set(old)
+            new = set(placements)
+            if len(new) != len(placements) or new != self._set:
+                return False
+        return all(map(_canonical, placements))
 
 
 def _canonical(p: Any) -> bool:
@@ -538,6 +539,9 @@ class _Run:
             "sensitivities": [j.sensitivity for j in jobs],
             "gpu_memories": [j.memory for j in jobs],
             "compute_shares": [j.compute_share for j in jobs], "users": [j.user for j in jobs]}
+        # profile fields no job of the instance has: a view shows None for each
+        self.unset = frozenset(k for k in ("sensitivities", "gpu_memories", "compute_shares",
+                                           "users") if all(v is None for v in self.per_job[k]))
         self.executed, self.attained = np.zeros(n), np.zeros(n)
         self.on_type = np.zeros((n, len(cl.gpu_types)))
         self.rounds = np.zeros(n, dtype=np.int64)
@@ -549,6 +553,14 @@ class _Run:
         self.active_set: set[int] = set()
         self.ptr = 0  # arrivals admitted, in arrival order
         self.prev: tuple[Placement, ...] = ()
+        # the previous decision as arrays (its jobs, its GPUs per node and type) and
+        # grouped by job (once a view asked for it), kept while it stays the same
+        self.prev_jobs = np.zeros(0, dtype=np.int64)
+        self.prev_ids = self.prev_jobs  # the checker's ids of the placements in prev
+        self.prev_held = np.zeros(cl.capacity.shape, dtype=np.int64)
+        self.prev_held.flags.writeable = False
+        self._prev_grouping: tuple[tuple, Mapping[str, tuple[Placement, ...]]] | None = None
+        self._pid_node = np.zeros(0, dtype=np.int64)  # node index per placement id
         self.prev_book: dict[int, _Gang] = {}  # the gangs that ran in the last epoch
         self.prev_serial = -1  # the check whose decision prev_book holds
         self.built: _Epoch | None = None  # the last epoch built (of the last check)
@@ -615,7 +627,8 @@ class _Run:
         """Nothing is visible: jump to the next arrival (a new round grid)."""
         self.t = next_arrival
         self.stats.idle_jumps += 1
-        self.prev, self.prev_book = (), {}
+        self._set_prev(None)
+        self.prev_book = {}
         self.last = None
 
     def _fixed_view(self) -> dict[str, Any]:
@@ -628,7 +641,8 @@ class _Run:
             weights=self.weights[ix],
             throughput_maps=tuple(map(per_job["throughput_maps"].__getitem__, active)),
             work_=self.work[ix] if needs_work else None,
-            **{k: tuple(map(per_job[k].__getitem__, active))
+            **{k: (None,) * len(active) if k in self.unset
+               else tuple(map(per_job[k].__getitem__, active))
                for k in ("sensitivities", "gpu_memories", "compute_shares", "users")})
         for a in fixed.values():  # shared by the views until the job set changes
             if isinstance(a, np.ndarray):
@@ -646,15 +660,59 @@ class _Run:
             time=self.t, slot=self.slot, cluster=self.cluster, attained=self.attained[ix],
             executed=self.executed[ix], time_on_types=self.on_type[ix],
             rounds_received=self.rounds[ix], preemptions=self.preempt[ix],
-            previous=self.prev, needs_work=decl.needs_work, rng=self.rng,
+            previous=self.prev, previous_grouped=self._grouped_prev(),
+            previous_jobs=self.prev_jobs, previous_held=self.prev_held,
+            needs_work=decl.needs_work, rng=self.rng,
             policy_name=decl.name, remaining_=self.remaining[ix] if decl.needs_work else None,
             **self.fixed)
         c0 = _time.perf_counter()
         placements = list(self.policy.allocate(view))
+        if "previous_by_job" in view.__dict__ and self._grouped_prev() is None:
+            self._prev_grouping = (self.prev, view.__dict__["previous_by_job"])
         wake = decl.horizon() if decl.horizon is not None else None
         self.stats.policy_seconds += _time.perf_counter() - c0
         self.stats.policy_calls += 1
         return placements, wake
+
+    def _grouped_prev(self) -> Mapping[str, tuple[Placement, ...]] | None:
+        """The previous decision grouped by job, if a view grouped it since it changed."""
+        memo = self._prev_grouping
+        return memo[1] if memo is not None and memo[0] is self.prev else None
+
+    def _set_prev(self, ep: _Epoch | None, keep: np.ndarray | None = None) -> None:
+        """The previous decision: ``ep``'s placements (those of ``keep``), or none."""
+        held = np.zeros(self.cluster.capacity.shape, dtype=np.int64)
+        if ep is None or not len(ep.p_ids):
+            self.prev, self.prev_jobs = (), np.zeros(0, dtype=np.int64)
+            self.prev_ids = self.prev_jobs
+        else:
+            p_ids, p_job, p_type, p_gpus = ep.p_ids, ep.p_job, ep.p_type, ep.p_gpus
+            if keep is not None:
+                p_ids, p_job, p_type, p_gpus = p_ids[keep], p_job[keep], p_type[keep], \
+                    p_gpus[keep]
+                self.prev = tuple(map(self.checker.placement.__getitem__, p_ids.tolist()))
+            else:
+                self.prev = ep.placed
+            self.prev_ids = p_ids
+            if len(p_job) and bool((p_job[1:] >= p_job[:-1]).all()):  # gangs come by job
+                self.prev_jobs = p_job[np.concatenate(([True], p_job[1:] != p_job[:-1]))]
+            else:
+                self.prev_jobs = np.unique(p_job)
+            nodes = self._node_of(p_ids)
+            np.add.at(held, (nodes, p_type), p_gpus.astype(np.int64))
+        held.flags.writeable = False
+        self.prev_held = held
+
+    def _node_of(self, p_ids: np.ndarray) -> np.ndarray:
+        """Node index of each placement id (the table grows with the checker's ids)."""
+        known = len(self._pid_node)
+        P = self.checker.placement
+        if len(P) > known:
+            node_index = self.cluster.node_index
+            more = np.fromiter((node_index(P[q].node) for q in range(known, len(P))),
+                               dtype=np.int64, count=len(P) - known)
+            self._pid_node = np.concatenate([self._pid_node, more])
+        return self._pid_node[p_ids]
 
     def _checked(self, placements: list) -> _Epoch:
         """The decision checked and grouped, or the previous epoch's when it repeats."""
@@ -664,7 +722,7 @@ class _Run:
             # checked then, and nothing the check reads has changed
             return last
         checker, base = self.checker, self.built
-        gangs = checker.check(self.t, placements, self.active_set)
+        gangs = checker.check(self.t, placements, self.active_set, (self.prev, self.prev_ids))
         if checker.changed_jobs is not None and base is not None \
                 and base.serial == checker.serial - 1 \
                 and 8 * len(checker.changed_jobs) < len(gangs):
@@ -771,11 +829,10 @@ class _Run:
             self.changed = True
             bar.advance(len(finished), now=end)
             left = ~np.isin(ep.p_job, np.array(finished, dtype=np.int64))
-            self.prev = tuple(map(self.checker.placement.__getitem__,
-                                  ep.p_ids[left].tolist()))
+            self._set_prev(ep, left)
             self.last = None
-        else:
-            self.prev = ep.placed
+        elif ep.placed is not self.prev:
+            self._set_prev(ep)
 
     def _nothing_runs(self, end: float, next_arrival: float, wake: float | None) -> None:
         """A decision that runs nothing: jump to the next event."""
@@ -790,7 +847,8 @@ class _Run:
             return
         self.stats.idle_jumps += 1
         self.t = max(end, next_arrival) if not self.decl.event_driven else next_arrival
-        self.prev, self.prev_book = (), {}
+        self._set_prev(None)
+        self.prev_book = {}
         self.last = None
 
     # ------------------------------------------------------------------ the result

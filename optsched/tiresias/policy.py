@@ -506,6 +506,7 @@ class TiresiasPolicy:
 
     def reset(self) -> None:
         self._type_order: dict[bytes, list[int]] = {}
+        self._held_memo: tuple[np.ndarray, bool] | None = None
         self._lease: dict[tuple[Placement, ...], list[tuple[int, int, int]]] = {}
         self._base_service: dict[str, float] = {}
         self._base_exec: dict[str, float] = {}
@@ -527,6 +528,8 @@ class TiresiasPolicy:
     def service(self, view: ClusterView) -> np.ndarray:
         """Attained service used for queueing (since the last promotion)."""
         raw = view.attained if self.dims == 2 else view.executed
+        if not self._base_service:  # no job promoted yet
+            return raw
         base = np.array([self._base_service.get(j, 0.0) for j in view.ids])
         return raw - base if base.size else raw
 
@@ -581,11 +584,12 @@ class TiresiasPolicy:
         if self.queue_order == "running_first":
             # Tiresias keeps a queue's running jobs ahead of its waiting ones: a waiting
             # job never preempts a running job of its own queue
-            waiting = np.array([j not in view.previous_by_job for j in view.ids], dtype=bool)
-            return np.lexsort((tie, arr, waiting, q))
+            return np.lexsort((tie, arr, ~view.ran_before, q))
         return np.lexsort((tie, arr, q))
 
     def _promote(self, view: ClusterView) -> None:
+        if self.promote_knob is None or self.thresholds is None:
+            return  # the waiting times are read only by the promotion rule
         now = view.time
         running = view.previous_by_job
         pending = self._pending_since
@@ -594,8 +598,6 @@ class TiresiasPolicy:
                 pending.pop(jid, None)
             elif jid not in pending:
                 pending[jid] = now
-        if self.promote_knob is None or self.thresholds is None:
-            return
         q = self.queues(view).tolist()
         executed, attained = view.executed.tolist(), view.attained.tolist()
         for m, jid in enumerate(view.ids):
@@ -713,25 +715,27 @@ class TiresiasPolicy:
                                        for p in prev]
         return need
 
-    def _all_keep(self, view: ClusterView, prev: dict[str, list[Placement]]
-                  ) -> list[Placement] | None:
+    def _held(self, view: ClusterView) -> tuple[np.ndarray, bool]:
+        """GPUs held per (node, type) by the previous decision, and whether they fit the
+        capacity (checked once per previous decision)."""
+        held = view.held_before
+        memo = self._held_memo
+        if memo is not None and memo[0] is held:
+            return held, memo[1]
+        fits = bool((held <= view.capacity).all())
+        self._held_memo = (held, fits)
+        return held, fits
+
+    def _all_keep(self, view: ClusterView) -> list[Placement] | None:
         """When every visible job ran in the previous decision and those placements fit
         the cluster together, every job keeps its GPUs (each lease extension succeeds,
-        in any order): the previous placements, in visible-job order (the two passes
-        would list the same placements in priority order); else ``None``."""
-        if not prev or len(prev) < len(view.ids) or any(j not in prev for j in view.ids):
+        in any order): the previous placements (the two passes would list the same
+        placements in priority order; a decision is a set); else ``None``."""
+        if view.previous_count != len(view.ids) or not view.ids or not view.ran_before.all():
             return None
-        cap = view.capacity
-        used: dict[tuple[int, int], int] = {}
-        out: list[Placement] = []
-        for jid in view.ids:
-            ps = prev[jid]
-            for h, k, g in self._need(view, ps):
-                u = used[h, k] = used.get((h, k), 0) + g
-                if u > cap[h, k]:
-                    return None
-            out += ps
-        return out
+        if not self._held(view)[1]:
+            return None
+        return list(view.previous)
 
     def _try(self, view, free, m: int, left: list[int]) -> list[Placement] | None:
         """Place visible job ``m`` on ``free`` (updated, with ``left``, the free GPUs
@@ -766,14 +770,19 @@ class TiresiasPolicy:
         return out
 
     def _decide(self, view: ClusterView) -> list[Placement]:
-        prev = view.previous_by_job
-        kept_all = self._all_keep(view, prev)
+        kept_all = self._all_keep(view)
         if kept_all is not None:
             # every job keeps its GPUs whatever the priorities; the full passes would
             # list them in priority order, but a decision is a set of placements (the
             # simulator groups them by job), so the ranking is not computed
             return kept_all
         order = self.ranking(view)
+        if self.preemptive and self.skip and self.placement == "spread" \
+                and len(view.gpu_types) == 1:
+            counted = self._decide_by_counts(view, order)
+            if counted is not None:
+                return counted
+        prev = view.previous_by_job
         free = view.capacity.astype(np.int64).copy()
         left = free.sum(axis=0).tolist()
         chosen: list[int] = []
@@ -808,6 +817,67 @@ class TiresiasPolicy:
             if ps is None:
                 return trial
             out.extend(ps)
+        return out
+
+
+    def _decide_by_counts(self, view: ClusterView, order: np.ndarray
+                          ) -> list[Placement] | None:
+        r""":meth:`_decide` for a preemptive, skipping policy with ``spread`` placement on
+        a cluster of one GPU type, from GPU counts; ``None`` hands over to the full passes.
+
+        Why the counts decide: a ``spread`` gang fits iff its type has ``workers`` free
+        GPUs anywhere (lease extension, best fit or fewest nodes; never refused), and a
+        job that keeps its previous GPUs takes exactly ``workers`` of them; so the first
+        pass selects, in priority order, each usable job whose gang is no larger than the
+        GPUs still free: a prefix of the order up to the first gang that does not fit
+        (one cumulative sum), then one job at a time among the rest. In the second pass
+        the selected jobs that ran before keep their GPUs (the previous decision's
+        placements fit together), then the others are placed in priority order on what
+        is left, exactly as the full passes do; when the previous placements do not fit
+        or a gang finds no nodes (neither happens on a valid previous decision) the
+        full passes run instead. A decision is a set of placements, so the kept ones are
+        listed in the previous decision's order. :math:`O(n \log n)` in numpy for the
+        order and the first pass, plus Python work per job preempted or started.
+        """
+        held, fits = self._held(view)
+        if not fits:
+            return None
+        total = int(view.capacity[:, 0].sum())
+        w = np.where(view.throughput_matrix[:, 0] > 0, view.workers, total + 1)[order]
+        cum = np.cumsum(w)
+        p = int(np.searchsorted(cum, total, side="right"))
+        chosen = order[:p].tolist()
+        left = total - (int(cum[p - 1]) if p else 0)
+        i, n = p, len(w)
+        while i < n and left > 0:
+            hit = np.flatnonzero(w[i:] <= left)
+            if not hit.size:
+                break
+            i += int(hit[0])
+            chosen.append(int(order[i]))
+            left -= int(w[i])
+            i += 1
+        ran = view.ran_before
+        ids = view.ids
+        new = [m for m in chosen if not ran[m]]
+        free = view.capacity.astype(np.int64) - held
+        if len(chosen) - len(new) == view.previous_count:
+            out = list(view.previous)
+        else:  # preempted jobs give their GPUs back
+            kept = {ids[m] for m in chosen if ran[m]}
+            out = []
+            node_index = view.cluster.node_index
+            for q in view.previous:
+                if q.job in kept:
+                    out.append(q)
+                else:
+                    free[node_index(q.node), 0] += q.gpus
+        workers = view.workers
+        for m in new:
+            ps_new = place_gang(view, free, ids[m], int(workers[m]), 0, "spread", fresh=True)
+            if ps_new is None:
+                return None
+            out.extend(ps_new)
         return out
 
 

@@ -328,8 +328,8 @@ def test_keeping_every_lease_shortcut_decides_as_the_full_pass(name, monkeypatch
     kinds = []
     keep = pol._all_keep
 
-    def counted(view, prev):
-        got = keep(view, prev)
+    def counted(view):
+        got = keep(view)
         kinds.append(got is None)
         return got
 
@@ -338,10 +338,43 @@ def test_keeping_every_lease_shortcut_decides_as_the_full_pass(name, monkeypatch
     assert 0 < sum(kinds) < len(kinds)
     assert name == "tiresias.yarn_fifo" or fast.extra["total_preemptions"] > 0
     pol = get_policy(name)
-    monkeypatch.setattr(pol, "_all_keep", lambda view, prev: None)
+    monkeypatch.setattr(pol, "_all_keep", lambda view: None)
     slow = simulate(inst, pol, progress=False)
     assert fast.schedule.to_dict() == slow.schedule.to_dict()
     assert fast.extra["preemptions"] == slow.extra["preemptions"]
+
+
+@pytest.mark.parametrize("name", ["tiresias.las",
+                                  pytest.param("tiresias.gittins", marks=pytest.mark.slow),
+                                  pytest.param("tiresias.srtf", marks=pytest.mark.slow)])
+def test_counting_first_pass_decides_as_the_node_level_passes(name, monkeypatch):
+    """On one GPU type with spread placement the policy selects jobs from GPU counts and
+    places only the jobs that start; the node-level two passes must give the same
+    decisions, preemptions and migrations included."""
+    from optsched import catalog
+
+    # Philly jobs 30x faster on 128 GPUs (32 nodes of 4): queueing, preemptions, gangs
+    # over several nodes
+    inst = catalog.read_philly_trace(jobs=60, load=30.0, cluster="tiresias-n32g4")
+    pol = get_policy(name)
+    kinds = []
+    count = pol._decide_by_counts
+
+    def counted(view, order):
+        got = count(view, order)
+        kinds.append(got is not None)
+        return got
+
+    monkeypatch.setattr(pol, "_decide_by_counts", counted)
+    fast = simulate(inst, pol, progress=False)
+    assert sum(kinds) > 10
+    assert fast.extra["total_preemptions"] > 0
+    pol = get_policy(name)
+    monkeypatch.setattr(pol, "_decide_by_counts", lambda view, order: None)
+    slow = simulate(inst, pol, progress=False)
+    assert fast.schedule.to_dict() == slow.schedule.to_dict()
+    assert fast.extra["preemptions"] == slow.extra["preemptions"]
+    assert fast.extra["migrations"] == slow.extra["migrations"]
 
 
 def test_former_policy_class_names_are_aliases():
