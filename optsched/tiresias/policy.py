@@ -551,6 +551,8 @@ class TiresiasPolicy:
         arr = view.arrivals
         tie = np.arange(n)
         if self.order == "fifo":
+            if not n or bool((arr[1:] >= arr[:-1]).all()):
+                return tie  # the simulator lists visible jobs by arrival, then index
             return np.lexsort((tie, arr))
         if self.order in ("srtf", "srtf_gpu"):
             T = view.throughput_matrix
@@ -737,11 +739,12 @@ class TiresiasPolicy:
             return None
         return list(view.previous)
 
-    def _try(self, view, free, m: int, left: list[int]) -> list[Placement] | None:
+    def _try(self, view, free, m: int, left: list[int], fresh: bool = False
+             ) -> list[Placement] | None:
         """Place visible job ``m`` on ``free`` (updated, with ``left``, the free GPUs
-        per type), or return ``None``."""
+        per type), or return ``None``; ``fresh``: the job held nothing before."""
         jid = view.ids[m]
-        prev = view.previous_by_job.get(jid)
+        prev = None if fresh else view.previous_by_job.get(jid)
         if prev:  # keep the previous GPUs when they are all free (no migration)
             need = self._need(view, prev)
             if all(free[h, k] >= g for h, k, g in need):
@@ -753,7 +756,7 @@ class TiresiasPolicy:
         for k in self._types(view, m):
             if left[k] < workers:  # place_gang would find too few GPUs of type k
                 continue
-            ps = place_gang(view, free, jid, workers, k, self.placement)
+            ps = place_gang(view, free, jid, workers, k, self.placement, fresh=fresh)
             if ps is not None:
                 left[k] -= workers
                 return ps
@@ -782,23 +785,32 @@ class TiresiasPolicy:
             counted = self._decide_by_counts(view, order)
             if counted is not None:
                 return counted
-        prev = view.previous_by_job
         free = view.capacity.astype(np.int64).copy()
-        left = free.sum(axis=0).tolist()
         chosen: list[int] = []
         kept: set[int] = set()
         trial: list[Placement] = []
+        fresh = False  # the order holds only jobs that held nothing before
         if not self.preemptive:  # running jobs keep their GPUs
-            for m, jid in enumerate(view.ids):
-                if jid in prev:
-                    trial.extend(self._try(view, free, m, left) or [])
-                    kept.add(m)
+            held, fits = self._held(view)
+            if fits:  # each lease extension succeeds: the previous placements
+                free -= held
+                trial = list(view.previous)
+                order = order[~view.ran_before[order]]
+                fresh = True
+            else:
+                prev = view.previous_by_job
+                left = free.sum(axis=0).tolist()
+                for m, jid in enumerate(view.ids):
+                    if jid in prev:
+                        trial.extend(self._try(view, free, m, left) or [])
+                        kept.add(m)
+        left = free.sum(axis=0).tolist()
         for m in order.tolist():
             if not any(left):  # every placement holds a GPU: no job fits any more
                 break
             if m in kept:
                 continue
-            ps = self._try(view, free, m, left)
+            ps = self._try(view, free, m, left, fresh)
             if ps is not None:
                 trial.extend(ps)
                 chosen.append(m)
@@ -807,6 +819,7 @@ class TiresiasPolicy:
         if not self.preemptive:
             return trial
         # second pass: selected jobs that ran before keep their GPUs, then the others
+        prev = view.previous_by_job
         rank = {int(m): r for r, m in enumerate(order)}
         sel = sorted(chosen, key=lambda m: (view.ids[m] not in prev, rank[m]))
         free2 = view.capacity.astype(np.int64).copy()
@@ -818,7 +831,6 @@ class TiresiasPolicy:
                 return trial
             out.extend(ps)
         return out
-
 
     def _decide_by_counts(self, view: ClusterView, order: np.ndarray
                           ) -> list[Placement] | None:
