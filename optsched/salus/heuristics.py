@@ -36,6 +36,8 @@ memory-safe placement.
 * :func:`ffd`: first-fit decreasing by peak :math:`P+T` into **one** lane per GPU (the
   memory-optimal layout, by the merging lemma); ``order="fifo"`` is plain first fit.
   A GPU takes the job if memory and the horizon allow.
+* :func:`improve_plan`: iterated local search (moves and swaps of the jobs of a GPU of
+  largest makespan) that lowers a plan's makespan; the exact model starts from it.
 * :func:`lpt`: longest serial work :math:`n_i d_i` first; each job goes where the
   resulting GPU makespan :math:`\max(\max_l S_l, W_g)` is smallest, into an existing
   lane or a new one, as long as the GPU's lanes stay within its memory and the GPU's
@@ -90,7 +92,7 @@ from optsched.salus.model import (
     salus_view,
 )
 
-__all__ = ["lane_manager", "ffd", "lpt"]
+__all__ = ["lane_manager", "ffd", "lpt", "improve_plan"]
 
 NO_RATIO = "no constant ratio against the exact optimum is known for this rule"
 
@@ -432,3 +434,226 @@ def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "flui
     return result_of_plan(instance, view, lanes, objective, realize, method="lpt",
                           solve_seconds=time.perf_counter() - t0, ratio=None,
                           ratio_note=NO_RATIO, extra=hz.extra())
+
+
+# =========================================================================== local search
+_EPS = 1e-9
+
+
+class _State:
+    """Per-lane serial time, persistent sum and ephemeral peak; per-GPU compute work and
+    memory in use, kept in step with the plan."""
+
+    def __init__(self, view: SalusView, plan: list[list[list[int]]]):
+        self.v = view
+        self.lanes = [[list(l) for l in lanes if l] for lanes in plan]
+        self.where: dict[int, tuple[int, int]] = {}
+        for g, lanes in enumerate(self.lanes):
+            for k, lane in enumerate(lanes):
+                for i in lane:
+                    self.where[i] = (g, k)
+
+    # ---------------------------------------------------------------- measures
+    def nd(self, i: int, g: int) -> float:
+        return float(self.v.n[i] * self.v.d[i, g])
+
+    def lane_need(self, lane: list[int]) -> float:
+        if not lane:
+            return 0.0
+        return float(sum(self.v.P[i] for i in lane) + max(self.v.T[i] for i in lane))
+
+    def gpu_mem(self, g: int, lanes: list[list[int]]) -> float:
+        return sum(self.lane_need(l) for l in lanes)
+
+    def gpu_c(self, g: int, lanes: list[list[int]]) -> float:
+        serial = max((sum(self.nd(i, g) for i in l) for l in lanes if l), default=0.0)
+        work = sum(self.nd(i, g) * float(self.v.u[i]) for l in lanes for i in l)
+        return max(serial, work)
+
+    def makespans(self) -> np.ndarray:
+        return np.array([self.gpu_c(g, lanes) for g, lanes in enumerate(self.lanes)])
+
+    def fits(self, g: int, lanes: list[list[int]]) -> bool:
+        return self.gpu_mem(g, lanes) <= self.v.memory[g] * (1 + 1e-12)
+
+    def plan(self) -> list[list[list[int]]]:
+        return [[list(l) for l in lanes if l] for lanes in self.lanes]
+
+
+def _without(lanes: list[list[int]], k: int, i: int) -> list[list[int]]:
+    out = [list(l) for l in lanes]
+    out[k].remove(i)
+    return [l for l in out if l]
+
+
+def _with(lanes: list[list[int]], k: int, i: int) -> list[list[int]]:
+    """``lanes`` with job i added to lane k (k == len(lanes): a new lane)."""
+    out = [list(l) for l in lanes]
+    if k == len(out):
+        out.append([i])
+    else:
+        out[k].append(i)
+    return out
+
+
+def _targets(st: _State, i: int, g: int, lanes: list[list[int]], L: np.ndarray):
+    """Lanes of GPU g job i may join (existing ones, and a new one if the limit allows)."""
+    if not st.v.fits(i, g):
+        return []
+    return list(range(len(lanes) + (1 if len(lanes) < L[g] else 0)))
+
+
+def _best_step(st: _State, a: int, L: np.ndarray):
+    """The move or swap from critical GPU ``a`` that lowers the larger of the changed
+    GPUs' makespans most, below ``C_a``; ``None`` if none does."""
+    v = st.v
+    ca = st.gpu_c(a, st.lanes[a])
+    best: tuple[float, list] | None = None
+    for ka, lane_a in enumerate(st.lanes[a]):
+        for i in lane_a:
+            rest_a = _without(st.lanes[a], ka, i)
+            # move within GPU a (lane serial times only)
+            for k in _targets(st, i, a, rest_a, L):
+                new_a = _with(rest_a, k, i)
+                if new_a == st.lanes[a] or not st.fits(a, new_a):
+                    continue
+                c = st.gpu_c(a, new_a)
+                if c < ca - _EPS * max(1.0, ca) and (best is None or c < best[0]):
+                    best = (c, [(a, new_a)])
+            c_rest = st.gpu_c(a, rest_a)
+            for b in range(v.n_gpus):
+                if b == a:
+                    continue
+                # move to GPU b
+                for k in _targets(st, i, b, st.lanes[b], L):
+                    new_b = _with(st.lanes[b], k, i)
+                    if not st.fits(b, new_b):
+                        continue
+                    c = max(c_rest, st.gpu_c(b, new_b))
+                    if c < ca - _EPS * max(1.0, ca) and (best is None or c < best[0]):
+                        best = (c, [(a, rest_a), (b, new_b)])
+                # swap with a job of GPU b
+                if not v.fits(i, b):
+                    continue
+                for kb, lane_b in enumerate(st.lanes[b]):
+                    for j in lane_b:
+                        if not v.fits(j, a):
+                            continue
+                        na = [list(l) for l in st.lanes[a]]
+                        nb = [list(l) for l in st.lanes[b]]
+                        na[ka][na[ka].index(i)] = j
+                        nb[kb][nb[kb].index(j)] = i
+                        if not (st.fits(a, na) and st.fits(b, nb)):
+                            continue
+                        c = max(st.gpu_c(a, na), st.gpu_c(b, nb))
+                        if c < ca - _EPS * max(1.0, ca) and (best is None or c < best[0]):
+                            best = (c, [(a, na), (b, nb)])
+    return best
+
+
+def _descend(st: _State, L: np.ndarray, max_steps: int) -> None:
+    for _ in range(max_steps):
+        cs = st.makespans()
+        top = float(cs.max(initial=0.0))
+        step = None
+        for a in np.flatnonzero(cs >= top - _EPS * max(1.0, top)).tolist():
+            step = _best_step(st, a, L)
+            if step is not None:
+                break
+        if step is None:
+            return
+        for g, lanes in step[1]:
+            st.lanes[g] = [l for l in lanes if l]
+
+
+def _kick(st: _State, L: np.ndarray, rng: np.random.Generator, jobs: int) -> None:
+    """Move up to ``jobs`` random jobs of a critical GPU to random feasible lanes."""
+    cs = st.makespans()
+    a = int(np.argmax(cs))
+    for _ in range(jobs):
+        members = [(k, i) for k, l in enumerate(st.lanes[a]) for i in l]
+        if len(members) <= 1:
+            return
+        k, i = members[int(rng.integers(len(members)))]
+        rest_a = _without(st.lanes[a], k, i)
+        options = []
+        for b in range(st.v.n_gpus):
+            if b == a:
+                continue
+            for kb in _targets(st, i, b, st.lanes[b], L):
+                nb = _with(st.lanes[b], kb, i)
+                if st.fits(b, nb):
+                    options.append((b, nb))
+        if not options:
+            continue
+        b, nb = options[int(rng.integers(len(options)))]
+        st.lanes[a] = rest_a
+        st.lanes[b] = nb
+
+
+def improve_plan(view: SalusView, plan: list[list[list[int]]], L: np.ndarray, *,
+                 kicks: int = 30, max_steps: int = 2000, seed: int = 0
+                 ) -> list[list[list[int]]]:
+    r"""A plan of makespan at most ``plan``'s, by iterated local search (the exact
+    model's MIP start).
+
+    A lane plan has makespan :math:`\max_g C_g`, :math:`C_g = \max(\max_{l \text{ on }
+    g} S_l, W_g)` (:func:`~optsched.salus.model.gpu_makespans`). The search lowers it by
+    steps that keep every GPU memory-safe (:math:`\sum_{l \text{ on } g} (\sum_{i\in l}
+    P_i + \max_{i\in l} T_i) \le M_g`) with at most ``L[g]`` lanes:
+
+    * **move** a job of a GPU of largest :math:`C_g` to another lane of its GPU, to a
+      lane of another GPU, or to a new lane;
+    * **swap** it with a job of another GPU (each takes the other's lane).
+
+    A step is taken when it lowers the larger of the changed GPUs' :math:`C` below the
+    critical GPU's, the best such step first; a plan none of whose critical GPUs has
+    one is a local optimum. From it, ``kicks`` perturbations (one to three jobs of a
+    critical GPU moved to random feasible lanes, then the descent again) are tried,
+    each kept only if it ends below the best plan so far. Seeded: reproducible.
+
+    Parameters
+    ----------
+    view : SalusView
+        The jobs and GPUs.
+    plan : list
+        A memory-safe lane plan (job indices), at most ``L[g]`` lanes on GPU g.
+    L : numpy.ndarray
+        Lanes per GPU at most.
+    kicks : int
+        Perturbations after the first local optimum (0: plain descent).
+    max_steps : int
+        Improving steps per descent at most.
+    seed : int
+        Seed of the perturbations.
+
+    Returns
+    -------
+    list
+        The best plan found.
+
+    Guarantee
+    ---------
+    The plan returned is memory-safe, places the jobs ``plan`` places, has at most
+    ``L[g]`` lanes on GPU g and makespan :math:`\le` that of ``plan``. A heuristic: no
+    bound on its distance to the optimum.
+
+    Complexity
+    ----------
+    One step examines :math:`O(k(\sum_g L_g + n))` moves and swaps, :math:`k` the jobs
+    of the critical GPU, each evaluated in :math:`O(k)`; at most ``max_steps`` steps per
+    descent and ``kicks + 1`` descents.
+    """
+    rng = np.random.default_rng(seed)
+    st = _State(view, plan)
+    _descend(st, L, max_steps)
+    best, best_c = st.plan(), float(st.makespans().max(initial=0.0))
+    for _ in range(kicks):
+        _kick(st, L, rng, int(rng.integers(1, 4)))
+        _descend(st, L, max_steps)
+        c = float(st.makespans().max(initial=0.0))
+        if c < best_c - _EPS * max(1.0, best_c):
+            best, best_c = st.plan(), c
+        else:
+            st = _State(view, best)
+    return best
