@@ -57,7 +57,7 @@ from collections.abc import Callable
 import numpy as np
 
 from optsched.core.instance import Instance
-from optsched.core.result import Result, Status
+from optsched.core.result import Result, Status, relative_gap
 from optsched.errors import InvalidOption
 from optsched.options import declares
 from optsched.salus.bounds import makespan_bound
@@ -73,8 +73,13 @@ from optsched.salus.model import (
     result_of_plan,
     salus_view,
 )
-from optsched.solvers import START_TOLERANCE, solve_program, start_fields
+from optsched.solvers import DEFAULT_TIME_LIMIT, START_TOLERANCE, solve_program, start_fields
 from optsched.solvers.program import LinearProgram, ProgramData
+
+#: perturbations of the local search that improves the makespan start
+KICKS = 30
+#: share of the time limit the makespan start's local search may take at most
+START_SHARE = 0.25
 
 #: the values of a program's auxiliary columns, given its x columns (for a MIP start)
 Derived = Callable[[np.ndarray], dict[str, np.ndarray]]
@@ -528,7 +533,7 @@ def plan_point(view: SalusView, plan: LanePlan, L: np.ndarray,
 def heuristic_start(instance: Instance, view: SalusView, objective: str, L: np.ndarray,
                     realize: str, trip: list[tuple[int, int, int]],
                     horizon: float | None, tighten: bool = True,
-                    derived: Derived | None = None
+                    derived: Derived | None = None, deadline: float = math.inf
                     ) -> tuple[dict[str, np.ndarray], str] | None:
     """The MILP point of a heuristic's lane plan, with the heuristic's name; ``None`` if
     none fits. For the makespan, the best of LPT, first-fit decreasing (one lane per GPU)
@@ -561,13 +566,21 @@ def heuristic_start(instance: Instance, view: SalusView, objective: str, L: np.n
             if balanced is not None:
                 plans.append(("balanced", balanced))
     found = []
-    for name, gpus in plans:
-        if len(gpus) != view.n_gpus or any(len(lanes) > L[g] for g, lanes in enumerate(gpus)):
-            continue
-        plan = [[sorted(pos[j] for j in lane) for lane in lanes if lane] for lanes in gpus]
-        if objective == "makespan":
-            plan = improve_plan(view, plan, L)
-            name = f"{name}+local search"
+    usable = [(name, [[sorted(pos[j] for j in lane) for lane in lanes if lane]
+                      for lanes in gpus])
+              for name, gpus in plans
+              if len(gpus) == view.n_gpus and all(len(lanes) <= L[g]
+                                                  for g, lanes in enumerate(gpus))]
+    if objective == "makespan" and usable:
+        # a descent from every plan, then perturbations from the best one
+        usable = [(f"{name}+local search", improve_plan(view, plan, L, kicks=0,
+                                                        deadline=deadline))
+                  for name, plan in usable]
+        best = min(range(len(usable)),
+                   key=lambda k: plan_objective(view, usable[k][1], "makespan"))
+        name, plan = usable[best]
+        usable[best] = (name, improve_plan(view, plan, L, kicks=KICKS, deadline=deadline))
+    for name, plan in usable:
         if tighten:
             plan = canonical_plan(view, plan, objective)
         else:
@@ -660,7 +673,10 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
         horizon).
     mip_start : bool
         Start the MILP from a heuristic's lane plan (:func:`heuristic_start`), so a solve
-        stopped by ``time_limit`` returns at least that plan.
+        stopped by ``time_limit`` returns at least that plan. For the makespan the plan
+        is improved by local search for at most :data:`START_SHARE` of ``time_limit``;
+        a start whose makespan meets the lower bound (:func:`c_bound`) is returned as
+        optimal without a solve.
     tighten : bool
         State the program with the symmetry-breaking rows and the lane limits of
         :func:`lane_limits` (default); ``False`` states the plain slot program (lanes
@@ -703,8 +719,10 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
                     tighten)
     lp, trip, derived = _program(view, objective, L, horizon, tighten)
     data = lp.freeze()
+    limit = options.get("time_limit", DEFAULT_TIME_LIMIT)
+    deadline = t0 + START_SHARE * limit if limit is not None else math.inf
     found = heuristic_start(instance, view, objective, L, realize, trip, horizon, tighten,
-                            derived) \
+                            derived, deadline) \
         if mip_start else None
     build = time.perf_counter() - t0
     if found is not None and objective == "makespan":
@@ -729,9 +747,15 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
     _check_serial(instance, view, plan, realize)
     # ratio 1 only when the lane limit is not a restriction (lanes=None is exact)
     ratio = 1.0 if res.status is Status.OPTIMAL and lanes is None else None
+    bound, gap = res.bound, res.gap
+    if objective == "makespan" and res.status is not Status.OPTIMAL:
+        # a stopped solve keeps the better of HiGHS's bound (if any) and the model's own
+        # (c_bound); both bound every plan, so their maximum does
+        bound = max(c_bound(view), -math.inf if bound is None else float(bound))
+        gap = relative_gap(obj, bound)
     return result_of_plan(
         instance, view, plan, objective, realize, status=res.status, objective=obj,
-        bound=res.bound, gap=res.gap, backend=res.backend, solver=res.solver,
+        bound=bound, gap=gap, backend=res.backend, solver=res.solver,
         build_seconds=res.build_seconds + build, solve_seconds=res.solve_seconds,
         values=res.values, ratio=ratio,
         ratio_note=("optimal for the fluid lane model" if ratio else

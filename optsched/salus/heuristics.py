@@ -551,8 +551,10 @@ def _best_step(st: _State, a: int, L: np.ndarray):
     return best
 
 
-def _descend(st: _State, L: np.ndarray, max_steps: int) -> None:
+def _descend(st: _State, L: np.ndarray, max_steps: int, deadline: float) -> None:
     for _ in range(max_steps):
+        if time.perf_counter() >= deadline:
+            return
         cs = st.makespans()
         top = float(cs.max(initial=0.0))
         step = None
@@ -561,9 +563,56 @@ def _descend(st: _State, L: np.ndarray, max_steps: int) -> None:
             if step is not None:
                 break
         if step is None:
+            step = _balance_step(st, L, cs, top)
+        if step is None:
             return
         for g, lanes in step[1]:
             st.lanes[g] = [l for l in lanes if l]
+
+
+def _balance_step(st: _State, L: np.ndarray, cs: np.ndarray, top: float):
+    r"""The first move or swap between two GPUs a, b (a from the most loaded down, b
+    from the least loaded up, :math:`C_a > C_b`) that keeps both below the plan's
+    makespan ``top`` and lowers :math:`C_a^2 + C_b^2`: it leaves the makespan and lowers
+    :math:`\sum_g C_g^2`, so descents still end, and it frees room on loaded GPUs for
+    the next step on a critical one. ``None`` if there is none."""
+    v = st.v
+    order = np.argsort(-cs, kind="stable").tolist()
+    limit = top - _EPS * max(1.0, top)
+    for a in order:
+        ca = float(cs[a])
+        for b in reversed(order):
+            cb = float(cs[b])
+            if cb >= ca - _EPS * max(1.0, ca):
+                break
+            before = ca * ca + cb * cb - _EPS * max(1.0, ca * ca)
+            for ka, lane_a in enumerate(st.lanes[a]):
+                for i in lane_a:
+                    rest_a = _without(st.lanes[a], ka, i)
+                    c_rest = st.gpu_c(a, rest_a)
+                    for k in _targets(st, i, b, st.lanes[b], L):
+                        new_b = _with(st.lanes[b], k, i)
+                        if not st.fits(b, new_b):
+                            continue
+                        c_b = st.gpu_c(b, new_b)
+                        if c_b < limit and c_rest * c_rest + c_b * c_b < before:
+                            return (max(c_rest, c_b), [(a, rest_a), (b, new_b)])
+                    if not v.fits(i, b):
+                        continue
+                    for kb, lane_b in enumerate(st.lanes[b]):
+                        for j in lane_b:
+                            if not v.fits(j, a):
+                                continue
+                            na = [list(l) for l in st.lanes[a]]
+                            nb = [list(l) for l in st.lanes[b]]
+                            na[ka][na[ka].index(i)] = j
+                            nb[kb][nb[kb].index(j)] = i
+                            if not (st.fits(a, na) and st.fits(b, nb)):
+                                continue
+                            c_a, c_b = st.gpu_c(a, na), st.gpu_c(b, nb)
+                            if max(c_a, c_b) < limit and c_a * c_a + c_b * c_b < before:
+                                return (max(c_a, c_b), [(a, na), (b, nb)])
+    return None
 
 
 def _kick(st: _State, L: np.ndarray, rng: np.random.Generator, jobs: int) -> None:
@@ -592,8 +641,8 @@ def _kick(st: _State, L: np.ndarray, rng: np.random.Generator, jobs: int) -> Non
 
 
 def improve_plan(view: SalusView, plan: list[list[list[int]]], L: np.ndarray, *,
-                 kicks: int = 30, max_steps: int = 2000, seed: int = 0
-                 ) -> list[list[list[int]]]:
+                 kicks: int = 30, max_steps: int = 2000, seed: int = 0,
+                 deadline: float = math.inf) -> list[list[list[int]]]:
     r"""A plan of makespan at most ``plan``'s, by iterated local search (the exact
     model's MIP start).
 
@@ -626,6 +675,10 @@ def improve_plan(view: SalusView, plan: list[list[list[int]]], L: np.ndarray, *,
         Improving steps per descent at most.
     seed : int
         Seed of the perturbations.
+    deadline : float
+        ``time.perf_counter()`` value at which the search stops and returns its best
+        plan (every step keeps the plan valid); without it (``inf``) the search is
+        deterministic, with it the number of steps taken depends on the machine.
 
     Returns
     -------
@@ -646,11 +699,13 @@ def improve_plan(view: SalusView, plan: list[list[list[int]]], L: np.ndarray, *,
     """
     rng = np.random.default_rng(seed)
     st = _State(view, plan)
-    _descend(st, L, max_steps)
+    _descend(st, L, max_steps, deadline)
     best, best_c = st.plan(), float(st.makespans().max(initial=0.0))
     for _ in range(kicks):
+        if time.perf_counter() >= deadline:
+            break
         _kick(st, L, rng, int(rng.integers(1, 4)))
-        _descend(st, L, max_steps)
+        _descend(st, L, max_steps, deadline)
         c = float(st.makespans().max(initial=0.0))
         if c < best_c - _EPS * max(1.0, best_c):
             best, best_c = st.plan(), c
