@@ -572,7 +572,9 @@ def heuristic_start(instance: Instance, view: SalusView, objective: str, L: np.n
               if len(gpus) == view.n_gpus and all(len(lanes) <= L[g]
                                                   for g, lanes in enumerate(gpus))]
     if objective == "makespan" and usable:
-        # a descent from every plan, then perturbations from the best one
+        # a descent from every plan (the best first, in case the deadline comes), then
+        # perturbations from the best one
+        usable.sort(key=lambda u: plan_objective(view, u[1], "makespan"))
         usable = [(f"{name}+local search", improve_plan(view, plan, L, kicks=0,
                                                         deadline=deadline))
                   for name, plan in usable]

@@ -441,113 +441,181 @@ _EPS = 1e-9
 
 
 class _State:
-    """Per-lane serial time, persistent sum and ephemeral peak; per-GPU compute work and
-    memory in use, kept in step with the plan."""
+    """A plan under local search, with per-lane serial time :math:`S_l`, persistent sum
+    and ephemeral peak, and per-GPU compute work :math:`W_g`, memory in use and
+    :math:`C_g`, kept in step with the lanes, so that a move or a swap is evaluated in
+    :math:`O(L_g + k)` for :math:`k` jobs in a lane."""
 
     def __init__(self, view: SalusView, plan: list[list[list[int]]]):
         self.v = view
+        G = view.n_gpus
+        nd = view.n[:, None] * view.d
+        self.P = view.P.tolist()
+        self.T = view.T.tolist()
+        self.nd = [nd[:, g].tolist() for g in range(G)]
+        self.wk = [(nd[:, g] * view.u).tolist() for g in range(G)]
+        self.ok = [[view.fits(i, g) for g in range(G)] for i in range(view.n_jobs)]
+        self.cap = (view.memory * (1 + 1e-12)).tolist()
         self.lanes = [[list(l) for l in lanes if l] for lanes in plan]
-        self.where: dict[int, tuple[int, int]] = {}
-        for g, lanes in enumerate(self.lanes):
-            for k, lane in enumerate(lanes):
-                for i in lane:
-                    self.where[i] = (g, k)
+        self.ser: list[list[float]] = [[] for _ in range(G)]
+        self.ps: list[list[float]] = [[] for _ in range(G)]
+        self.tm: list[list[float]] = [[] for _ in range(G)]
+        self.work = [0.0] * G
+        self.mem = [0.0] * G
+        self.c = [0.0] * G
+        self.oser: list[list[float]] = [[] for _ in range(G)]   # max S of the other lanes
+        for g in range(G):
+            self.refresh(g)
 
-    # ---------------------------------------------------------------- measures
-    def nd(self, i: int, g: int) -> float:
-        return float(self.v.n[i] * self.v.d[i, g])
+    def refresh(self, g: int) -> None:
+        lanes = self.lanes[g] = [l for l in self.lanes[g] if l]
+        nd, wk, P, T = self.nd[g], self.wk[g], self.P, self.T
+        self.ser[g] = [sum(nd[i] for i in l) for l in lanes]
+        self.ps[g] = [sum(P[i] for i in l) for l in lanes]
+        self.tm[g] = [max(T[i] for i in l) for l in lanes]
+        self.work[g] = sum(wk[i] for l in lanes for i in l)
+        self.mem[g] = sum(self.ps[g]) + sum(self.tm[g])
+        self.c[g] = max(max(self.ser[g], default=0.0), self.work[g])
+        ser = self.ser[g]
+        self.oser[g] = [max((s for q, s in enumerate(ser) if q != k), default=0.0)
+                        for k in range(len(ser))]
 
-    def lane_need(self, lane: list[int]) -> float:
-        if not lane:
-            return 0.0
-        return float(sum(self.v.P[i] for i in lane) + max(self.v.T[i] for i in lane))
+    def peak_without(self, g: int, k: int, i: int) -> float:
+        """The ephemeral peak of lane k of GPU g without job i (0 if it empties)."""
+        if self.T[i] < self.tm[g][k]:
+            return self.tm[g][k]
+        return max((self.T[j] for j in self.lanes[g][k] if j != i), default=0.0)
 
-    def gpu_mem(self, g: int, lanes: list[list[int]]) -> float:
-        return sum(self.lane_need(l) for l in lanes)
+    def other_serial(self, g: int, k: int) -> float:
+        return self.oser[g][k]
 
-    def gpu_c(self, g: int, lanes: list[list[int]]) -> float:
-        serial = max((sum(self.nd(i, g) for i in l) for l in lanes if l), default=0.0)
-        work = sum(self.nd(i, g) * float(self.v.u[i]) for l in lanes for i in l)
-        return max(serial, work)
+    # ------------------------------------------------------------ evaluations
+    def removed(self, a: int, ka: int, i: int) -> tuple[float, float]:
+        """(C_a, memory of a) with job i taken out of lane ka."""
+        ps = self.ps[a][ka] - self.P[i]
+        tm = self.peak_without(a, ka, i)
+        alone = len(self.lanes[a][ka]) == 1
+        need = 0.0 if alone else ps + tm
+        mem = self.mem[a] - self.ps[a][ka] - self.tm[a][ka] + need
+        ser = 0.0 if alone else self.ser[a][ka] - self.nd[a][i]
+        return max(self.other_serial(a, ka), ser, self.work[a] - self.wk[a][i]), mem
+
+    def added(self, b: int, k: int, i: int) -> tuple[float, float]:
+        """(C_b, memory of b) with job i added to lane k (``len(lanes)``: a new lane)."""
+        if k == len(self.lanes[b]):
+            ser, mem, other = self.nd[b][i], self.mem[b] + self.P[i] + self.T[i], \
+                max(self.ser[b], default=0.0)
+        else:
+            ser = self.ser[b][k] + self.nd[b][i]
+            mem = self.mem[b] + self.P[i] + max(self.tm[b][k], self.T[i]) - self.tm[b][k]
+            other = self.other_serial(b, k)
+        return max(other, ser, self.work[b] + self.wk[b][i]), mem
+
+    def moved_within(self, a: int, ka: int, i: int, k: int) -> tuple[float, float]:
+        """(C_a, memory of a) with job i moved from lane ka to lane k of the same GPU."""
+        ser = list(self.ser[a])
+        mem = self.mem[a]
+        alone = len(self.lanes[a][ka]) == 1
+        ser[ka] -= self.nd[a][i]
+        mem -= self.P[i] + self.tm[a][ka] - (0.0 if alone else self.peak_without(a, ka, i))
+        if k == len(self.lanes[a]):
+            ser.append(self.nd[a][i])
+            mem += self.P[i] + self.T[i]
+        else:
+            ser[k] += self.nd[a][i]
+            mem += self.P[i] + max(self.tm[a][k], self.T[i]) - self.tm[a][k]
+        if alone:
+            ser[ka] = 0.0
+        return max(max(ser), self.work[a]), mem
+
+    def exchanged(self, a: int, ka: int, i: int, j: int) -> tuple[float, float]:
+        """(C_a, memory of a) with job i of lane ka replaced by job j."""
+        ps = self.ps[a][ka] - self.P[i] + self.P[j]
+        tm = max(self.peak_without(a, ka, i), self.T[j])
+        mem = self.mem[a] - self.ps[a][ka] - self.tm[a][ka] + ps + tm
+        ser = self.ser[a][ka] - self.nd[a][i] + self.nd[a][j]
+        work = self.work[a] - self.wk[a][i] + self.wk[a][j]
+        return max(self.other_serial(a, ka), ser, work), mem
+
+    # ------------------------------------------------------------ changes
+    def apply(self, step: tuple) -> None:
+        if step[0] == "move":
+            _, a, ka, i, b, k = step
+            if k == len(self.lanes[b]):
+                self.lanes[b].append([i])
+            else:
+                self.lanes[b][k].append(i)
+            self.lanes[a][ka].remove(i)
+        else:
+            _, a, ka, i, b, kb, j = step
+            la, lb = self.lanes[a][ka], self.lanes[b][kb]
+            la[la.index(i)] = j
+            lb[lb.index(j)] = i
+        self.refresh(a)
+        if b != a:
+            self.refresh(b)
 
     def makespans(self) -> np.ndarray:
-        return np.array([self.gpu_c(g, lanes) for g, lanes in enumerate(self.lanes)])
-
-    def fits(self, g: int, lanes: list[list[int]]) -> bool:
-        return self.gpu_mem(g, lanes) <= self.v.memory[g] * (1 + 1e-12)
+        return np.array(self.c)
 
     def plan(self) -> list[list[list[int]]]:
         return [[list(l) for l in lanes if l] for lanes in self.lanes]
 
 
-def _without(lanes: list[list[int]], k: int, i: int) -> list[list[int]]:
-    out = [list(l) for l in lanes]
-    out[k].remove(i)
-    return [l for l in out if l]
-
-
-def _with(lanes: list[list[int]], k: int, i: int) -> list[list[int]]:
-    """``lanes`` with job i added to lane k (k == len(lanes): a new lane)."""
-    out = [list(l) for l in lanes]
-    if k == len(out):
-        out.append([i])
-    else:
-        out[k].append(i)
-    return out
-
-
-def _targets(st: _State, i: int, g: int, lanes: list[list[int]], L: np.ndarray):
+def _targets(st: _State, i: int, g: int, L: np.ndarray) -> range:
     """Lanes of GPU g job i may join (existing ones, and a new one if the limit allows)."""
-    if not st.v.fits(i, g):
-        return []
-    return list(range(len(lanes) + (1 if len(lanes) < L[g] else 0)))
+    if not st.ok[i][g]:
+        return range(0)
+    return range(len(st.lanes[g]) + (1 if len(st.lanes[g]) < L[g] else 0))
+
+
+def _steps(st: _State, a: int, b: int, L: np.ndarray, limit: float):
+    """Every move of a job of GPU a to GPU b (a lane of b, or another lane of a when
+    ``a == b``) and every swap of a job of a with one of b: ``(step, C_a, C_b)`` for
+    those memory admits and that leave GPU a below ``limit``."""
+    cap_a, cap_b = st.cap[a], st.cap[b]
+    for ka, lane_a in enumerate(st.lanes[a]):
+        for i in lane_a:
+            if a == b:
+                for k in _targets(st, i, a, L):
+                    if k == ka or (k == len(st.lanes[a]) and len(lane_a) == 1):
+                        continue
+                    c, mem = st.moved_within(a, ka, i, k)
+                    if mem <= cap_a:
+                        yield ("move", a, ka, i, a, k), c, c
+                continue
+            c_rest, mem_rest = st.removed(a, ka, i)
+            if mem_rest > cap_a:
+                continue
+            for k in _targets(st, i, b, L) if c_rest < limit else ():
+                c_b, mem_b = st.added(b, k, i)
+                if mem_b <= cap_b:
+                    yield ("move", a, ka, i, b, k), c_rest, c_b
+            if not st.ok[i][b]:
+                continue
+            for kb, lane_b in enumerate(st.lanes[b]):
+                for j in lane_b:
+                    if not st.ok[j][a]:
+                        continue
+                    c_a, mem_a = st.exchanged(a, ka, i, j)
+                    if mem_a > cap_a or c_a >= limit:
+                        continue
+                    c_b, mem_b = st.exchanged(b, kb, j, i)
+                    if mem_b <= cap_b:
+                        yield ("swap", a, ka, i, b, kb, j), c_a, c_b
 
 
 def _best_step(st: _State, a: int, L: np.ndarray):
     """The move or swap from critical GPU ``a`` that lowers the larger of the changed
     GPUs' makespans most, below ``C_a``; ``None`` if none does."""
-    v = st.v
-    ca = st.gpu_c(a, st.lanes[a])
-    best: tuple[float, list] | None = None
-    for ka, lane_a in enumerate(st.lanes[a]):
-        for i in lane_a:
-            rest_a = _without(st.lanes[a], ka, i)
-            # move within GPU a (lane serial times only)
-            for k in _targets(st, i, a, rest_a, L):
-                new_a = _with(rest_a, k, i)
-                if new_a == st.lanes[a] or not st.fits(a, new_a):
-                    continue
-                c = st.gpu_c(a, new_a)
-                if c < ca - _EPS * max(1.0, ca) and (best is None or c < best[0]):
-                    best = (c, [(a, new_a)])
-            c_rest = st.gpu_c(a, rest_a)
-            for b in range(v.n_gpus):
-                if b == a:
-                    continue
-                # move to GPU b
-                for k in _targets(st, i, b, st.lanes[b], L):
-                    new_b = _with(st.lanes[b], k, i)
-                    if not st.fits(b, new_b):
-                        continue
-                    c = max(c_rest, st.gpu_c(b, new_b))
-                    if c < ca - _EPS * max(1.0, ca) and (best is None or c < best[0]):
-                        best = (c, [(a, rest_a), (b, new_b)])
-                # swap with a job of GPU b
-                if not v.fits(i, b):
-                    continue
-                for kb, lane_b in enumerate(st.lanes[b]):
-                    for j in lane_b:
-                        if not v.fits(j, a):
-                            continue
-                        na = [list(l) for l in st.lanes[a]]
-                        nb = [list(l) for l in st.lanes[b]]
-                        na[ka][na[ka].index(i)] = j
-                        nb[kb][nb[kb].index(j)] = i
-                        if not (st.fits(a, na) and st.fits(b, nb)):
-                            continue
-                        c = max(st.gpu_c(a, na), st.gpu_c(b, nb))
-                        if c < ca - _EPS * max(1.0, ca) and (best is None or c < best[0]):
-                            best = (c, [(a, na), (b, nb)])
+    ca = st.c[a]
+    limit = ca - _EPS * max(1.0, ca)
+    best = None
+    for b in range(st.v.n_gpus):
+        for step, c_a, c_b in _steps(st, a, b, L, limit):
+            c = max(c_a, c_b)
+            if c < limit and (best is None or c < best[0]):
+                best = (c, step)
     return best
 
 
@@ -566,8 +634,7 @@ def _descend(st: _State, L: np.ndarray, max_steps: int, deadline: float) -> None
             step = _balance_step(st, L, cs, top)
         if step is None:
             return
-        for g, lanes in step[1]:
-            st.lanes[g] = [l for l in lanes if l]
+        st.apply(step[1])
 
 
 def _balance_step(st: _State, L: np.ndarray, cs: np.ndarray, top: float):
@@ -576,7 +643,6 @@ def _balance_step(st: _State, L: np.ndarray, cs: np.ndarray, top: float):
     makespan ``top`` and lowers :math:`C_a^2 + C_b^2`: it leaves the makespan and lowers
     :math:`\sum_g C_g^2`, so descents still end, and it frees room on loaded GPUs for
     the next step on a critical one. ``None`` if there is none."""
-    v = st.v
     order = np.argsort(-cs, kind="stable").tolist()
     limit = top - _EPS * max(1.0, top)
     for a in order:
@@ -586,58 +652,28 @@ def _balance_step(st: _State, L: np.ndarray, cs: np.ndarray, top: float):
             if cb >= ca - _EPS * max(1.0, ca):
                 break
             before = ca * ca + cb * cb - _EPS * max(1.0, ca * ca)
-            for ka, lane_a in enumerate(st.lanes[a]):
-                for i in lane_a:
-                    rest_a = _without(st.lanes[a], ka, i)
-                    c_rest = st.gpu_c(a, rest_a)
-                    for k in _targets(st, i, b, st.lanes[b], L):
-                        new_b = _with(st.lanes[b], k, i)
-                        if not st.fits(b, new_b):
-                            continue
-                        c_b = st.gpu_c(b, new_b)
-                        if c_b < limit and c_rest * c_rest + c_b * c_b < before:
-                            return (max(c_rest, c_b), [(a, rest_a), (b, new_b)])
-                    if not v.fits(i, b):
-                        continue
-                    for kb, lane_b in enumerate(st.lanes[b]):
-                        for j in lane_b:
-                            if not v.fits(j, a):
-                                continue
-                            na = [list(l) for l in st.lanes[a]]
-                            nb = [list(l) for l in st.lanes[b]]
-                            na[ka][na[ka].index(i)] = j
-                            nb[kb][nb[kb].index(j)] = i
-                            if not (st.fits(a, na) and st.fits(b, nb)):
-                                continue
-                            c_a, c_b = st.gpu_c(a, na), st.gpu_c(b, nb)
-                            if max(c_a, c_b) < limit and c_a * c_a + c_b * c_b < before:
-                                return (max(c_a, c_b), [(a, na), (b, nb)])
+            for step, c_a, c_b in _steps(st, a, b, L, limit):
+                if max(c_a, c_b) < limit and c_a * c_a + c_b * c_b < before:
+                    return (max(c_a, c_b), step)
     return None
 
 
 def _kick(st: _State, L: np.ndarray, rng: np.random.Generator, jobs: int) -> None:
     """Move up to ``jobs`` random jobs of a critical GPU to random feasible lanes."""
-    cs = st.makespans()
-    a = int(np.argmax(cs))
+    a = int(np.argmax(st.makespans()))
     for _ in range(jobs):
         members = [(k, i) for k, l in enumerate(st.lanes[a]) for i in l]
         if len(members) <= 1:
             return
-        k, i = members[int(rng.integers(len(members)))]
-        rest_a = _without(st.lanes[a], k, i)
-        options = []
-        for b in range(st.v.n_gpus):
-            if b == a:
-                continue
-            for kb in _targets(st, i, b, st.lanes[b], L):
-                nb = _with(st.lanes[b], kb, i)
-                if st.fits(b, nb):
-                    options.append((b, nb))
+        ka, i = members[int(rng.integers(len(members)))]
+        if st.removed(a, ka, i)[1] > st.cap[a]:
+            continue
+        options = [(b, k) for b in range(st.v.n_gpus) if b != a
+                   for k in _targets(st, i, b, L) if st.added(b, k, i)[1] <= st.cap[b]]
         if not options:
             continue
-        b, nb = options[int(rng.integers(len(options)))]
-        st.lanes[a] = rest_a
-        st.lanes[b] = nb
+        b, k = options[int(rng.integers(len(options)))]
+        st.apply(("move", a, ka, i, b, k))
 
 
 def improve_plan(view: SalusView, plan: list[list[list[int]]], L: np.ndarray, *,
