@@ -17,12 +17,32 @@ ephemeral peak), :math:`C \ge 0` (makespan).
     \sum_l \Big(\sum_i P_i\,x_{igl} + \tau_{gl}\Big) &\le M_g\,z_g
         && \text{(safe lanes } C_{gl} = \textstyle\sum P + \tau
            \text{ within GPU memory)}\\
-    x_{igl} \le y_{gl},\quad y_{g,l+1} &\le y_{gl},\quad x_{igl} = 0 \text{ for } l > i
-        && \text{(symmetry breaking)}\\
+    x_{igl} \le y_{gl},\quad y_{g,l+1} &\le y_{gl}
+        && \text{(open lanes first)}\\
     \sum_i n_i d_{ig}\,x_{igl} &\le C
         && \text{(a lane is serial)}\\
     \sum_{i,l} n_i d_{ig} u_i\,x_{igl} &\le C
         && \text{(the GPU's compute)}
+
+Symmetry breaking (:func:`_symmetry_rows`; ``tighten=False`` leaves it out and keeps
+only :math:`x_{igl} = 0` for :math:`l > i`). Jobs are ordered by :func:`job_rank`, GPUs
+grouped into classes of interchangeable GPUs (:func:`gpu_classes`, :math:`r(g)` the
+rank of g in its class, :math:`g'` the one before it):
+
+.. math::
+
+    x_{igl} &\le \textstyle\sum_{\mathrm{rank}\,j < \mathrm{rank}\,i} x_{j,g,l-1}
+        && \text{(lane\_lead: lanes in order of their first job)}\\
+    \textstyle\sum_l x_{igl} &\le \textstyle\sum_{\mathrm{rank}\,j < \mathrm{rank}\,i}
+        \sum_l x_{jg'l}
+        && \text{(gpu\_lead: a class's GPUs in order of their first job)}\\
+    \textstyle\sum_s s\,x_{is} &\le \textstyle\sum_s s\,x_{i's}
+        && \text{(twin\_order: identical jobs, rank } i < \text{rank } i')
+
+with :math:`x_{igl}` not stated for :math:`\mathrm{rank}\,i < r(g) + l`. Every class of
+equivalent plans (renumbered lanes, interchangeable GPUs, identical jobs) keeps its
+lexicographically least member, which meets all three, so the optimum is unchanged.
+For the makespan :math:`C \ge` :func:`c_bound` (longest job, compute over the GPUs).
 
 Objectives (option ``objective``):
 
@@ -38,8 +58,9 @@ every objective (admitted jobs, or the job set, must finish in time); without it
 time rows are only stated for ``"makespan"``.
 
 Lanes per GPU: option ``lanes`` (an int, or ``None``). ``None`` means exact without a
-lane limit: :math:`L_g = \min(n, \lfloor M_g / \min_i(P_i + T_i) \rfloor)` bounds the
-number of non-empty lanes any safe plan can have. For ``"admitted"`` and ``"gpus"``
+lane limit: :math:`L_g`, the largest :math:`k` whose :math:`k` smallest peaks
+:math:`P_i + T_i` fit :math:`M_g` (:func:`lane_limits`), bounds the number of non-empty
+lanes any safe plan can have. For ``"admitted"`` and ``"gpus"``
 without a horizon, ``None`` uses one lane per GPU, which the merging lemma of
 :mod:`optsched.salus.model` proves optimal. An explicit ``lanes=k`` is exact for the
 restricted problem (at most k lanes per GPU).
@@ -667,7 +688,8 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "makes
         or GPUs used.
     lanes : int, optional
         Lanes per GPU at most; ``None`` (default) leaves it unlimited, stated as
-        :math:`L_g = \min(n, \lfloor M_g/\min_i(P_i + T_i)\rfloor)`, or one lane per GPU
+        :math:`L_g` of :func:`lane_limits` (the most lanes whose smallest peaks fit
+        :math:`M_g`), or one lane per GPU
         for ``"gpus"``/``"admitted"`` without a horizon (optimal by the merging lemma).
     realize : {"fluid", "serial"}
         The schedule built from the plan: fluid (attains the model's makespan exactly) or

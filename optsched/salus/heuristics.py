@@ -36,12 +36,13 @@ memory-safe placement.
 * :func:`ffd`: first-fit decreasing by peak :math:`P+T` into **one** lane per GPU (the
   memory-optimal layout, by the merging lemma); ``order="fifo"`` is plain first fit.
   A GPU takes the job if memory and the horizon allow.
-* :func:`improve_plan`: iterated local search (moves and swaps of the jobs of a GPU of
-  largest makespan) that lowers a plan's makespan; the exact model starts from it.
 * :func:`lpt`: longest serial work :math:`n_i d_i` first; each job goes where the
   resulting GPU makespan :math:`\max(\max_l S_l, W_g)` is smallest, into an existing
   lane or a new one, as long as the GPU's lanes stay within its memory and the GPU's
   realised end within the horizon.
+* :func:`improve_plan`: iterated local search (moves and swaps of the jobs of a GPU of
+  largest makespan, balancing moves between GPUs) that lowers a plan's makespan; the
+  exact model starts from it.
 
 Bound (GPUs used, identical GPUs of memory :math:`M`; proved in ``docs/salus.md``)
 -------------------------------------------------------------------------------------
