@@ -6,9 +6,11 @@ r"""Bounds for Salus' lane models (fluid concurrency, :mod:`optsched.salus.model
 * :func:`lower_bound` - a bound on the optimum of each objective that every plan obeys:
 
   - makespan: :math:`C^* \ge \max\big(\max_i \min_g n_i d_{ig},\;
-    \sum_i \min_g n_i d_{ig} u_i / G\big)` - a job's iterations run one at a time at
+    \sum_i \min_g n_i d_{ig} u_i / G\big)`, minima over the GPUs that hold job
+    :math:`i` alone (:math:`P_i + T_i \le M_g`) - a job's iterations run one at a time at
     speed at most 1 (:math:`s \le u_i`), and the :math:`G` GPUs give at most one unit of
-    compute each per second;
+    compute each per second (:func:`makespan_bound`; the exact model states it as the
+    lower bound of :math:`C`);
   - GPUs: :math:`k^* \ge \lceil (\sum_i P_i + T_{\max}) / M_{\max} \rceil` - every
     placed job's persistent memory is resident and some lane holds the largest peak;
   - admitted weight: :math:`\le \sum_i w_i` over the jobs that fit some GPU alone.
@@ -28,7 +30,7 @@ from optsched.core.result import Result, Status
 from optsched.options import declares
 from optsched.salus.model import SalusView, salus_view
 
-__all__ = ["ff_gpu_bound", "lower_bound"]
+__all__ = ["ff_gpu_bound", "lower_bound", "makespan_bound"]
 
 
 def ff_gpu_bound(view: SalusView) -> int | None:
@@ -68,6 +70,33 @@ def ff_gpu_bound(view: SalusView) -> int | None:
     if tmax >= M:
         return None
     return max(1, 2 * math.ceil(float(view.P.sum()) / (M - tmax) - 1e-12) - 1)
+
+
+def makespan_bound(view: SalusView) -> float:
+    r"""The makespan bound of :func:`lower_bound`, for a view whose every job fits some
+    GPU alone.
+
+    Returns
+    -------
+    float
+        :math:`\max\big(\max_i \min_g n_i d_{ig},\; \sum_i \min_g n_i d_{ig} u_i /
+        G\big)` over the GPUs each job fits (module docstring).
+
+    Guarantee
+    ---------
+    :math:`C^* \ge` the value returned, for every plan that places every job.
+
+    Complexity
+    ----------
+    :math:`O(nG)`.
+    """
+    if view.n_jobs == 0:
+        return 0.0
+    ok = np.array([[view.fits(i, g) for g in range(view.n_gpus)]
+                   for i in range(view.n_jobs)], dtype=bool).reshape(view.n_jobs, view.n_gpus)
+    serial = np.where(ok, view.n[:, None] * np.where(np.isfinite(view.d), view.d, 0.0), np.inf)
+    return float(max(serial.min(axis=1).max(initial=0.0),
+                     (serial * view.u[:, None]).min(axis=1).sum() / max(view.n_gpus, 1)))
 
 
 @declares()
@@ -113,9 +142,7 @@ def lower_bound(instance: Instance, *, objective: str = "makespan") -> Result:
         return Result(status=Status.INFEASIBLE, model="salus", method="bound",
                       message=f"job {view.ids[int(np.argmin(fits))]!r} fits no GPU alone")
     elif objective == "makespan":
-        serial = np.where(np.isfinite(view.d), view.d, np.inf) * view.n[:, None]
-        bound = float(max(serial.min(axis=1).max(initial=0.0),
-                          (serial * view.u[:, None]).min(axis=1).sum() / max(view.n_gpus, 1)))
+        bound = makespan_bound(view)
     else:
         bound = float(max(1, math.ceil((view.P.sum() + view.T.max(initial=0.0))
                                        / view.memory.max() - 1e-12))) if view.n_jobs else 0.0

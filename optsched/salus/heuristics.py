@@ -40,6 +40,9 @@ memory-safe placement.
   resulting GPU makespan :math:`\max(\max_l S_l, W_g)` is smallest, into an existing
   lane or a new one, as long as the GPU's lanes stay within its memory and the GPU's
   realised end within the horizon.
+* :func:`improve_plan`: iterated local search (moves and swaps of the jobs of a GPU of
+  largest makespan, balancing moves between GPUs) that lowers a plan's makespan; the
+  exact model starts from it.
 
 Bound (GPUs used, identical GPUs of memory :math:`M`; proved in ``docs/salus.md``)
 -------------------------------------------------------------------------------------
@@ -90,7 +93,7 @@ from optsched.salus.model import (
     salus_view,
 )
 
-__all__ = ["lane_manager", "ffd", "lpt"]
+__all__ = ["lane_manager", "ffd", "lpt", "improve_plan"]
 
 NO_RATIO = "no constant ratio against the exact optimum is known for this rule"
 
@@ -432,3 +435,317 @@ def lpt(instance: Instance, *, objective: str = "makespan", realize: str = "flui
     return result_of_plan(instance, view, lanes, objective, realize, method="lpt",
                           solve_seconds=time.perf_counter() - t0, ratio=None,
                           ratio_note=NO_RATIO, extra=hz.extra())
+
+
+# =========================================================================== local search
+_EPS = 1e-9
+
+
+class _State:
+    """A plan under local search, with per-lane serial time :math:`S_l`, persistent sum
+    and ephemeral peak, and per-GPU compute work :math:`W_g`, memory in use and
+    :math:`C_g`, kept in step with the lanes, so that a move or a swap is evaluated in
+    :math:`O(L_g + k)` for :math:`k` jobs in a lane."""
+
+    def __init__(self, view: SalusView, plan: list[list[list[int]]]):
+        self.v = view
+        G = view.n_gpus
+        nd = view.n[:, None] * view.d
+        self.P = view.P.tolist()
+        self.T = view.T.tolist()
+        self.nd = [nd[:, g].tolist() for g in range(G)]
+        self.wk = [(nd[:, g] * view.u).tolist() for g in range(G)]
+        self.ok = [[view.fits(i, g) for g in range(G)] for i in range(view.n_jobs)]
+        self.cap = (view.memory * (1 + 1e-12)).tolist()
+        self.lanes = [[list(l) for l in lanes if l] for lanes in plan]
+        self.ser: list[list[float]] = [[] for _ in range(G)]
+        self.ps: list[list[float]] = [[] for _ in range(G)]
+        self.tm: list[list[float]] = [[] for _ in range(G)]
+        self.work = [0.0] * G
+        self.mem = [0.0] * G
+        self.c = [0.0] * G
+        self.oser: list[list[float]] = [[] for _ in range(G)]   # max S of the other lanes
+        for g in range(G):
+            self.refresh(g)
+
+    def refresh(self, g: int) -> None:
+        lanes = self.lanes[g] = [l for l in self.lanes[g] if l]
+        nd, wk, P, T = self.nd[g], self.wk[g], self.P, self.T
+        self.ser[g] = [sum(nd[i] for i in l) for l in lanes]
+        self.ps[g] = [sum(P[i] for i in l) for l in lanes]
+        self.tm[g] = [max(T[i] for i in l) for l in lanes]
+        self.work[g] = sum(wk[i] for l in lanes for i in l)
+        self.mem[g] = sum(self.ps[g]) + sum(self.tm[g])
+        self.c[g] = max(max(self.ser[g], default=0.0), self.work[g])
+        ser = self.ser[g]
+        self.oser[g] = [max((s for q, s in enumerate(ser) if q != k), default=0.0)
+                        for k in range(len(ser))]
+
+    def peak_without(self, g: int, k: int, i: int) -> float:
+        """The ephemeral peak of lane k of GPU g without job i (0 if it empties)."""
+        if self.T[i] < self.tm[g][k]:
+            return self.tm[g][k]
+        return max((self.T[j] for j in self.lanes[g][k] if j != i), default=0.0)
+
+    def other_serial(self, g: int, k: int) -> float:
+        return self.oser[g][k]
+
+    # ------------------------------------------------------------ evaluations
+    def removed(self, a: int, ka: int, i: int) -> tuple[float, float]:
+        """(C_a, memory of a) with job i taken out of lane ka."""
+        ps = self.ps[a][ka] - self.P[i]
+        tm = self.peak_without(a, ka, i)
+        alone = len(self.lanes[a][ka]) == 1
+        need = 0.0 if alone else ps + tm
+        mem = self.mem[a] - self.ps[a][ka] - self.tm[a][ka] + need
+        ser = 0.0 if alone else self.ser[a][ka] - self.nd[a][i]
+        return max(self.other_serial(a, ka), ser, self.work[a] - self.wk[a][i]), mem
+
+    def added(self, b: int, k: int, i: int) -> tuple[float, float]:
+        """(C_b, memory of b) with job i added to lane k (``len(lanes)``: a new lane)."""
+        if k == len(self.lanes[b]):
+            ser, mem, other = self.nd[b][i], self.mem[b] + self.P[i] + self.T[i], \
+                max(self.ser[b], default=0.0)
+        else:
+            ser = self.ser[b][k] + self.nd[b][i]
+            mem = self.mem[b] + self.P[i] + max(self.tm[b][k], self.T[i]) - self.tm[b][k]
+            other = self.other_serial(b, k)
+        return max(other, ser, self.work[b] + self.wk[b][i]), mem
+
+    def moved_within(self, a: int, ka: int, i: int, k: int) -> tuple[float, float]:
+        """(C_a, memory of a) with job i moved from lane ka to lane k of the same GPU."""
+        ser = list(self.ser[a])
+        mem = self.mem[a]
+        alone = len(self.lanes[a][ka]) == 1
+        ser[ka] -= self.nd[a][i]
+        mem -= self.P[i] + self.tm[a][ka] - (0.0 if alone else self.peak_without(a, ka, i))
+        if k == len(self.lanes[a]):
+            ser.append(self.nd[a][i])
+            mem += self.P[i] + self.T[i]
+        else:
+            ser[k] += self.nd[a][i]
+            mem += self.P[i] + max(self.tm[a][k], self.T[i]) - self.tm[a][k]
+        if alone:
+            ser[ka] = 0.0
+        return max(max(ser), self.work[a]), mem
+
+    def exchanged(self, a: int, ka: int, i: int, j: int) -> tuple[float, float]:
+        """(C_a, memory of a) with job i of lane ka replaced by job j."""
+        ps = self.ps[a][ka] - self.P[i] + self.P[j]
+        tm = max(self.peak_without(a, ka, i), self.T[j])
+        mem = self.mem[a] - self.ps[a][ka] - self.tm[a][ka] + ps + tm
+        ser = self.ser[a][ka] - self.nd[a][i] + self.nd[a][j]
+        work = self.work[a] - self.wk[a][i] + self.wk[a][j]
+        return max(self.other_serial(a, ka), ser, work), mem
+
+    # ------------------------------------------------------------ changes
+    def apply(self, step: tuple) -> None:
+        if step[0] == "move":
+            _, a, ka, i, b, k = step
+            if k == len(self.lanes[b]):
+                self.lanes[b].append([i])
+            else:
+                self.lanes[b][k].append(i)
+            self.lanes[a][ka].remove(i)
+        else:
+            _, a, ka, i, b, kb, j = step
+            la, lb = self.lanes[a][ka], self.lanes[b][kb]
+            la[la.index(i)] = j
+            lb[lb.index(j)] = i
+        self.refresh(a)
+        if b != a:
+            self.refresh(b)
+
+    def makespans(self) -> np.ndarray:
+        return np.array(self.c)
+
+    def plan(self) -> list[list[list[int]]]:
+        return [[list(l) for l in lanes if l] for lanes in self.lanes]
+
+
+def _targets(st: _State, i: int, g: int, L: np.ndarray) -> range:
+    """Lanes of GPU g job i may join (existing ones, and a new one if the limit allows)."""
+    if not st.ok[i][g]:
+        return range(0)
+    return range(len(st.lanes[g]) + (1 if len(st.lanes[g]) < L[g] else 0))
+
+
+def _steps(st: _State, a: int, b: int, L: np.ndarray, limit: float):
+    """Every move of a job of GPU a to GPU b (a lane of b, or another lane of a when
+    ``a == b``) and every swap of a job of a with one of b: ``(step, C_a, C_b)`` for
+    those memory admits and that leave GPU a below ``limit``."""
+    cap_a, cap_b = st.cap[a], st.cap[b]
+    for ka, lane_a in enumerate(st.lanes[a]):
+        for i in lane_a:
+            if a == b:
+                for k in _targets(st, i, a, L):
+                    if k == ka or (k == len(st.lanes[a]) and len(lane_a) == 1):
+                        continue
+                    c, mem = st.moved_within(a, ka, i, k)
+                    if mem <= cap_a:
+                        yield ("move", a, ka, i, a, k), c, c
+                continue
+            c_rest, mem_rest = st.removed(a, ka, i)
+            if mem_rest > cap_a:
+                continue
+            for k in _targets(st, i, b, L) if c_rest < limit else ():
+                c_b, mem_b = st.added(b, k, i)
+                if mem_b <= cap_b:
+                    yield ("move", a, ka, i, b, k), c_rest, c_b
+            if not st.ok[i][b]:
+                continue
+            for kb, lane_b in enumerate(st.lanes[b]):
+                for j in lane_b:
+                    if not st.ok[j][a]:
+                        continue
+                    c_a, mem_a = st.exchanged(a, ka, i, j)
+                    if mem_a > cap_a or c_a >= limit:
+                        continue
+                    c_b, mem_b = st.exchanged(b, kb, j, i)
+                    if mem_b <= cap_b:
+                        yield ("swap", a, ka, i, b, kb, j), c_a, c_b
+
+
+def _best_step(st: _State, a: int, L: np.ndarray):
+    """The move or swap from critical GPU ``a`` that lowers the larger of the changed
+    GPUs' makespans most, below ``C_a``; ``None`` if none does."""
+    ca = st.c[a]
+    limit = ca - _EPS * max(1.0, ca)
+    best = None
+    for b in range(st.v.n_gpus):
+        for step, c_a, c_b in _steps(st, a, b, L, limit):
+            c = max(c_a, c_b)
+            if c < limit and (best is None or c < best[0]):
+                best = (c, step)
+    return best
+
+
+def _descend(st: _State, L: np.ndarray, max_steps: int, deadline: float) -> None:
+    for _ in range(max_steps):
+        if time.perf_counter() >= deadline:
+            return
+        cs = st.makespans()
+        top = float(cs.max(initial=0.0))
+        step = None
+        for a in np.flatnonzero(cs >= top - _EPS * max(1.0, top)).tolist():
+            step = _best_step(st, a, L)
+            if step is not None:
+                break
+        if step is None:
+            step = _balance_step(st, L, cs, top)
+        if step is None:
+            return
+        st.apply(step[1])
+
+
+def _balance_step(st: _State, L: np.ndarray, cs: np.ndarray, top: float):
+    r"""The first move or swap between two GPUs a, b (a from the most loaded down, b
+    from the least loaded up, :math:`C_a > C_b`) that keeps both below the plan's
+    makespan ``top`` and lowers :math:`C_a^2 + C_b^2`: it leaves the makespan and lowers
+    :math:`\sum_g C_g^2`, so descents still end, and it frees room on loaded GPUs for
+    the next step on a critical one. ``None`` if there is none."""
+    order = np.argsort(-cs, kind="stable").tolist()
+    limit = top - _EPS * max(1.0, top)
+    for a in order:
+        ca = float(cs[a])
+        for b in reversed(order):
+            cb = float(cs[b])
+            if cb >= ca - _EPS * max(1.0, ca):
+                break
+            before = ca * ca + cb * cb - _EPS * max(1.0, ca * ca)
+            for step, c_a, c_b in _steps(st, a, b, L, limit):
+                if max(c_a, c_b) < limit and c_a * c_a + c_b * c_b < before:
+                    return (max(c_a, c_b), step)
+    return None
+
+
+def _kick(st: _State, L: np.ndarray, rng: np.random.Generator, jobs: int) -> None:
+    """Move up to ``jobs`` random jobs of a critical GPU to random feasible lanes."""
+    a = int(np.argmax(st.makespans()))
+    for _ in range(jobs):
+        members = [(k, i) for k, l in enumerate(st.lanes[a]) for i in l]
+        if len(members) <= 1:
+            return
+        ka, i = members[int(rng.integers(len(members)))]
+        if st.removed(a, ka, i)[1] > st.cap[a]:
+            continue
+        options = [(b, k) for b in range(st.v.n_gpus) if b != a
+                   for k in _targets(st, i, b, L) if st.added(b, k, i)[1] <= st.cap[b]]
+        if not options:
+            continue
+        b, k = options[int(rng.integers(len(options)))]
+        st.apply(("move", a, ka, i, b, k))
+
+
+def improve_plan(view: SalusView, plan: list[list[list[int]]], L: np.ndarray, *,
+                 kicks: int = 30, max_steps: int = 2000, seed: int = 0,
+                 deadline: float = math.inf) -> list[list[list[int]]]:
+    r"""A plan of makespan at most ``plan``'s, by iterated local search (the exact
+    model's MIP start).
+
+    A lane plan has makespan :math:`\max_g C_g`, :math:`C_g = \max(\max_{l \text{ on }
+    g} S_l, W_g)` (:func:`~optsched.salus.model.gpu_makespans`). The search lowers it by
+    steps that keep every GPU memory-safe (:math:`\sum_{l \text{ on } g} (\sum_{i\in l}
+    P_i + \max_{i\in l} T_i) \le M_g`) with at most ``L[g]`` lanes:
+
+    * **move** a job of a GPU of largest :math:`C_g` to another lane of its GPU, to a
+      lane of another GPU, or to a new lane;
+    * **swap** it with a job of another GPU (each takes the other's lane).
+
+    A step is taken when it lowers the larger of the changed GPUs' :math:`C` below the
+    critical GPU's, the best such step first; a plan none of whose critical GPUs has
+    one is a local optimum. From it, ``kicks`` perturbations (one to three jobs of a
+    critical GPU moved to random feasible lanes, then the descent again) are tried,
+    each kept only if it ends below the best plan so far. Seeded: reproducible.
+
+    Parameters
+    ----------
+    view : SalusView
+        The jobs and GPUs.
+    plan : list
+        A memory-safe lane plan (job indices), at most ``L[g]`` lanes on GPU g.
+    L : numpy.ndarray
+        Lanes per GPU at most.
+    kicks : int
+        Perturbations after the first local optimum (0: plain descent).
+    max_steps : int
+        Improving steps per descent at most.
+    seed : int
+        Seed of the perturbations.
+    deadline : float
+        ``time.perf_counter()`` value at which the search stops and returns its best
+        plan (every step keeps the plan valid); without it (``inf``) the search is
+        deterministic, with it the number of steps taken depends on the machine.
+
+    Returns
+    -------
+    list
+        The best plan found.
+
+    Guarantee
+    ---------
+    The plan returned is memory-safe, places the jobs ``plan`` places, has at most
+    ``L[g]`` lanes on GPU g and makespan :math:`\le` that of ``plan``. A heuristic: no
+    bound on its distance to the optimum.
+
+    Complexity
+    ----------
+    One step examines :math:`O(k(\sum_g L_g + n))` moves and swaps, :math:`k` the jobs
+    of the critical GPU, each evaluated in :math:`O(k)`; at most ``max_steps`` steps per
+    descent and ``kicks + 1`` descents.
+    """
+    rng = np.random.default_rng(seed)
+    st = _State(view, plan)
+    _descend(st, L, max_steps, deadline)
+    best, best_c = st.plan(), float(st.makespans().max(initial=0.0))
+    for _ in range(kicks):
+        if time.perf_counter() >= deadline:
+            break
+        _kick(st, L, rng, int(rng.integers(1, 4)))
+        _descend(st, L, max_steps, deadline)
+        c = float(st.makespans().max(initial=0.0))
+        if c < best_c - _EPS * max(1.0, best_c):
+            best, best_c = st.plan(), c
+        else:
+            st = _State(view, best)
+    return best
