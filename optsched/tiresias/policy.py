@@ -230,6 +230,15 @@ class GittinsIndex:
         self._sorted = s.tolist()
         self._ends = np.searchsorted(s, s, side="right")
         self._envelopes: dict[int, tuple[list[float], list[float], list[float], int]] = {}
+        # the envelopes built so far, flat (for fast_many): breaks, line constants F_i,
+        # counts c_i, and per interval i0 where its breaks and lines start (-1: not
+        # built) and how many there are
+        n = s.size
+        self._flat_b, self._flat_f, self._flat_c = np.zeros(0), np.zeros(0), np.zeros(0)
+        self._b_start = np.full(n, -1, dtype=np.int64)
+        self._b_len = np.zeros(n, dtype=np.int64)
+        self._l_start = np.full(n, -1, dtype=np.int64)
+        self._l_len = np.zeros(n, dtype=np.int64)
         self.tie_margin = max(GITTINS_TIE_MARGIN, 1e4 * s.size * np.finfo(float).eps)
 
     def __call__(self, a: float) -> float:
@@ -303,6 +312,62 @@ class GittinsIndex:
         self._fast[a] = g
         return g
 
+    def _flatten(self, intervals: np.ndarray) -> None:
+        """Add the envelopes of ``intervals`` (unique sample indices) not yet flat."""
+        missing = [i for i in intervals.tolist() if self._l_start[i] < 0]
+        if not missing:
+            return
+        bs, fs, cs = [self._flat_b], [self._flat_f], [self._flat_c]
+        nb, nl = self._flat_b.size, self._flat_f.size
+        for i in missing:
+            breaks, F, c, _ = self._envelope(i)
+            self._b_start[i], self._b_len[i] = nb, len(breaks)
+            self._l_start[i], self._l_len[i] = nl, len(F)
+            nb += len(breaks)
+            nl += len(F)
+            bs.append(np.asarray(breaks, dtype=float))
+            fs.append(np.asarray(F, dtype=float))
+            cs.append(np.asarray(c, dtype=float))
+        self._flat_b, self._flat_f, self._flat_c = (np.concatenate(bs), np.concatenate(fs),
+                                                    np.concatenate(cs))
+
+    def fast_many(self, a: Sequence[float] | np.ndarray) -> np.ndarray:
+        """:meth:`fast` of every value of ``a`` at once, the same floats (the same
+        operations, elementwise in numpy): a binary search per value in its interval's
+        breaks, run for all values together, then the three neighbouring lines."""
+        vals = np.asarray(a, dtype=float).ravel()
+        s = self.samples
+        i0 = np.searchsorted(s, vals, side="right")
+        out = np.zeros(vals.size)
+        inside = np.flatnonzero(i0 < s.size)
+        if not inside.size:
+            return out
+        ii = i0[inside]
+        self._flatten(np.unique(ii))
+        x = s[ii] - vals[inside]
+        start = self._b_start[ii]
+        lo, hi = start.copy(), start + self._b_len[ii]
+        B = self._flat_b
+        act = lo < hi
+        while act.any():  # bisect_right within each value's breaks
+            mid = (lo + hi) // 2
+            right = act & (B[np.where(act, mid, 0)] <= x)
+            lo = np.where(right, mid + 1, lo)
+            hi = np.where(act & ~right, mid, hi)
+            act = lo < hi
+        p = lo - start
+        n_lines, l0 = self._l_len[ii], self._l_start[ii]
+        m = s.size - ii
+        best = np.full(ii.size, -np.inf)
+        for d in (-1, 0, 1):  # the neighbours too, as in fast()
+            q = p + d
+            ok = (q >= 0) & (q < n_lines)
+            idx = l0 + np.clip(q, 0, n_lines - 1)
+            val = self._flat_c[idx] / (self._flat_f[idx] + m * x)
+            best = np.where(ok, np.maximum(best, val), best)
+        out[inside] = best
+        return out
+
     def ranking_keys(self, a: Sequence[float] | np.ndarray) -> np.ndarray:
         r"""Keys that order (and tie) as :math:`G` at each value of ``a`` does.
 
@@ -315,8 +380,7 @@ class GittinsIndex:
         vals = np.asarray(a, dtype=float).ravel()
         if self.delta is not None or self.grid:  # no fast form for these variants
             return np.array([self(x) for x in vals.tolist()], dtype=float)
-        fast = self.fast
-        keys = np.array([fast(x) for x in vals.tolist()], dtype=float)
+        keys = self.fast_many(vals)
         if keys.size < 2:
             return keys
         o = np.argsort(keys, kind="stable")

@@ -93,6 +93,9 @@ def test_gittins_fast_path_matches_direct_formula(seed):
         a = _attained_values(g.samples, rng)
         direct = np.array([gittins_index(g.samples, x) for x in a])
         fast = np.array([g.fast(x) for x in a])
+        # all values at once: the very same floats, in any order of first use
+        assert np.array_equal(g.fast_many(a), fast)
+        assert np.array_equal(GittinsIndex(samples).fast_many(a[::-1]), fast[::-1])
         assert np.all((fast == 0) == (direct == 0))
         assert np.abs(fast - direct).max() <= 1e-13 * direct.max()
         assert np.all(np.abs(fast - direct) <= 1e-13 * direct)
