@@ -102,18 +102,34 @@ class RoundMechanism:
         self.reset()
 
     def reset(self) -> None:
-        self._recv: dict[str, np.ndarray] = {}
-        self._present: dict[str, int] = {}
+        # counters by the jobs' instance index (ClusterView.index), rows added as needed
+        self._recv = np.zeros((0, 0))
+        self._present = np.zeros(0)
         self._last_reset = -np.inf
 
     def reset_counters(self, now: float, force: bool = False) -> None:
         if force or now - self._last_reset >= self.reset_interval:
-            self._recv.clear()
-            self._present.clear()
+            self._recv[:] = 0.0
+            self._present[:] = 0.0
             self._last_reset = now
 
-    def fractions(self, ids: tuple[str, ...], K: int) -> tuple[np.ndarray, np.ndarray,
-                                                                np.ndarray]:
+    def _rows(self, index: np.ndarray, K: int) -> None:
+        """Make room for the counters of jobs ``index`` (new rows start at zero)."""
+        need = int(index.max()) + 1 if index.size else 0
+        old = self._present.size
+        if self._recv.shape[1:] != (K,):
+            if old:
+                raise InvalidOption("X", f"{K} GPU types",
+                                    f"the counters of this run have {self._recv.shape[1]}")
+            self._recv = np.zeros((0, K))
+        if need > old:
+            size = max(need, 2 * old)
+            recv, pres = np.zeros((size, K)), np.zeros(size)
+            recv[:old], pres[:old] = self._recv, self._present
+            self._recv, self._present = recv, pres
+
+    def fractions(self, index: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray,
+                                                             np.ndarray]:
         r"""``(f, R, N)`` for jobs ``ids``: rounds received per type :math:`R_{mk}`, rounds
         present :math:`N_m` (both since the last reset) and the fraction
         :math:`f_{mk} = (R_{mk} + \tfrac12) / (N_m + \tfrac12)`.
@@ -124,15 +140,13 @@ class RoundMechanism:
         reset ranks by its share, :math:`X_{mk}(2N_m + 1)` after :math:`N_m` rounds of
         waiting, not above every job at once.
         """
-        n = len(ids)
-        recv = np.array([self._recv.get(j, np.zeros(K)) for j in ids]).reshape(n, K)
-        pres = np.array([self._present.get(j, 0) for j in ids], dtype=float)
+        self._rows(index, K)
+        recv, pres = self._recv[index], self._present[index]
         return (recv + 0.5) / (pres[:, None] + 0.5), recv, pres
 
     def allocate(self, view: ClusterView, X: np.ndarray) -> list[Placement]:
         n, K = X.shape
-        ids = view.ids
-        f, recv, pres = self.fractions(ids, K)
+        f, recv, pres = self.fractions(view.index, K)
         pos = X > 1e-9
         prio = np.where(pos, X / f, 0.0)
         deficit = X * pres[:, None] - recv
@@ -150,33 +164,55 @@ class RoundMechanism:
         speed = -T[m_idx, k_idx] if self.type_order == "fastest" else np.zeros(len(k_idx))
         order = np.lexsort((rank, speed, m_idx, -X[m_idx, k_idx], -deficit[m_idx, k_idx],
                             -prio[m_idx, k_idx]))
-        free_k = view.gpus_per_type.astype(np.int64).copy()
-        W = view.workers
+        free_k = view.gpus_per_type.astype(np.int64).tolist()
+        W = view.workers.tolist()
         chosen: dict[int, int] = {}
-        for e in order:
-            m, k = int(m_idx[e]), int(k_idx[e])
+        for m, k in zip(m_idx[order].tolist(), k_idx[order].tolist()):
             if m in chosen or W[m] > free_k[k]:
                 continue
             chosen[m] = k
             free_k[k] -= W[m]
-        out: list[Placement] = []
-        # lease extension first (jobs that keep their GPUs), then larger gangs first
-        prev = view.previous_by_job
-        sel = sorted(chosen.items(), key=lambda mk: (ids[mk[0]] not in prev, -W[mk[0]], mk[0]))
-        cols = [view.capacity[:, k].tolist() for k in range(K)]
-        nodes = view.cluster.nodes
-        types = view.gpu_types
-        for m, k in sel:
-            hs = choose_nodes(view, cols[k], ids[m], int(W[m]), k, mode="spread")
-            if hs is None:  # cannot happen: counts were checked per type
-                continue
-            out.extend(Placement(ids[m], nodes[h].name, types[k], g) for h, g in hs)
+            if not any(free_k):  # no GPU left: no later entry is taken
+                break
+        out = self._place(view, chosen)
         # counters
-        for m, j in enumerate(ids):
-            self._present[j] = self._present.get(j, 0) + 1
-            if m in chosen:
-                r = self._recv.setdefault(j, np.zeros(K))
-                r[chosen[m]] += 1
+        index = view.index
+        self._present[index] += 1
+        if chosen:
+            cm = np.fromiter(chosen.keys(), dtype=np.int64, count=len(chosen))
+            ck = np.fromiter(chosen.values(), dtype=np.int64, count=len(chosen))
+            self._recv[index[cm], ck] += 1
+        return out
+
+    def _place(self, view: ClusterView, chosen: dict[int, int]) -> list[Placement]:
+        """Nodes for the chosen (job, type) entries: lease extension first (jobs that keep
+        their GPUs), then larger gangs first."""
+        ids, W = view.ids, view.workers.tolist()
+        ran = view.ran_before
+        prev = view.previous_by_job if ran.any() else {}
+        types = view.gpu_types
+        sel = sorted(chosen.items(), key=lambda mk: (not ran[mk[0]], -W[mk[0]], mk[0]))
+        cols = [view.capacity[:, k].tolist() for k in range(len(types))]
+        nodes = view.cluster.nodes
+        node_index = view.cluster.node_index
+        out: list[Placement] = []
+        for m, k in sel:
+            if ran[m]:
+                # the previous GPUs when they are all of type k (lease extension:
+                # choose_nodes' step 1 with the same test)
+                ps = prev[ids[m]]
+                hs = [(node_index(p.node), p.gpus) for p in ps]
+                if all(p.gpu_type == types[k] for p in ps) \
+                        and sum(g for _, g in hs) == W[m] \
+                        and all(cols[k][h] >= g for h, g in hs):
+                    for h, g in hs:
+                        cols[k][h] -= g
+                    out.extend(Placement(ids[m], nodes[h].name, types[k], g) for h, g in hs)
+                    continue
+            hs2 = choose_nodes(view, cols[k], ids[m], W[m], k, mode="spread", fresh=True)
+            if hs2 is None:  # cannot happen: counts were checked per type
+                continue
+            out.extend(Placement(ids[m], nodes[h].name, types[k], g) for h, g in hs2)
         return out
 
 
