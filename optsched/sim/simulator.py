@@ -123,7 +123,8 @@ class _Gang:
     __slots__ = ("copies", "rate", "held", "ids", "types", "gpus", "sig")
 
     def __init__(self, copies: dict[int, list[int]], checker: DecisionChecker,
-                 job: Any, rate_memo: dict[tuple, float], sensitive: bool, rule: str) -> None:
+                 job: Any, rate_memo: dict[tuple, float], sensitive: bool, rule: str,
+                 pair_rate: Any = None) -> None:
         P, amount = checker.placement, checker.amount
         r = h = 0.0
         ids: list[int] = []
@@ -133,7 +134,8 @@ class _Gang:
             if v is None:  # gang_rate is pure: memoised per (job's) placements
                 if len(rate_memo) > 200_000:
                     rate_memo.clear()
-                v = rate_memo[key] = gang_rate(job, [P[p] for p in copy], sensitive, rule)
+                v = rate_memo[key] = gang_rate(job, [P[p] for p in copy], sensitive, rule,
+                                               pair_rate)
             r += v  # the validator's rule per (job, copy), copies adding up
             for p in copy:
                 h += amount[p]
@@ -473,7 +475,8 @@ def _declared(policy: Policy) -> _Declared:
                 forking=bool(getattr(policy, "forking", False)),
                 resource_sensitive=bool(getattr(policy, "resource_sensitive", False)),
                 progress_rule=check_progress_rule(getattr(policy, "progress_rule", "gang"),
-                                                  "policy.progress_rule"))
+                                                  "policy.progress_rule"),
+                colocation=bool(getattr(policy, "colocation", False)))
     kappa = float(getattr(policy, "consolidation", 0.0) or 0.0)
     if not (math.isfinite(kappa) and kappa >= 0):
         raise InvalidOption("policy.consolidation", kappa, "must be a finite number >= 0")
@@ -648,6 +651,8 @@ class _Run:
             rounds_received=self.rounds[ix], preemptions=self.preempt[ix],
             previous=self.prev, needs_work=decl.needs_work, rng=self.rng,
             policy_name=decl.name, remaining_=self.remaining[ix] if decl.needs_work else None,
+            pair_rates=self.instance.colocated_rate
+            if self.instance.colocation is not None else None,
             **self.fixed)
         c0 = _time.perf_counter()
         placements = list(self.policy.allocate(view))
@@ -680,7 +685,8 @@ class _Run:
     def _gang(self, i: int, copies: dict[int, list[int]]) -> _Gang:
         caps = self.decl.caps
         return _Gang(copies, self.checker, self.jobs[i], self.rate_memo,
-                     caps.resource_sensitive, caps.progress_rule)
+                     caps.resource_sensitive, caps.progress_rule,
+                     self.instance.colocated_rate if caps.colocation else None)
 
     def _finish_times(self, ep: _Epoch, g_rem: np.ndarray) -> np.ndarray:
         """Per gang the instant its work runs out (``inf`` for a gang that does not run)."""
@@ -797,13 +803,13 @@ class _Run:
     def result(self, wall: float) -> Result:
         """The run's schedule, validated, with its counters in ``extra``."""
         decl, caps, P = self.decl, self.decl.caps, self.checker.placement
-        allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+        allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
                   for k, s, e in ((P[p], s, e) for p, s, e in self.segments.all()) if e > s]
         allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
         schedule = Schedule(tuple(allocs), self.completion, sharing=caps.sharing,
                             forking=caps.forking, consolidation=decl.kappa,
                             resource_sensitive=caps.resource_sensitive,
-                            progress_rule=caps.progress_rule)
+                            progress_rule=caps.progress_rule, colocation=caps.colocation)
         extra = self._extra(wall)
         extra.update(getattr(self.policy, "stats", lambda: {})())
         res = finalize(self.instance, schedule, status=Status.FEASIBLE, model="simulate",
