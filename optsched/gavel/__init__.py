@@ -22,15 +22,19 @@ Policies (``optsched simulate --policy gavel.NAME``; the short names are aliases
 LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
 ``min_total_duration_agnostic``, ``finish_time_fairness`` and
 ``finish_time_fairness_agnostic``, ``isolated``, ``max_sum_throughput``, ``min_cost``,
-``min_cost_slo``, ``fifo`` and ``fifo_agnostic``.
+``min_cost_slo``, ``fifo`` and ``fifo_agnostic``; the space-sharing policies
+``max_min_fairness_packed`` and ``fifo_packed`` (:mod:`optsched.gavel.packed`: pairs of
+jobs on the same GPUs at the instance's measured co-located rates).
 """
 
 from __future__ import annotations
 
+from optsched.core.validate import Capabilities
 from optsched.gavel.bounds import bound
 from optsched.gavel.exact import exact
 from optsched.gavel.heuristics import agnostic, fifo, isolated, rounds
 from optsched.gavel.model import OBJECTIVES, objective_value, round_state
+from optsched.gavel.packed import GavelPackedFIFOPolicy, GavelPackedPolicy
 from optsched.gavel.policy import (
     AGNOSTIC,
     KIND_OPTIONS,
@@ -46,10 +50,14 @@ from optsched.gavel.workload import demo_instance
 from optsched.registry import Method, PaperSpec, PolicySpec, register
 
 __all__ = ["exact", "bound", "isolated", "agnostic", "fifo", "rounds", "GavelPolicy",
-           "GavelFIFOPolicy", "GavelFIFO", "RoundMechanism", "realised_fractions", "round_state",
-           "objective_value", "OBJECTIVES", "demo_instance", "SPEC"]
+           "GavelFIFOPolicy", "GavelPackedPolicy", "GavelPackedFIFOPolicy", "GavelFIFO",
+           "RoundMechanism", "realised_fractions", "round_state", "objective_value",
+           "OBJECTIVES", "demo_instance", "SPEC"]
 
 _ALL_KIND_OPTIONS = frozenset().union(*KIND_OPTIONS.values())
+#: The rules of the packed policies' schedules: Gavel's, plus two jobs on one GPU at
+#: their measured co-located rates.
+_PACKED = Capabilities(colocation=True, source="Gavel's packed policies")
 
 SPEC = register(PaperSpec(
     name="gavel",
@@ -86,6 +94,14 @@ SPEC = register(PaperSpec(
         PolicySpec("fifo_agnostic", factory=GavelFIFOPolicy, fixed={"mode": "base"},
                    aliases=("fifo_agnostic",),
                    draws="each job's GPU type among the free types it can use"),
+        # space sharing: two jobs on the same GPUs, validated with co-location
+        PolicySpec("max_min_fairness_packed", factory=GavelPackedPolicy,
+                   aliases=("max_min_fairness_packed",), declared=_PACKED,
+                   draws="the order of a combination's GPU types of equal priority, every "
+                         "round",
+                   draws_if=tied_types),
+        PolicySpec("fifo_packed", factory=GavelPackedFIFOPolicy, aliases=("fifo_packed",),
+                   declared=_PACKED),
     ),
     reference="Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep "
               "Learning Workloads, OSDI'20",
