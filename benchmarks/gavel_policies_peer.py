@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from common import write_results
 
-from optsched.catalog import read_gavel_trace
+from optsched.catalog import profiles, read_gavel_trace
 from optsched.registry import get_policy
 from optsched.sim import simulate
 
@@ -52,13 +52,26 @@ PAIRS = [
     ("isolated", "gavel.isolated", {}),
     ("max_min_fairness_water_filling_perf", "gavel.max_min_fairness_water_filling", {}),
     ("max_min_fairness_water_filling", "gavel.max_min_fairness_water_filling_agnostic", {}),
+    # space sharing: run on the first n jobs whose (job type, scale factor) Gavel
+    # measured, so that both sides have the same co-located rates (Gavel's code reads a
+    # pair's rates for every two keys of one scale factor and has none for the others)
+    ("fifo_packed", "gavel.fifo_packed", {}),
+    ("max_min_fairness_packed", "gavel.max_min_fairness_packed", {}),
 ]
+#: The pairs run on measured keys only (see above).
+PACKED = {"fifo_packed", "max_min_fairness_packed"}
 DRIVER = Path(__file__).resolve().parent / "peers" / "gavel_run.py"
 
 
-def instance(n: int):
+def instance(n: int, measured: bool = False):
+    """The first ``n`` jobs of the trace; with ``measured`` the first ``n`` whose (job
+    type, scale factor) Gavel's table measures (no extrapolated rates)."""
     trace = read_gavel_trace()
-    return trace.replace(jobs=trace.jobs[:n], name=f"{trace.name}-first{n}")
+    if not measured:
+        return trace.replace(jobs=trace.jobs[:n], name=f"{trace.name}-first{n}")
+    table = profiles()
+    jobs = [j for j in trace.jobs if j.workers in table[j.profile].scale_factors][:n]
+    return trace.replace(jobs=tuple(jobs), name=f"{trace.name}-measured-first{n}")
 
 
 def jobs_spec(inst) -> dict:
@@ -75,9 +88,10 @@ def jobs_spec(inst) -> dict:
 def run_gavel(n: int, gpolicy: str, peer_dir: Path) -> dict:
     out = peer_dir / f"gavel_{n}_{gpolicy}.json"
     if not out.exists():
-        spec = peer_dir / f"jobs_{n}.json"
+        measured = gpolicy in PACKED
+        spec = peer_dir / (f"jobs_measured_{n}.json" if measured else f"jobs_{n}.json")
         if not spec.exists():
-            spec.write_text(json.dumps(jobs_spec(instance(n))))
+            spec.write_text(json.dumps(jobs_spec(instance(n, measured))))
         home, python = os.environ["GAVEL_HOME"], os.environ["GAVEL_PYTHON"]
         subprocess.run([python, str(DRIVER), str(spec), gpolicy, str(out)],
                        cwd=Path(home) / "scheduler", check=True,
@@ -85,13 +99,16 @@ def run_gavel(n: int, gpolicy: str, peer_dir: Path) -> dict:
     return json.loads(out.read_text())
 
 
-def run_ours(n: int, policy: str, options: dict | None = None) -> dict:
-    inst = instance(n)
+def run_ours(n: int, policy: str, options: dict | None = None,
+             measured: bool = False) -> dict:
+    inst = instance(n, measured)
     t0 = time.process_time()
     res = simulate(inst, get_policy(policy, **(options or {})), seed=0, progress=False)
     m = res.metrics
     return {"mean_jct": m.mean_jct, "makespan": m.makespan, "cpu_s": time.process_time() - t0,
-            "jct": {k: float(v) for k, v in m.jct.items()}}
+            # by position in the instance, as Gavel numbers the jobs it is given
+            "jct": {str(i): float(m.jct[j.id]) for i, j in enumerate(inst.jobs)
+                    if j.id in m.jct}}
 
 
 def compare(n: int, gpolicy: str, policy: str, g: dict, o: dict) -> dict:
@@ -142,7 +159,7 @@ def main() -> None:
             if kept is not None and kept.exists():
                 o = json.loads(kept.read_text())
             else:
-                o = run_ours(n, ours, options)
+                o = run_ours(n, ours, options, gp in PACKED)
                 if kept is not None:
                     kept.parent.mkdir(parents=True, exist_ok=True)
                     kept.write_text(json.dumps(o))

@@ -1,0 +1,73 @@
+"""Gavel's packed (space-sharing) policies: the LP over job combinations and the
+simulated runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from optsched.catalog import read_gavel_trace
+from optsched.gavel.exact import max_min_fairness
+from optsched.gavel.packed import Pairs, max_min_fairness_packed
+from optsched.registry import get_policy
+from optsched.sim import simulate
+
+T = np.array([[4.0, 2.0], [3.0, 3.0], [1.0, 1.0], [2.0, 1.0]])
+W = np.array([1, 1, 1, 2])
+C = np.array([1, 2])
+
+
+def _pairs() -> Pairs:
+    # jobs 0 and 1 co-located: 3 + 2.5 of their 4 + 3 on type 0; 0 and 2 on type 1 only
+    R = np.zeros((2, 2, 2))
+    R[0, :, 0] = (3.0, 2.5)
+    R[1, :, 1] = (1.8, 0.9)
+    return Pairs(np.array([[0, 1], [0, 2]]), R)
+
+
+def test_without_pairs_it_is_gavels_max_min_program():
+    ref = max_min_fairness(T, W, C, aggregate=False)
+    got, Y = max_min_fairness_packed(T, W, C, Pairs.empty(2))
+    assert got.objective == pytest.approx(ref.objective, rel=1e-9)
+    assert Y.shape == (0, 2)
+
+
+def test_pairs_never_lower_the_optimum_and_the_answer_is_feasible():
+    base, _ = max_min_fairness_packed(T, W, C, Pairs.empty(2))
+    got, Y = max_min_fairness_packed(T, W, C, _pairs())
+    assert got.objective >= base.objective - 1e-9
+    assert got.objective > base.objective + 1e-6  # pairing job 0 with 1 helps here
+    X, p = got.X, _pairs()
+    time = X.sum(axis=1)
+    for q, (a, b) in enumerate(p.rows):
+        time[a] += Y[q].sum()
+        time[b] += Y[q].sum()
+    assert (time <= 1 + 1e-7).all()
+    load = (W[:, None] * X).sum(axis=0) + (W[p.rows[:, 0], None] * Y).sum(axis=0)
+    assert (load <= C + 1e-7).all()
+    assert Y[0, 1] == 0 and Y[1, 0] == 0  # a pair only where both rates are measured
+
+
+def test_backends_agree_on_the_packed_optimum(backend):
+    ref, _ = max_min_fairness_packed(T, W, C, _pairs())
+    got, _ = max_min_fairness_packed(T, W, C, _pairs(), backend=backend)
+    assert got.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+@pytest.fixture(scope="module")
+def gavel20():
+    t = read_gavel_trace()
+    return t.replace(jobs=t.jobs[:20])
+
+
+@pytest.mark.slow  # 3 s each; the matrix cells run both policies in the default suite
+@pytest.mark.parametrize("policy", ["gavel.fifo_packed", "gavel.max_min_fairness_packed"])
+def test_packed_policies_simulate_and_validate(policy, gavel20):
+    res = simulate(gavel20, get_policy(policy), seed=0, progress=False)
+    assert res.schedule.colocation
+    assert len(res.schedule.completion) == 20  # validated by the simulator's finalize
+    pairs = [a for a in res.schedule.allocations if a.partner is not None]
+    if policy == "gavel.max_min_fairness_packed":
+        assert pairs  # the trace's measured pairs are used
+    for a in pairs:  # every partnered allocation runs at a measured rate
+        assert gavel20.colocated_rate(a.job, a.partner, a.gpu_type) > 0
