@@ -123,7 +123,9 @@ DEFAULT_ON_ONE = {"gavel.finish_time_fairness_agnostic", "gavel.min_total_durati
 #: Synergy's DRF, TETRIS, SRSF and OPT policies run the allocators' code path under
 #: another order; on the Philly prefix (9,700 rounds, ~30 s each) they run in the slow step
 _SLOW_SIM = {(p, "philly") for p in ("synergy.drf", "synergy.tetris", "synergy.srsf",
-                                     "synergy.opt")}
+                                     "synergy.opt",
+                                     # no co-location table there: they run unpacked
+                                     "gavel.fifo_packed", "gavel.max_min_fairness_packed")}
 
 
 def _slow_cell(instance: str, policy: str) -> bool:

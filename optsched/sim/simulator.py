@@ -19,7 +19,9 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   CPU/DRAM sensitivity when the policy declares ``sharing`` / ``resource_sensitive``:
   the rule is :func:`optsched.core.progress.gang_rate`, the one the validator credits (a
   policy may declare another ``progress_rule``: ``"partial"`` gangs of 1..W_j GPUs at
-  :math:`g \min_k T_{jk}`, or ``"additive"`` gangs at :math:`\sum_a g_a T_{jk_a}`). With
+  :math:`g \min_k T_{jk}`, or ``"additive"`` gangs at :math:`\sum_a g_a T_{jk_a}`; a
+  placement naming a ``partner``, under a policy that declares ``colocation``, runs at
+  the instance's co-located rate, :mod:`optsched.core.colocation`). With
   ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
   work :math:`r_j` runs out inside the epoch has its work done at the exact instant
   :math:`t + r_j / R_j` (as a float, the first one at which the recorded interval
