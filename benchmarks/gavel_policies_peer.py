@@ -180,13 +180,20 @@ def main() -> None:
          "gavel_cpu_s", "ours_cpu_s"],
         title="Gavel's further policies: optsched vs Gavel's own simulator, job by job",
         params={"peer": f"{PEER} {PEER_COMMIT} (unmodified; Scheduler.simulate, ECOS)",
-                "inputs": "first n jobs of read_gavel_trace(), gavel-108 (36 V100 + 36 "
-                          "P100 + 36 K80, 4 GPUs per server), 360 s rounds, seed 0",
+                "inputs": "first n jobs of read_gavel_trace() (packed policies: the first "
+                          "n whose (job type, scale factor) Gavel measured), gavel-108 (36 "
+                          "V100 + 36 P100 + 36 K80, 4 GPUs per server), 360 s rounds, seed 0",
                 "machine_note": "shared machine: CPU seconds, not wall time"},
         notes="mean_ratio, makespan_ratio: ours / Gavel's. within_one_round: share of "
               "jobs whose completion is within 360 s of Gavel's; within_10pct: share "
               "whose JCT is within 10 % of Gavel's (jobs Gavel dropped are left out). "
-              "gavel_allocations: the policy's get_allocation calls over Gavel's run.")
+              "gavel_allocations: the policy's get_allocation calls over Gavel's run. "
+              "Gavel's max_min_fairness_packed stops on the 100 packed inputs at its "
+              "first allocation with pairs: MaxMinFairnessPolicyWithPacking.get_allocation "
+              "reshapes the per-job objective terms to (jobs, terms / jobs), which "
+              "assumes every job has as many combinations; with pairs only between jobs "
+              "of one scale factor they differ (cvxpy: 'Invalid reshape dimensions (5, "
+              "7)'), so that policy has no side-by-side row.")
 
 
 if __name__ == "__main__":
