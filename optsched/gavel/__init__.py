@@ -23,8 +23,9 @@ LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
 ``min_total_duration_agnostic``, ``finish_time_fairness`` and
 ``finish_time_fairness_agnostic``, ``isolated``, ``max_sum_throughput``, ``min_cost``,
 ``min_cost_slo``, ``fifo`` and ``fifo_agnostic``; the space-sharing policies
-``max_min_fairness_packed`` and ``fifo_packed`` (:mod:`optsched.gavel.packed`: pairs of
-jobs on the same GPUs at the instance's measured co-located rates).
+``max_min_fairness_packed``, ``min_total_duration_packed``,
+``finish_time_fairness_packed`` and ``fifo_packed`` (:mod:`optsched.gavel.packed`: pairs
+of jobs on the same GPUs at the instance's measured co-located rates).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from optsched.gavel.bounds import bound
 from optsched.gavel.exact import exact
 from optsched.gavel.heuristics import agnostic, fifo, isolated, rounds
 from optsched.gavel.model import OBJECTIVES, objective_value, round_state
-from optsched.gavel.packed import GavelPackedFIFOPolicy, GavelPackedPolicy
+from optsched.gavel.packed import PACKED_KINDS, GavelPackedFIFOPolicy, GavelPackedPolicy
 from optsched.gavel.policy import (
     AGNOSTIC,
     KIND_OPTIONS,
@@ -95,11 +96,14 @@ SPEC = register(PaperSpec(
                    aliases=("fifo_agnostic",),
                    draws="each job's GPU type among the free types it can use"),
         # space sharing: two jobs on the same GPUs, validated with co-location
-        PolicySpec("max_min_fairness_packed", factory=GavelPackedPolicy,
-                   aliases=("max_min_fairness_packed",), declared=_PACKED,
-                   draws="the order of a combination's GPU types of equal priority, every "
-                         "round",
-                   draws_if=tied_types),
+        *(PolicySpec(kind, factory=GavelPackedPolicy, fixed={"kind": kind},
+                     exclude=frozenset() if kind == "max_min_fairness_packed"
+                     else frozenset({"weighted"}),
+                     aliases=(kind,), declared=_PACKED,
+                     draws="the order of a combination's GPU types of equal priority, "
+                           "every round",
+                     draws_if=tied_types)
+          for kind in PACKED_KINDS),
         PolicySpec("fifo_packed", factory=GavelPackedFIFOPolicy, aliases=("fifo_packed",),
                    declared=_PACKED),
     ),

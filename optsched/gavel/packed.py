@@ -42,14 +42,16 @@ import numpy as np
 from optsched.core.result import Status
 from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, SolverFailed
-from optsched.gavel.model import LPAllocation, _arrays, equal_share, row_sums
+from optsched.gavel.model import LPAllocation, _arrays, equal_share, isolated_share, row_sums
 from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
 from optsched.solvers import solve_program
-from optsched.solvers.program import LinearProgram
+from optsched.solvers.program import LinearProgram, VarBlock
 
-__all__ = ["Pairs", "candidate_pairs", "max_min_fairness_packed", "PackedRounds",
-           "GavelPackedPolicy", "GavelPackedFIFOPolicy", "PACKING_THRESHOLD"]
+__all__ = ["Pairs", "candidate_pairs", "packed_program", "packed_throughput",
+           "max_min_fairness_packed", "min_total_duration_packed",
+           "finish_time_fairness_packed", "PackedRounds", "GavelPackedPolicy",
+           "GavelPackedFIFOPolicy", "PACKING_THRESHOLD", "PACKED_KINDS"]
 
 #: Gavel's ``FIFOPolicyWithPacking`` packs a job only when the pair's summed normalised
 #: throughput exceeds this (its ``packing_threshold``).
@@ -184,42 +186,237 @@ def max_min_fairness_packed(T, workers, capacity, pairs: Pairs, weights=None, *,
             np.zeros((0, K))
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float).reshape(n)
     thr_eq = row_sums(T * equal_share(T, c, n=n))
-    s = W / (w * np.maximum(thr_eq, 1e-300))
-    lp = LinearProgram(sense="max", name="gavel_max_min_packed")
+    lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, "gavel_max_min_packed")
+    z = lp.add_variables("z", 1, lb=-np.inf, ub=np.inf, cost=1.0)
+    # z <= thr_m / (w_m thr_eq_m): W_m T_mk / (w_m thr_eq_m) = s_m T_mk per unit
+    norm = rate / (w * np.maximum(thr_eq, 1e-300))[rows]
+    lp.add_constraints("epigraph", rows=np.concatenate([rows, np.arange(n)]),
+                       cols=np.concatenate([cols, np.full(n, int(z.index[0]))]),
+                       vals=np.concatenate([-norm, np.ones(n)]), ub=0.0, n_rows=n)
+    res = solve_program(lp.freeze(), backend, **solve_options)
+    if not res.success:
+        return LPAllocation(np.zeros((n, K)), None, res.status, res,
+                            seconds=res.seconds), np.zeros((P, K))
+    Xv, Yv = _values(res, n, P, K)
+    return LPAllocation(Xv, float(np.asarray(res.values["z"]).ravel()[0]), res.status, res,
+                        seconds=res.seconds), Yv
+
+
+def _values(res: Any, n: int, P: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    v = res.values
+    return (np.clip(np.asarray(v["X"], dtype=float).reshape(n, K), 0.0, 1.0),
+            np.clip(np.asarray(v["Y"], dtype=float).reshape(P, K), 0.0, 1.0))
+
+
+def packed_program(T: np.ndarray, W: np.ndarray, c: np.ndarray, pairs: Pairs, name: str
+                   ) -> tuple[LinearProgram, VarBlock, VarBlock, np.ndarray, np.ndarray,
+                              np.ndarray]:
+    r"""The program skeleton shared by the packed policies: columns ``X`` (n, K) and
+    ``Y`` (P, K), each job's time row and each type's capacity row (module docstring),
+    and the entries of every job's throughput: ``(rows, cols, rate)`` with
+    :math:`\mathrm{thr}_m = \sum_{e: rows_e = m} rate_e\, v_{cols_e}` in job
+    iterations/s (:math:`W_m T_{mk}` for its single columns, :math:`W_m R_{p,m,k}` for
+    its pairs' columns; zero entries left out)."""
+    n, K = T.shape
+    P = len(pairs)
+    lp = LinearProgram(sense="max", name=name)
     X = lp.add_variables("X", (n, K), lb=0.0, ub=np.where(T > 0, 1.0, 0.0))
     R = pairs.R
     ok = (R[:, 0, :] > 0) & (R[:, 1, :] > 0) if P else np.zeros((0, K), dtype=bool)
     Y = lp.add_variables("Y", (P, K), lb=0.0, ub=np.where(ok, 1.0, 0.0))
-    z = lp.add_variables("z", 1, lb=-np.inf, ub=np.inf, cost=1.0)
     xi, yi = X.index, Y.index
     a, b = pairs.rows[:, 0], pairs.rows[:, 1]
     # per job: its single columns, then its pairs' columns (as either member)
-    job_rows = np.concatenate([np.repeat(np.arange(n), K), np.repeat(a, K), np.repeat(b, K)])
+    rows = np.concatenate([np.repeat(np.arange(n), K), np.repeat(a, K), np.repeat(b, K)])
     cols = np.concatenate([xi.ravel(), yi.ravel(), yi.ravel()])
-    lp.add_constraints("time_fraction", rows=job_rows, cols=cols, vals=1.0, ub=1.0,
-                       n_rows=n)
+    lp.add_constraints("time_fraction", rows=rows, cols=cols, vals=1.0, ub=1.0, n_rows=n)
     Wp = W[a] if P else np.zeros(0)
     lp.add_constraints("capacity", rows=np.concatenate([np.tile(np.arange(K), n),
                                                         np.tile(np.arange(K), P)]),
                        cols=np.concatenate([xi.ravel(), yi.ravel()]),
                        vals=np.concatenate([np.repeat(W, K), np.repeat(Wp, K)]),
                        ub=c, n_rows=K)
-    rate = np.concatenate([(T * s[:, None]).ravel(), (R[:, 0, :] * s[a, None]).ravel(),
-                           (R[:, 1, :] * s[b, None]).ravel()])
+    rate = np.concatenate([(T * W[:, None]).ravel(), (R[:, 0, :] * Wp[:, None]).ravel(),
+                           (R[:, 1, :] * Wp[:, None]).ravel()])
     keep = rate != 0
-    lp.add_constraints("epigraph",
-                       rows=np.concatenate([job_rows[keep], np.arange(n)]),
-                       cols=np.concatenate([cols[keep], np.full(n, int(z.index[0]))]),
-                       vals=np.concatenate([-rate[keep], np.ones(n)]), ub=0.0, n_rows=n)
-    res = solve_program(lp.freeze(), backend, **solve_options)
+    return lp, X, Y, rows[keep], cols[keep], rate[keep]
+
+
+def packed_throughput(T, workers, pairs: Pairs, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    r"""Each job's iterations/s under ``(X, Y)``: :math:`\mathrm{thr}_m` of the module
+    docstring."""
+    W = np.asarray(workers, dtype=float)
+    thr = W * (np.asarray(T, dtype=float) * X).sum(axis=1)
+    if len(pairs):
+        a, b = pairs.rows[:, 0], pairs.rows[:, 1]
+        np.add.at(thr, a, W[a] * (pairs.R[:, 0, :] * Y).sum(axis=1))
+        np.add.at(thr, b, W[b] * (pairs.R[:, 1, :] * Y).sum(axis=1))
+    return thr
+
+
+def _common_rate(T, W, c, pairs: Pairs, need: np.ndarray, backend: str, opts: dict,
+                 name: str) -> tuple[float | None, np.ndarray, np.ndarray, Any]:
+    r""":math:`\max \lambda` s.t. :math:`\mathrm{thr}_m(X, Y) \ge \lambda\, need_m` over the
+    packed program; the :math:`\lambda` the returned ``(X, Y)`` reach (``None`` if the
+    solver fails). Rows are scaled as
+    :func:`optsched.gavel.exact._max_common_rate` scales them (each by its largest
+    coefficient, :math:`\lambda` in units of the isolated share's value)."""
+    n, K = T.shape
+    P = len(pairs)
+    lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, name)
+    coef = rate / need[rows]
+    rmax = np.zeros(n)
+    np.maximum.at(rmax, rows, coef)
+    rmax = np.where(rmax > 0, rmax, 1.0)
+    lam_iso = float(np.min(W * row_sums(T * isolated_share(T, W, c)) / need))
+    scale = lam_iso if lam_iso > 0 else 1.0
+    lam = lp.add_variables("lam", 1, lb=0.0, ub=np.inf, cost=1.0)
+    lp.add_constraints("rate", rows=np.concatenate([rows, np.arange(n)]),
+                       cols=np.concatenate([cols, np.full(n, int(lam.index[0]))]),
+                       vals=np.concatenate([coef / rmax[rows], -scale / rmax]), lb=0.0,
+                       n_rows=n)
+    res = solve_program(lp.freeze(), backend, **opts)
     if not res.success:
+        return None, np.zeros((n, K)), np.zeros((P, K)), res
+    Xv, Yv = _values(res, n, P, K)
+    got = float(np.min(packed_throughput(T, W, pairs, Xv, Yv) / need))
+    return got, Xv, Yv, res
+
+
+def min_total_duration_packed(T, workers, capacity, pairs: Pairs, remaining, *,
+                              backend: str = "highs", **solve_options: Any
+                              ) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed makespan policy (``MinTotalDurationPolicyWithPacking``) as one LP:
+    the smallest :math:`M` with :math:`\mathrm{thr}_m(X, Y) \ge r_m / M` for every job is
+    :math:`1/\lambda^*`, :math:`\lambda^* = \max \lambda` s.t.
+    :math:`\mathrm{thr}_m(X, Y) \ge \lambda r_m` and the packed constraints (module
+    docstring).
+
+    Gavel's code bisects on :math:`M` with feasibility programs and stops within 5 %
+    (an interior point of the last feasible one); this returns the exact optimum.
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``X`` and ``objective`` :math:`M^* = 1/\lambda^*` (seconds, up to the solver's
+        tolerance: the :math:`\lambda` the returned allocation reaches), and ``Y``.
+
+    Guarantee
+    ---------
+    :math:`\max_m r_m / \mathrm{thr}_m(\hat X, \hat Y) = M^* \le M` for every feasible
+    packed allocation whose makespan is :math:`M`; :math:`M^*` is at most the unpacked
+    policy's (``Y = 0`` is feasible).
+
+    Complexity
+    ----------
+    One LP with :math:`(n + P)K + 1` columns and :math:`2n + K` rows.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing), §4.2 (makespan).
+    """
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    r = np.asarray(remaining, dtype=float).reshape(n)
+    if np.any(r <= 0):
+        raise InvalidOption("remaining", float(r.min()), "remaining work must be > 0")
+    lam, Xv, Yv, res = _common_rate(T, W, c, pairs, r, backend, solve_options,
+                                    "gavel_makespan_packed")
+    if lam is None or not lam > 0:
         return LPAllocation(np.zeros((n, K)), None, res.status, res,
-                            seconds=res.seconds), np.zeros((P, K))
-    v = res.values
-    Xv = np.clip(np.asarray(v["X"], dtype=float).reshape(n, K), 0.0, 1.0)
-    Yv = np.clip(np.asarray(v["Y"], dtype=float).reshape(P, K), 0.0, 1.0)
-    return LPAllocation(Xv, float(np.asarray(v["z"]).ravel()[0]), res.status, res,
-                        seconds=res.seconds), Yv
+                            seconds=res.seconds), np.zeros((len(pairs), K))
+    return LPAllocation(Xv, 1.0 / lam, res.status, res, seconds=res.seconds), Yv
+
+
+def finish_time_fairness_packed(T, workers, capacity, pairs: Pairs, remaining, elapsed,
+                                isolated_time, *, rel_tol: float = 1e-4, max_iter: int = 60,
+                                backend: str = "highs", **solve_options: Any
+                                ) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed finish-time fairness (``FinishTimeFairnessPolicyWithPacking``):
+    :math:`\min \max_m \rho_m`, :math:`\rho_m = (t_m + r_m / \mathrm{thr}_m(X, Y)) / d_m`,
+    by bisection on :math:`\rho` over packed feasibility LPs: for fixed :math:`\rho`,
+    :math:`\rho_m \le \rho` is the linear row :math:`\mathrm{thr}_m(X, Y) \ge r_m /
+    (\rho d_m - t_m)`, checked as :math:`\lambda^* \ge 1` of the common-rate LP (as
+    :func:`optsched.gavel.exact.finish_time_fairness` does without pairs).
+
+    Parameters
+    ----------
+    T, workers, capacity, pairs, remaining
+        As :func:`min_total_duration_packed`.
+    elapsed : array_like
+        Seconds since arrival :math:`t_m`.
+    isolated_time : array_like
+        :math:`d_m`, the job's time under its isolated share.
+    rel_tol, max_iter
+        Bisection stop: relative bracket width, steps.
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``objective`` :math:`\max_m \rho_m(\hat X, \hat Y)`, ``info["lower"]`` the proven
+        lower end of the bracket; and ``Y``.
+
+    Guarantee
+    ---------
+    :math:`\text{lower} \le \rho^* \le \max_m \rho_m(\hat X, \hat Y) \le (1 +
+    \text{rel\_tol})\,\text{lower}` when the bisection converges within ``max_iter``.
+
+    Complexity
+    ----------
+    :math:`O(\log(\rho_{hi}/\rho_{lo}) / \text{rel\_tol})` LPs of :math:`(n + P)K + 1`
+    columns and :math:`2n + K` rows.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing), §4 (finish-time fairness,
+    after Themis, Mahajan et al., NSDI 2020).
+    """
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    P = len(pairs)
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    r = np.asarray(remaining, dtype=float).reshape(n)
+    if np.any(r <= 0):
+        raise InvalidOption("remaining", float(r.min()), "remaining work must be > 0")
+    tm = np.asarray(elapsed, dtype=float).reshape(n)
+    d = np.asarray(isolated_time, dtype=float).reshape(n)
+    Xiso = isolated_share(T, W, c)
+
+    def rho_of(thr: np.ndarray) -> float:
+        return float(np.max((tm + r / np.maximum(thr, 1e-300)) / d))
+
+    hi = rho_of(W * row_sums(T * Xiso))
+    lo = float(np.max(tm / d))
+    best_X, best_Y, best = Xiso, np.zeros((P, K)), hi
+    solves, seconds = 0, 0.0
+    last = None
+    for _ in range(max_iter):
+        if hi - lo <= rel_tol * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        need = r / np.maximum(mid * d - tm, 1e-300)
+        lam, Xv, Yv, res = _common_rate(T, W, c, pairs, need, backend, solve_options,
+                                        "gavel_ftf_packed")
+        solves += 1
+        seconds += res.seconds
+        last = res
+        if lam is None:
+            return LPAllocation(best_X, best, res.status, res, lp_solves=solves,
+                                seconds=seconds, info={"fallback": "isolated"}), best_Y
+        if lam >= 1.0 - 1e-9:
+            val = rho_of(packed_throughput(T, W, pairs, Xv, Yv))
+            hi = min(mid, val) if val >= lo else mid
+            if val < best:
+                best_X, best_Y, best = Xv, Yv, val
+        else:
+            lo = mid
+    return LPAllocation(best_X, best, Status.OPTIMAL, last, lp_solves=solves,
+                        seconds=seconds, info={"lower": lo, "upper": hi}), best_Y
 
 
 class PackedRounds:
@@ -318,14 +515,49 @@ class PackedRounds:
         return out
 
 
+def _ftf_isolated_time(view: ClusterView) -> np.ndarray:
+    """:math:`d_m`: the job's total work over its isolated share's throughput (the
+    denominator of :class:`optsched.gavel.policy.GavelPolicy`'s finish-time fairness)."""
+    T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
+    return view.work / (W * row_sums(T * isolated_share(T, W, c)))
+
+
+def _solve_kind(kind: str, view: ClusterView, pairs: Pairs, o: dict
+                ) -> tuple[LPAllocation, np.ndarray]:
+    T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
+    if kind == "max_min_fairness_packed":
+        return max_min_fairness_packed(T, W, c, pairs, view.weights if o["weighted"] else None,
+                                       backend=o["backend"], **o["solve_options"])
+    if kind == "min_total_duration_packed":
+        return min_total_duration_packed(T, W, c, pairs, view.remaining,
+                                         backend=o["backend"], **o["solve_options"])
+    return finish_time_fairness_packed(T, W, c, pairs, view.remaining,
+                                       view.time - view.arrivals, _ftf_isolated_time(view),
+                                       backend=o["backend"], **o["solve_options"])
+
+
+#: The packed LP policies and whether each reads the jobs' work (clairvoyant).
+PACKED_KINDS = {"max_min_fairness_packed": False, "min_total_duration_packed": True,
+                "finish_time_fairness_packed": True}
+
+
 class GavelPackedPolicy:
-    """Gavel's packed max-min fairness (``max_min_fairness_packed``): the LP of
-    :func:`max_min_fairness_packed` over the visible jobs and their
+    """Gavel's packed LP policies: the program of ``kind`` over the visible jobs and their
     :func:`candidate_pairs`, recomputed when the set of visible jobs changes, run by
     :class:`PackedRounds`. ``event_driven = False``; declares ``colocation``.
 
+    Kinds (:data:`PACKED_KINDS`): ``"max_min_fairness_packed"``
+    (:func:`max_min_fairness_packed`), ``"min_total_duration_packed"``
+    (:func:`min_total_duration_packed`, every job's remaining work), and
+    ``"finish_time_fairness_packed"`` (:func:`finish_time_fairness_packed`, with
+    :math:`d_m` the job's work over its isolated share's throughput, as the unpacked
+    ``finish_time_fairness``; Gavel's code accumulates the isolated time of past rounds
+    instead).
+
     Parameters
     ----------
+    kind : str
+        One of :data:`PACKED_KINDS`.
     backend, solver, time_limit, threads, solve_options
         Solver layer, as :class:`optsched.gavel.policy.GavelPolicy`.
     reset_interval : float
@@ -333,30 +565,36 @@ class GavelPackedPolicy:
     fill_leftover : bool
         Let single jobs take GPUs the allocation leaves free (default True).
     weighted : bool
-        Use job weights (default True).
+        ``max_min_fairness_packed`` only: use job weights (default True).
     """
 
     event_driven = False
-    needs_work = False
     colocation = True
 
-    def __init__(self, *, backend: str = "highs", solver: str | None = None,
-                 time_limit: float | None = None, threads: int | None = None,
-                 solve_options: dict | None = None, reset_interval: float = 1920.0,
-                 fill_leftover: bool = True, weighted: bool = True,
-                 name: str | None = None):
+    def __init__(self, kind: str = "max_min_fairness_packed", *, backend: str = "highs",
+                 solver: str | None = None, time_limit: float | None = None,
+                 threads: int | None = None, solve_options: dict | None = None,
+                 reset_interval: float = 1920.0, fill_leftover: bool = True,
+                 weighted: bool | None = None, name: str | None = None):
+        if kind not in PACKED_KINDS:
+            raise InvalidOption("kind", kind, f"must be one of {sorted(PACKED_KINDS)}")
+        if weighted is not None and kind != "max_min_fairness_packed":
+            raise InvalidOption("weighted", weighted, f"not an option of the {kind} policy")
         if not isinstance(fill_leftover, bool):
             raise InvalidOption("fill_leftover", fill_leftover, "must be true or false")
-        if not isinstance(weighted, bool):
+        if weighted is not None and not isinstance(weighted, bool):
             raise InvalidOption("weighted", weighted, "must be true or false")
         if not (isinstance(reset_interval, (int, float)) and reset_interval >= 0):
             raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
-        self.name = name or "max_min_fairness_packed"
+        self.kind = kind
+        self.name = name or kind
+        self.needs_work = PACKED_KINDS[kind]
         opts: dict[str, Any] = dict(solve_options or {})
         for key, val in (("solver", solver), ("time_limit", time_limit), ("threads", threads)):
             if val is not None:
                 opts[key] = val
-        self.backend, self.solve_options, self.weighted = backend, opts, weighted
+        self.options = {"backend": backend, "solve_options": opts,
+                        "weighted": True if weighted is None else weighted}
         self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover)
         self.reset()
 
@@ -365,22 +603,22 @@ class GavelPackedPolicy:
         self._ids: tuple[str, ...] | None = None
         self._alloc: tuple[np.ndarray, Pairs, np.ndarray] | None = None
         self._rate = _RateCache()
-        self._solves, self._seconds, self._pairs_run = 0, 0.0, 0
+        self._solves, self._lp_solves, self._seconds = 0, 0, 0.0
 
     def stats(self) -> dict[str, Any]:
-        return {"allocation_solves": self._solves, "lp_seconds": self._seconds}
+        return {"allocation_solves": self._solves, "lp_solves": self._lp_solves,
+                "lp_seconds": self._seconds}
 
     def check(self, instance) -> None:
         check_single_type_gangs(instance, self.name)
 
     def allocation(self, view: ClusterView) -> tuple[np.ndarray, Pairs, np.ndarray]:
+        """``(X, pairs, Y)`` for the visible jobs (recomputed on reset events)."""
         if self._ids != view.ids or self._alloc is None:
             pairs = candidate_pairs(view, self._rate)
-            sol, Y = max_min_fairness_packed(
-                view.throughput_matrix, view.workers, view.gpus_per_type, pairs,
-                view.weights if self.weighted else None, backend=self.backend,
-                **self.solve_options)
+            sol, Y = _solve_kind(self.kind, view, pairs, self.options)
             self._solves += 1
+            self._lp_solves += sol.lp_solves
             self._seconds += sol.seconds
             if not sol.ok:
                 res = sol.result

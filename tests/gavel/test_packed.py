@@ -71,3 +71,43 @@ def test_packed_policies_simulate_and_validate(policy, gavel20):
         assert pairs  # the trace's measured pairs are used
     for a in pairs:  # every partnered allocation runs at a measured rate
         assert gavel20.colocated_rate(a.job, a.partner, a.gpu_type) > 0
+
+
+R_WORK = np.array([100.0, 200.0, 50.0, 70.0])
+
+
+def test_packed_makespan_is_the_unpacked_one_without_pairs_and_never_above_it():
+    from optsched.gavel.exact import min_total_duration
+    from optsched.gavel.packed import min_total_duration_packed, packed_throughput
+
+    ref = min_total_duration(T, W, C, R_WORK)
+    base, _ = min_total_duration_packed(T, W, C, Pairs.empty(2), R_WORK)
+    assert base.objective == pytest.approx(ref.objective, rel=1e-6)
+    got, Y = min_total_duration_packed(T, W, C, _pairs(), R_WORK)
+    assert got.objective <= base.objective * (1 + 1e-9)
+    # the objective is the makespan the returned allocation reaches
+    thr = packed_throughput(T, W, _pairs(), got.X, Y)
+    assert np.max(R_WORK / thr) == pytest.approx(got.objective, rel=1e-9)
+
+
+def test_packed_finish_time_fairness_brackets_the_unpacked_optimum_without_pairs():
+    from optsched.gavel.exact import finish_time_fairness
+    from optsched.gavel.packed import finish_time_fairness_packed
+
+    elapsed = np.array([10.0, 0.0, 30.0, 5.0])
+    iso = np.array([80.0, 150.0, 60.0, 90.0])
+    ref = finish_time_fairness(T, W, C, R_WORK, elapsed, isolated_time=iso,
+                               aggregate=False)
+    got, _ = finish_time_fairness_packed(T, W, C, Pairs.empty(2), R_WORK, elapsed, iso)
+    assert got.objective == pytest.approx(ref.objective, rel=3e-4)
+    paired, _ = finish_time_fairness_packed(T, W, C, _pairs(), R_WORK, elapsed, iso)
+    assert paired.objective <= got.objective * (1 + 3e-4)
+    assert paired.info["lower"] <= paired.objective
+
+
+def test_backends_agree_on_the_packed_makespan(backend):
+    from optsched.gavel.packed import min_total_duration_packed
+
+    ref, _ = min_total_duration_packed(T, W, C, _pairs(), R_WORK)
+    got, _ = min_total_duration_packed(T, W, C, _pairs(), R_WORK, backend=backend)
+    assert got.objective == pytest.approx(ref.objective, rel=1e-6)
