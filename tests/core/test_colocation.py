@@ -157,3 +157,25 @@ def test_simulator_refuses_a_pair_without_its_mirror():
     inst = _instance()
     with pytest.raises(PolicyViolation, match="does not hold them"):
         simulate(inst.replace(jobs=inst.jobs[:2]), _Pairing(mirror=False), progress=False)
+
+
+def test_bounds_with_colocation_keep_only_the_per_job_bound_at_the_fastest_rate():
+    from optsched.sim.bounds import Setting, lower_bounds
+
+    cl = Cluster((Node("n0", {"v100": 1}),))
+    jobs = (Job("a", 0, 1, 100.0, {"v100": 10.0}), Job("b", 0, 1, 100.0, {"v100": 10.0}))
+    # sharing the one GPU, both run at 8/s: together faster than one at a time
+    inst = Instance(cl, jobs, colocation=Colocation.of({"v100": [("a", "b", None, 8.0,
+                                                                    8.0)]}))
+    pair = Schedule((Allocation("a", 0, 12.5, "n0", "v100", 1, partner="b"),
+                     Allocation("b", 0, 12.5, "n0", "v100", 1, partner="a")),
+                    {"a": 12.5, "b": 12.5}, colocation=True)
+    validate_schedule(inst, pair, CO)
+    strict = lower_bounds(inst)  # one job at a time: a mean JCT of 15 s at best
+    assert strict.mean_jct == pytest.approx(15.0)
+    co = lower_bounds(inst, Setting(colocation=True))
+    assert co.mean_jct <= 12.5 and co.makespan <= 12.5  # the pair's schedule is allowed
+    assert set(co.skipped) == {"pooled", "interval_lp", "release_lp"}
+    faster = Colocation.of({"v100": [("a", "b", None, 20.0, 20.0)]})
+    assert lower_bounds(inst.replace(colocation=faster),
+                        Setting(colocation=True)).mean_jct == pytest.approx(5.0)
