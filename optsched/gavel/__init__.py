@@ -98,7 +98,7 @@ SPEC = register(PaperSpec(
         # space sharing: two jobs on the same GPUs, validated with co-location
         *(PolicySpec(kind, factory=GavelPackedPolicy, fixed={"kind": kind},
                      exclude=frozenset() if kind == "max_min_fairness_packed"
-                     else frozenset({"weighted"}),
+                     else frozenset({"weighted", "point"}),
                      aliases=(kind,), declared=_PACKED,
                      draws="the order of a combination's GPU types of equal priority, "
                            "every round",

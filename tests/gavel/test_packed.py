@@ -111,3 +111,22 @@ def test_backends_agree_on_the_packed_makespan(backend):
     ref, _ = min_total_duration_packed(T, W, C, _pairs(), R_WORK)
     got, _ = min_total_duration_packed(T, W, C, _pairs(), R_WORK, backend=backend)
     assert got.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_the_interior_optimum_reaches_the_vertex_value():
+    vertex, _ = max_min_fairness_packed(T, W, C, _pairs())
+    inside, Y = max_min_fairness_packed(T, W, C, _pairs(), point="interior")
+    assert inside.objective == pytest.approx(vertex.objective, rel=1e-5)
+    assert inside.info["point"] == "interior" and Y.shape == (2, 2)
+
+
+def test_packed_policy_options_are_checked():
+    from optsched.errors import InvalidOption
+    from optsched.gavel.packed import GavelPackedPolicy
+
+    with pytest.raises(InvalidOption, match="point"):
+        GavelPackedPolicy("min_total_duration_packed", point="interior")
+    with pytest.raises(InvalidOption, match="backend"):
+        GavelPackedPolicy(point="interior", backend="pyomo")
+    with pytest.raises(InvalidOption, match="kind"):
+        GavelPackedPolicy("max_min_fairness")
