@@ -24,7 +24,8 @@ LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
 ``finish_time_fairness_agnostic``, ``isolated``, ``max_sum_throughput``, ``min_cost``,
 ``min_cost_slo``, ``fifo`` and ``fifo_agnostic``; the space-sharing policies
 ``max_min_fairness_packed``, ``min_total_duration_packed``,
-``finish_time_fairness_packed`` and ``fifo_packed`` (:mod:`optsched.gavel.packed`: pairs
+``finish_time_fairness_packed``, ``max_sum_throughput_normalized_by_cost_packed_SLOs``
+and ``fifo_packed`` (:mod:`optsched.gavel.packed`: pairs
 of jobs on the same GPUs at the instance's measured co-located rates).
 """
 
@@ -35,7 +36,12 @@ from optsched.gavel.bounds import bound
 from optsched.gavel.exact import exact
 from optsched.gavel.heuristics import agnostic, fifo, isolated, rounds
 from optsched.gavel.model import OBJECTIVES, objective_value, round_state
-from optsched.gavel.packed import PACKED_KINDS, GavelPackedFIFOPolicy, GavelPackedPolicy
+from optsched.gavel.packed import (
+    PACKED_KIND_OPTIONS,
+    PACKED_KINDS,
+    GavelPackedFIFOPolicy,
+    GavelPackedPolicy,
+)
 from optsched.gavel.policy import (
     AGNOSTIC,
     KIND_OPTIONS,
@@ -56,6 +62,7 @@ __all__ = ["exact", "bound", "isolated", "agnostic", "fifo", "rounds", "GavelPol
            "OBJECTIVES", "demo_instance", "SPEC"]
 
 _ALL_KIND_OPTIONS = frozenset().union(*KIND_OPTIONS.values())
+_ALL_PACKED_OPTIONS = frozenset().union(*PACKED_KIND_OPTIONS.values())
 #: The rules of the packed policies' schedules: Gavel's, plus two jobs on one GPU at
 #: their measured co-located rates.
 _PACKED = Capabilities(colocation=True, source="Gavel's packed policies")
@@ -97,8 +104,7 @@ SPEC = register(PaperSpec(
                    draws="each job's GPU type among the free types it can use"),
         # space sharing: two jobs on the same GPUs, validated with co-location
         *(PolicySpec(kind, factory=GavelPackedPolicy, fixed={"kind": kind},
-                     exclude=frozenset() if kind == "max_min_fairness_packed"
-                     else frozenset({"weighted", "point"}),
+                     exclude=_ALL_PACKED_OPTIONS - PACKED_KIND_OPTIONS[kind],
                      aliases=(kind,), declared=_PACKED,
                      draws="the order of a combination's GPU types of equal priority, "
                            "every round",

@@ -51,8 +51,9 @@ from optsched.solvers.program import LinearProgram, VarBlock
 
 __all__ = ["Pairs", "candidate_pairs", "packed_program", "packed_throughput",
            "max_min_fairness_packed", "min_total_duration_packed",
-           "finish_time_fairness_packed", "PackedRounds", "GavelPackedPolicy",
-           "GavelPackedFIFOPolicy", "PACKING_THRESHOLD", "PACKED_KINDS"]
+           "finish_time_fairness_packed", "max_sum_throughput_packed", "PackedRounds",
+           "GavelPackedPolicy", "GavelPackedFIFOPolicy", "PACKING_THRESHOLD",
+           "PACKED_KINDS", "PACKED_KIND_OPTIONS"]
 
 #: Gavel's ``FIFOPolicyWithPacking`` packs a job only when the pair's summed normalised
 #: throughput exceeds this (its ``packing_threshold``).
@@ -576,6 +577,92 @@ class PackedRounds:
         return out
 
 
+def max_sum_throughput_packed(T, workers, capacity, pairs: Pairs, prices=None,
+                              slo_rate=None, *, backend: str = "highs",
+                              **solve_options: Any) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed cost policy (``ThroughputNormalizedByCostSumWithPackingSLOs``,
+    registered as ``max_sum_throughput_normalized_by_cost_packed_SLOs``): the largest
+    sum of every job's throughput per unit of its types' prices,
+
+    .. math::
+
+        \max \sum_m \Big(\sum_k \frac{W_m T_{mk}}{p_k} X_{mk}
+            + \sum_{p \ni m} \sum_k \frac{W_m R_{p,m,k}}{p_k} Y_{pk}\Big)
+        \quad\text{s.t.}\quad \mathrm{thr}_m(X, Y) \ge b_m \ (m \text{ with an SLO})
+
+    and the packed constraints (module docstring); a pair's price counts once per job
+    of it, as in Gavel's objective. When the SLO rows make the program infeasible they
+    are dropped and it is solved again (Gavel's code does the same);
+    ``info["slo_dropped"]`` says so.
+
+    Parameters
+    ----------
+    T, workers, capacity, pairs
+        As :func:`max_min_fairness_packed`.
+    prices : array_like, optional
+        :math:`p_k` per type (default 1: Gavel's simulator without price data sums raw
+        throughputs).
+    slo_rate : array_like, optional
+        :math:`b_m`, iterations/s each job needs to meet its SLO (NaN: no SLO).
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``X`` with ``objective`` the optimum, and ``Y``.
+
+    Guarantee
+    ---------
+    The objective is :math:`\ge` that of every feasible packed allocation meeting the
+    SLO rows (of every one, when they were dropped); it is at least the unpacked
+    policy's (``Y = 0`` is feasible).
+
+    Complexity
+    ----------
+    One LP (two when the SLO rows are dropped) with :math:`(n + P)K` columns and
+    :math:`n + K + s` rows for :math:`s` SLOs.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing), §4.4 (cost, SLOs).
+    """
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    P = len(pairs)
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    p = np.ones(K) if prices is None else np.asarray(prices, dtype=float).reshape(K)
+    if np.any(~np.isfinite(p)) or np.any(p <= 0):
+        raise InvalidOption("prices", p.tolist(), "must be finite numbers > 0")
+    b = None if slo_rate is None else np.asarray(slo_rate, dtype=float).reshape(n)
+    solves, seconds = 0, 0.0
+    for with_slo in ((True, False) if b is not None and np.isfinite(b).any() else (False,)):
+        lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, "gavel_cost_packed")
+        lp.set_cost(X, W[:, None] * T / p)
+        if P:
+            Wp = W[pairs.rows[:, 0]][:, None]
+            lp.set_cost(Y, Wp * (pairs.R[:, 0, :] + pairs.R[:, 1, :]) / p)
+        if with_slo:
+            assert b is not None
+            has = np.isfinite(b)
+            pick = has[rows]
+            lp.add_constraints("slo", rows=rows[pick], cols=cols[pick], vals=rate[pick],
+                               lb=np.where(has, b, -np.inf), n_rows=n)
+        res = solve_program(lp.freeze(), backend, **solve_options)
+        solves += 1
+        seconds += res.seconds
+        if res.success:
+            Xv, Yv = _values(res, n, P, K)
+            value = float((W[:, None] * T / p * Xv).sum())
+            if P:
+                value += float((Wp * (pairs.R[:, 0, :] + pairs.R[:, 1, :]) / p * Yv).sum())
+            return LPAllocation(Xv, value, res.status, res, lp_solves=solves,
+                                seconds=seconds,
+                                info={"slo_dropped": b is not None and not with_slo}), Yv
+    return LPAllocation(np.zeros((n, K)), None, res.status, res, lp_solves=solves,
+                        seconds=seconds), np.zeros((P, K))
+
+
 def _ftf_isolated_time(view: ClusterView) -> np.ndarray:
     """:math:`d_m`: the job's total work over its isolated share's throughput (the
     denominator of :class:`optsched.gavel.policy.GavelPolicy`'s finish-time fairness)."""
@@ -593,6 +680,26 @@ def _solve_kind(kind: str, view: ClusterView, pairs: Pairs, o: dict
     if kind == "min_total_duration_packed":
         return min_total_duration_packed(T, W, c, pairs, view.remaining,
                                          backend=o["backend"], **o["solve_options"])
+    if kind == "max_sum_throughput_normalized_by_cost_packed_SLOs":
+        prices = o.get("prices")
+        p = None
+        if prices is not None:
+            missing = [t for t in view.gpu_types if t not in prices]
+            if missing:
+                raise InvalidOption("prices", sorted(prices),
+                                    f"no price for GPU type(s) {missing}")
+            p = np.array([prices[t] for t in view.gpu_types], dtype=float)
+        b = None
+        factor = o.get("slo_factor")
+        if factor is not None:
+            # deadline = arrival + factor x (exclusive run time on the fastest type), as
+            # the unpacked min_cost_slo
+            best = W * T.max(axis=1)
+            left = view.arrivals + factor * view.work / best - view.time
+            b = np.minimum(np.where(left > 0, view.remaining / np.maximum(left, 1e-9),
+                                    best), best)
+        return max_sum_throughput_packed(T, W, c, pairs, p, b, backend=o["backend"],
+                                         **o["solve_options"])
     return finish_time_fairness_packed(T, W, c, pairs, view.remaining,
                                        view.time - view.arrivals, _ftf_isolated_time(view),
                                        backend=o["backend"], **o["solve_options"])
@@ -600,7 +707,14 @@ def _solve_kind(kind: str, view: ClusterView, pairs: Pairs, o: dict
 
 #: The packed LP policies and whether each reads the jobs' work (clairvoyant).
 PACKED_KINDS = {"max_min_fairness_packed": False, "min_total_duration_packed": True,
-                "finish_time_fairness_packed": True}
+                "finish_time_fairness_packed": True,
+                "max_sum_throughput_normalized_by_cost_packed_SLOs": False}
+#: The options only some packed kinds take.
+PACKED_KIND_OPTIONS = {"max_min_fairness_packed": frozenset({"weighted", "point"}),
+                       "min_total_duration_packed": frozenset(),
+                       "finish_time_fairness_packed": frozenset(),
+                       "max_sum_throughput_normalized_by_cost_packed_SLOs":
+                           frozenset({"prices", "slo_factor"})}
 
 
 class GavelPackedPolicy:
@@ -626,6 +740,13 @@ class GavelPackedPolicy:
         Minimum seconds between counter resets (Gavel's 1920 s).
     fill_leftover : bool
         Let single jobs take GPUs the allocation leaves free (default True).
+    prices : dict, optional
+        ``max_sum_throughput_normalized_by_cost_packed_SLOs`` only: price per GPU type
+        (default 1 each, as Gavel's simulator without price data).
+    slo_factor : float, optional
+        ``max_sum_throughput_normalized_by_cost_packed_SLOs`` only: SLO = arrival +
+        ``slo_factor`` x the job's exclusive run time on its fastest type (default: no
+        SLOs); the policy then reads the jobs' work.
     weighted : bool
         ``max_min_fairness_packed`` only: use job weights (default True).
     point : "vertex" or "interior"
@@ -642,12 +763,17 @@ class GavelPackedPolicy:
                  threads: int | None = None, solve_options: dict | None = None,
                  reset_interval: float = 1920.0, fill_leftover: bool = True,
                  weighted: bool | None = None, point: str | None = None,
+                 prices: dict | None = None, slo_factor: float | None = None,
                  name: str | None = None):
         if kind not in PACKED_KINDS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(PACKED_KINDS)}")
-        for key, given in (("weighted", weighted), ("point", point)):
-            if given is not None and kind != "max_min_fairness_packed":
+        for key, given in (("weighted", weighted), ("point", point), ("prices", prices),
+                           ("slo_factor", slo_factor)):
+            if given is not None and key not in PACKED_KIND_OPTIONS[kind]:
                 raise InvalidOption(key, given, f"not an option of the {kind} policy")
+        if slo_factor is not None and (isinstance(slo_factor, bool) or not isinstance(
+                slo_factor, (int, float)) or not np.isfinite(slo_factor) or slo_factor <= 0):
+            raise InvalidOption("slo_factor", slo_factor, "must be a finite number > 0")
         if point is not None and point not in ("vertex", "interior"):
             raise InvalidOption("point", point, "must be 'vertex' or 'interior'")
         if point == "interior" and backend != "highs":
@@ -661,14 +787,15 @@ class GavelPackedPolicy:
             raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
         self.kind = kind
         self.name = name or kind
-        self.needs_work = PACKED_KINDS[kind]
+        self.needs_work = PACKED_KINDS[kind] or slo_factor is not None
         opts: dict[str, Any] = dict(solve_options or {})
         for key, val in (("solver", solver), ("time_limit", time_limit), ("threads", threads)):
             if val is not None:
                 opts[key] = val
         self.options = {"backend": backend, "solve_options": opts,
                         "weighted": True if weighted is None else weighted,
-                        "point": point or "vertex"}
+                        "point": point or "vertex", "prices": prices,
+                        "slo_factor": slo_factor}
         self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover)
         self.reset()
 

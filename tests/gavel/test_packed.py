@@ -130,3 +130,32 @@ def test_packed_policy_options_are_checked():
         GavelPackedPolicy(point="interior", backend="pyomo")
     with pytest.raises(InvalidOption, match="kind"):
         GavelPackedPolicy("max_min_fairness")
+
+
+def test_packed_cost_policy_is_max_sum_throughput_without_pairs_and_prices():
+    from optsched.gavel.exact import max_sum_throughput
+    from optsched.gavel.packed import max_sum_throughput_packed, packed_throughput
+
+    ref = max_sum_throughput(T, W, C, aggregate=False)
+    base, _ = max_sum_throughput_packed(T, W, C, Pairs.empty(2))
+    assert base.objective == pytest.approx(ref.objective, rel=1e-9)
+    got, Y = max_sum_throughput_packed(T, W, C, _pairs())
+    assert got.objective >= base.objective - 1e-9
+    # an SLO row is met; an impossible one is dropped, and said so
+    b = np.array([np.nan, np.nan, 0.5, np.nan])
+    slo, Y = max_sum_throughput_packed(T, W, C, _pairs(), slo_rate=b)
+    assert packed_throughput(T, W, _pairs(), slo.X, Y)[2] >= 0.5 - 1e-7
+    assert not slo.info["slo_dropped"]
+    assert slo.objective <= got.objective + 1e-9
+    none, _ = max_sum_throughput_packed(T, W, C, _pairs(), slo_rate=[np.nan, 1e3, np.nan,
+                                                                     np.nan])
+    assert none.info["slo_dropped"] and none.objective == pytest.approx(got.objective)
+
+
+def test_backends_agree_on_the_packed_cost_policy(backend):
+    from optsched.gavel.packed import max_sum_throughput_packed
+
+    ref, _ = max_sum_throughput_packed(T, W, C, _pairs(), prices=[3.0, 1.0])
+    got, _ = max_sum_throughput_packed(T, W, C, _pairs(), prices=[3.0, 1.0],
+                                       backend=backend)
+    assert got.objective == pytest.approx(ref.objective, rel=1e-6)
