@@ -24,8 +24,8 @@ LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
 ``finish_time_fairness_agnostic``, ``isolated``, ``max_sum_throughput``, ``min_cost``,
 ``min_cost_slo``, ``fifo`` and ``fifo_agnostic``; the space-sharing policies
 ``max_min_fairness_packed``, ``min_total_duration_packed``,
-``finish_time_fairness_packed``, ``max_sum_throughput_normalized_by_cost_packed_SLOs``
-and ``fifo_packed`` (:mod:`optsched.gavel.packed`: pairs
+``finish_time_fairness_packed``, ``max_sum_throughput_normalized_by_cost_packed_SLOs``,
+``max_min_fairness_water_filling_packed`` and ``fifo_packed`` (:mod:`optsched.gavel.packed`: pairs
 of jobs on the same GPUs at the instance's measured co-located rates).
 """
 

@@ -42,7 +42,7 @@ import numpy as np
 from optsched.core.result import Status
 from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, SolverFailed
-from optsched.gavel.exact import INTERIOR_OPTIONS
+from optsched.gavel.exact import _MARGIN, INTERIOR_OPTIONS, WATER_FILLING_SLACK
 from optsched.gavel.model import LPAllocation, _arrays, equal_share, isolated_share, row_sums
 from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
@@ -51,7 +51,8 @@ from optsched.solvers.program import LinearProgram, VarBlock
 
 __all__ = ["Pairs", "candidate_pairs", "packed_program", "packed_throughput",
            "max_min_fairness_packed", "min_total_duration_packed",
-           "finish_time_fairness_packed", "max_sum_throughput_packed", "PackedRounds",
+           "finish_time_fairness_packed", "max_sum_throughput_packed",
+           "max_min_fairness_water_filling_packed", "PackedRounds",
            "GavelPackedPolicy", "GavelPackedFIFOPolicy", "PACKING_THRESHOLD",
            "PACKED_KINDS", "PACKED_KIND_OPTIONS"]
 
@@ -663,6 +664,148 @@ def max_sum_throughput_packed(T, workers, capacity, pairs: Pairs, prices=None,
                         seconds=seconds), np.zeros((P, K))
 
 
+def max_min_fairness_water_filling_packed(T, workers, capacity, pairs: Pairs, weights=None,
+                                          *, slack: float = WATER_FILLING_SLACK,
+                                          max_levels: int | None = None,
+                                          backend: str = "highs", **solve_options: Any
+                                          ) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed hierarchical max-min fairness by water filling
+    (``MaxMinFairnessWaterFillingPolicyWithPacking``): the algorithm of
+    :func:`optsched.gavel.exact.max_min_fairness_water_filling` over the packed program
+    (module docstring), with :math:`y_m(X, Y) = \mathrm{thr}_m(X, Y) / (w_m\,
+    \mathrm{thr}^{eq}_m)`. Iteration :math:`i`, frozen jobs :math:`F` at levels
+    :math:`f_m`, common level :math:`L` of the others:
+
+    1. the level LP :math:`t^* = \max t` s.t. :math:`y_m \ge L + t` (:math:`m \notin F`),
+       :math:`y_m \ge f_m` (:math:`m \in F`) and the packed constraints;
+       :math:`L \leftarrow L + t^*`;
+    2. the bottleneck MILP :math:`\max \sum_{m \notin F} z_m` s.t.
+       :math:`y_m \ge L + \delta L z_m` (:math:`m \notin F`), :math:`y_m \ge f_m`
+       (:math:`m \in F`), :math:`z \in \{0, 1\}`; the jobs with :math:`z_m = 0` are
+       frozen at :math:`L`.
+
+    Each job is its own row (a job's pairs make it unlike any other), so there are no
+    classes.
+
+    Parameters
+    ----------
+    T, workers, capacity, pairs, weights
+        As :func:`max_min_fairness_packed`.
+    slack : float
+        Relative rise :math:`\delta > 0` a job must reach to count as not a bottleneck
+        (Gavel's 1.0001).
+    max_levels : int, optional
+        Most iterations (default :math:`n`, which always suffices).
+    backend, **solve_options
+        Solver layer; the MILP needs a backend with integer support.
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``X`` with ``objective`` the first level :math:`z^*` (the packed max-min value)
+        and ``info["levels"]`` every job's final level; and ``Y``.
+
+    Guarantee
+    ---------
+    The first level is the optimum of :func:`max_min_fairness_packed`; when every job
+    is frozen, no job's :math:`y_m` can rise by more than a relative :math:`\delta`
+    without lowering a job already at a level no higher (the leximin order up to
+    :math:`\delta`).
+
+    Complexity
+    ----------
+    At most one LP and one MILP per distinct level (at most :math:`n`), each with
+    :math:`(n + P)K + 1` columns (+ :math:`n` binaries) and :math:`2n + K` rows.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing), §4 (hierarchical policies).
+    """
+    if not (isinstance(slack, (int, float)) and slack > 0):
+        raise InvalidOption("slack", slack, "must be a number > 0")
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    P = len(pairs)
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float).reshape(n)
+    thr_eq = row_sums(T * equal_share(T, c, n=n))
+    norm = 1.0 / (w * np.maximum(thr_eq, 1e-300))
+    frozen = np.zeros(n, bool)
+    level = np.zeros(n)
+    L = 0.0
+    zstar: float | None = None
+    solves, seconds = 0, 0.0
+    values: tuple[np.ndarray, np.ndarray] | None = None
+    res = None
+    limit = n if max_levels is None else int(max_levels)
+    for _ in range(limit):
+        # 1. the level LP
+        lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, "gavel_wf_packed_level")
+        t = lp.add_variables("t", 1, lb=-np.inf, ub=np.inf, cost=1.0)
+        lower = np.where(frozen, level * (1 - _MARGIN), L)
+        open_rows = np.flatnonzero(~frozen)
+        lp.add_constraints("level", rows=np.concatenate([rows, open_rows]),
+                           cols=np.concatenate([cols, np.full(open_rows.size,
+                                                               int(t.index[0]))]),
+                           vals=np.concatenate([rate * norm[rows],
+                                                -np.ones(open_rows.size)]),
+                           lb=lower, n_rows=n)
+        res = solve_program(lp.freeze(), backend, **solve_options)
+        solves += 1
+        seconds += res.seconds
+        if not res.success:
+            break
+        values = _values(res, n, P, K)
+        L += max(float(np.asarray(res.values["t"]).ravel()[0]), 0.0)
+        if zstar is None:
+            zstar = L
+        # 2. the bottleneck MILP
+        mp, X2, Y2, rows, cols, rate = packed_program(T, W, c, pairs,
+                                                      "gavel_wf_packed_bottleneck")
+        z = mp.add_variables("z", open_rows.size, lb=0.0, ub=1.0, cost=1.0, integer=True)
+        lower = np.where(frozen, level, L) * (1 - _MARGIN)
+        mp.add_constraints("level", rows=np.concatenate([rows, open_rows]),
+                           cols=np.concatenate([cols, z.index]),
+                           vals=np.concatenate([rate * norm[rows],
+                                                np.full(open_rows.size, -slack * L)]),
+                           lb=lower, n_rows=n)
+        data = mp.freeze()
+        res_b = solve_program(data, backend, **solve_options)
+        solves += 1
+        seconds += res_b.seconds
+        if res_b.status is Status.INFEASIBLE and backend == "highs":
+            # the level LP's point with every z = 0 is feasible: HiGHS's MIP presolve
+            # misjudged (as in the unpacked water filling); solve again without it
+            known = np.concatenate([values[0].ravel(), values[1].ravel(),
+                                    np.zeros(open_rows.size)])
+            if data.max_violation(known) <= 1e-9:
+                opts = dict(solve_options)
+                opts["options"] = {**dict(opts.get("options") or {}), "presolve": "off"}
+                res_b = solve_program(data, backend, **opts)
+                solves += 1
+                seconds += res_b.seconds
+        if not res_b.success:
+            res = res_b
+            break
+        rise = np.zeros(n, bool)
+        rise[open_rows] = np.asarray(res_b.values["z"]) > 0.5
+        stuck = ~frozen & ~rise
+        if not stuck.any():
+            break
+        frozen |= stuck
+        level[stuck] = L
+        if frozen.all():
+            break
+    if values is None or res is None or zstar is None:
+        return LPAllocation(np.zeros((n, K)), None, res.status if res else Status.ERROR,
+                            res, lp_solves=solves, seconds=seconds), np.zeros((P, K))
+    return LPAllocation(values[0], zstar, Status.OPTIMAL if res.success else res.status, res,
+                        lp_solves=solves, seconds=seconds,
+                        info={"levels": np.where(frozen, level, L)}), values[1]
+
+
 def _ftf_isolated_time(view: ClusterView) -> np.ndarray:
     """:math:`d_m`: the job's total work over its isolated share's throughput (the
     denominator of :class:`optsched.gavel.policy.GavelPolicy`'s finish-time fairness)."""
@@ -680,6 +823,10 @@ def _solve_kind(kind: str, view: ClusterView, pairs: Pairs, o: dict
     if kind == "min_total_duration_packed":
         return min_total_duration_packed(T, W, c, pairs, view.remaining,
                                          backend=o["backend"], **o["solve_options"])
+    if kind == "max_min_fairness_water_filling_packed":
+        return max_min_fairness_water_filling_packed(
+            T, W, c, pairs, view.weights if o["weighted"] else None, backend=o["backend"],
+            **o["solve_options"])
     if kind == "max_sum_throughput_normalized_by_cost_packed_SLOs":
         prices = o.get("prices")
         p = None
@@ -708,13 +855,15 @@ def _solve_kind(kind: str, view: ClusterView, pairs: Pairs, o: dict
 #: The packed LP policies and whether each reads the jobs' work (clairvoyant).
 PACKED_KINDS = {"max_min_fairness_packed": False, "min_total_duration_packed": True,
                 "finish_time_fairness_packed": True,
-                "max_sum_throughput_normalized_by_cost_packed_SLOs": False}
+                "max_sum_throughput_normalized_by_cost_packed_SLOs": False,
+                "max_min_fairness_water_filling_packed": False}
 #: The options only some packed kinds take.
 PACKED_KIND_OPTIONS = {"max_min_fairness_packed": frozenset({"weighted", "point"}),
                        "min_total_duration_packed": frozenset(),
                        "finish_time_fairness_packed": frozenset(),
                        "max_sum_throughput_normalized_by_cost_packed_SLOs":
-                           frozenset({"prices", "slo_factor"})}
+                           frozenset({"prices", "slo_factor"}),
+                       "max_min_fairness_water_filling_packed": frozenset({"weighted"})}
 
 
 class GavelPackedPolicy:
@@ -728,7 +877,9 @@ class GavelPackedPolicy:
     ``"finish_time_fairness_packed"`` (:func:`finish_time_fairness_packed`, with
     :math:`d_m` the job's work over its isolated share's throughput, as the unpacked
     ``finish_time_fairness``; Gavel's code accumulates the isolated time of past rounds
-    instead).
+    instead), ``"max_sum_throughput_normalized_by_cost_packed_SLOs"``
+    (:func:`max_sum_throughput_packed`) and ``"max_min_fairness_water_filling_packed"``
+    (:func:`max_min_fairness_water_filling_packed`).
 
     Parameters
     ----------
@@ -748,7 +899,8 @@ class GavelPackedPolicy:
         ``slo_factor`` x the job's exclusive run time on its fastest type (default: no
         SLOs); the policy then reads the jobs' work.
     weighted : bool
-        ``max_min_fairness_packed`` only: use job weights (default True).
+        ``max_min_fairness_packed`` and ``max_min_fairness_water_filling_packed`` only:
+        use job weights (default True).
     point : "vertex" or "interior"
         ``max_min_fairness_packed`` only: the optimum the program returns (default
         ``"vertex"``; ``"interior"`` for the kind Gavel's code gets, see

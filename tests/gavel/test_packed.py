@@ -159,3 +159,16 @@ def test_backends_agree_on_the_packed_cost_policy(backend):
     got, _ = max_sum_throughput_packed(T, W, C, _pairs(), prices=[3.0, 1.0],
                                        backend=backend)
     assert got.objective == pytest.approx(ref.objective, rel=1e-6)
+
+
+def test_packed_water_filling_is_the_unpacked_one_without_pairs():
+    from optsched.gavel.exact import max_min_fairness_water_filling
+    from optsched.gavel.packed import max_min_fairness_water_filling_packed
+
+    ref = max_min_fairness_water_filling(T, W, C)
+    got, _ = max_min_fairness_water_filling_packed(T, W, C, Pairs.empty(2))
+    np.testing.assert_allclose(got.info["levels"], ref.info["levels"], rtol=1e-5)
+    paired, _ = max_min_fairness_water_filling_packed(T, W, C, _pairs())
+    top, _ = max_min_fairness_packed(T, W, C, _pairs())
+    assert paired.objective == pytest.approx(top.objective, rel=1e-6)  # first level
+    assert (paired.info["levels"] >= paired.objective * (1 - 1e-6)).all()
