@@ -67,7 +67,9 @@ PAIRS = [
      {"point": "interior"}),
     ("max_min_fairness_perf@measured_sf1_physical", "gavel.max_min_fairness", {}),
     ("min_total_duration_packed@measured", "gavel.min_total_duration_packed", {}),
+    ("min_total_duration_perf@measured", "gavel.min_total_duration", {}),
     ("finish_time_fairness_packed@measured", "gavel.finish_time_fairness_packed", {}),
+    ("finish_time_fairness_perf@measured", "gavel.finish_time_fairness", {}),
 ]
 #: The inputs a pair may name after "@" (default "all": the first n jobs of the trace).
 #: "measured": the first n jobs whose (job type, scale factor) Gavel measured, so that
