@@ -25,8 +25,10 @@ LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
 ``min_cost_slo``, ``fifo`` and ``fifo_agnostic``; the space-sharing policies
 ``max_min_fairness_packed``, ``min_total_duration_packed``,
 ``finish_time_fairness_packed``, ``max_sum_throughput_normalized_by_cost_packed_SLOs``,
-``max_min_fairness_water_filling_packed`` and ``fifo_packed`` (:mod:`optsched.gavel.packed`: pairs
-of jobs on the same GPUs at the instance's measured co-located rates).
+``max_min_fairness_water_filling_packed`` and ``fifo_packed`` (pairs of jobs on the same
+GPUs at the instance's measured co-located rates: the model in
+:mod:`optsched.gavel.model`, "Space sharing", the programs in :mod:`optsched.gavel.exact`,
+the policies in :mod:`optsched.gavel.policy`).
 """
 
 from __future__ import annotations
@@ -36,18 +38,16 @@ from optsched.gavel.bounds import bound
 from optsched.gavel.exact import exact
 from optsched.gavel.heuristics import agnostic, fifo, isolated, rounds
 from optsched.gavel.model import OBJECTIVES, objective_value, round_state
-from optsched.gavel.packed import (
-    PACKED_KIND_OPTIONS,
-    PACKED_KINDS,
-    GavelPackedFIFOPolicy,
-    GavelPackedPolicy,
-)
 from optsched.gavel.policy import (
     AGNOSTIC,
     KIND_OPTIONS,
+    PACKED_KIND_OPTIONS,
+    PACKED_KINDS,
     SOLVERS,
     GavelFIFO,
     GavelFIFOPolicy,
+    GavelPackedFIFOPolicy,
+    GavelPackedPolicy,
     GavelPolicy,
     RoundMechanism,
     realised_fractions,

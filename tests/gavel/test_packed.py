@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from optsched.catalog import read_gavel_trace
-from optsched.gavel.exact import max_min_fairness
-from optsched.gavel.packed import Pairs, max_min_fairness_packed
+from optsched.gavel.exact import max_min_fairness, max_min_fairness_packed
+from optsched.gavel.model import Pairs
 from optsched.registry import get_policy
 from optsched.sim import simulate
 
@@ -77,8 +77,8 @@ R_WORK = np.array([100.0, 200.0, 50.0, 70.0])
 
 
 def test_packed_makespan_is_the_unpacked_one_without_pairs_and_never_above_it():
-    from optsched.gavel.exact import min_total_duration
-    from optsched.gavel.packed import min_total_duration_packed, packed_throughput
+    from optsched.gavel.exact import min_total_duration, min_total_duration_packed
+    from optsched.gavel.model import packed_throughput
 
     ref = min_total_duration(T, W, C, R_WORK)
     base, _ = min_total_duration_packed(T, W, C, Pairs.empty(2), R_WORK)
@@ -91,8 +91,7 @@ def test_packed_makespan_is_the_unpacked_one_without_pairs_and_never_above_it():
 
 
 def test_packed_finish_time_fairness_brackets_the_unpacked_optimum_without_pairs():
-    from optsched.gavel.exact import finish_time_fairness
-    from optsched.gavel.packed import finish_time_fairness_packed
+    from optsched.gavel.exact import finish_time_fairness, finish_time_fairness_packed
 
     elapsed = np.array([10.0, 0.0, 30.0, 5.0])
     iso = np.array([80.0, 150.0, 60.0, 90.0])
@@ -106,7 +105,7 @@ def test_packed_finish_time_fairness_brackets_the_unpacked_optimum_without_pairs
 
 
 def test_backends_agree_on_the_packed_makespan(backend):
-    from optsched.gavel.packed import min_total_duration_packed
+    from optsched.gavel.exact import min_total_duration_packed
 
     ref, _ = min_total_duration_packed(T, W, C, _pairs(), R_WORK)
     got, _ = min_total_duration_packed(T, W, C, _pairs(), R_WORK, backend=backend)
@@ -122,7 +121,7 @@ def test_the_interior_optimum_reaches_the_vertex_value():
 
 def test_packed_policy_options_are_checked():
     from optsched.errors import InvalidOption
-    from optsched.gavel.packed import GavelPackedPolicy
+    from optsched.gavel.policy import GavelPackedPolicy
 
     with pytest.raises(InvalidOption, match="point"):
         GavelPackedPolicy("min_total_duration_packed", point="interior")
@@ -133,8 +132,8 @@ def test_packed_policy_options_are_checked():
 
 
 def test_packed_cost_policy_is_max_sum_throughput_without_pairs_and_prices():
-    from optsched.gavel.exact import max_sum_throughput
-    from optsched.gavel.packed import max_sum_throughput_packed, packed_throughput
+    from optsched.gavel.exact import max_sum_throughput, max_sum_throughput_packed
+    from optsched.gavel.model import packed_throughput
 
     ref = max_sum_throughput(T, W, C, aggregate=False)
     base, _ = max_sum_throughput_packed(T, W, C, Pairs.empty(2))
@@ -153,7 +152,7 @@ def test_packed_cost_policy_is_max_sum_throughput_without_pairs_and_prices():
 
 
 def test_backends_agree_on_the_packed_cost_policy(backend):
-    from optsched.gavel.packed import max_sum_throughput_packed
+    from optsched.gavel.exact import max_sum_throughput_packed
 
     ref, _ = max_sum_throughput_packed(T, W, C, _pairs(), prices=[3.0, 1.0])
     got, _ = max_sum_throughput_packed(T, W, C, _pairs(), prices=[3.0, 1.0],
@@ -162,8 +161,10 @@ def test_backends_agree_on_the_packed_cost_policy(backend):
 
 
 def test_packed_water_filling_is_the_unpacked_one_without_pairs():
-    from optsched.gavel.exact import max_min_fairness_water_filling
-    from optsched.gavel.packed import max_min_fairness_water_filling_packed
+    from optsched.gavel.exact import (
+        max_min_fairness_water_filling,
+        max_min_fairness_water_filling_packed,
+    )
 
     ref = max_min_fairness_water_filling(T, W, C)
     got, _ = max_min_fairness_water_filling_packed(T, W, C, Pairs.empty(2))
