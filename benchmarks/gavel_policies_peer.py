@@ -66,17 +66,17 @@ PAIRS = [
     ("max_min_fairness_packed@measured_sf1_physical", "gavel.max_min_fairness_packed",
      {"point": "interior"}),
     ("max_min_fairness_perf@measured_sf1_physical", "gavel.max_min_fairness", {}),
-    ("min_total_duration_packed@measured", "gavel.min_total_duration_packed", {}),
-    ("min_total_duration_perf@measured", "gavel.min_total_duration", {}),
-    ("finish_time_fairness_packed@measured", "gavel.finish_time_fairness_packed", {}),
-    ("finish_time_fairness_perf@measured", "gavel.finish_time_fairness", {}),
+    ("min_total_duration_packed@measured_sf1", "gavel.min_total_duration_packed", {}),
+    ("min_total_duration_perf@measured_sf1", "gavel.min_total_duration", {}),
+    ("finish_time_fairness_packed@measured_sf1", "gavel.finish_time_fairness_packed", {}),
+    ("finish_time_fairness_perf@measured_sf1", "gavel.finish_time_fairness", {}),
 ]
 #: The inputs a pair may name after "@" (default "all": the first n jobs of the trace).
 #: "measured": the first n jobs whose (job type, scale factor) Gavel measured, so that
 #: both sides have the same co-located rates (Gavel's code reads a pair's rates for any
 #: two keys of one scale factor and has none for the keys it never measured);
-#: "measured_sf1": the first n of those with one worker (Gavel's packed max-min code
-#: needs every job to have as many combinations, see the results' notes); a suffix
+#: "measured_sf1": the first n of those with one worker (Gavel's packed LP policies need
+#: every job to have as many combinations, see the results' notes); a suffix
 #: "_physical" runs them on Gavel's physical cluster (8 V100 + 16 P100 + 24 K80), where
 #: they queue (on gavel-108 the first 100 hardly ever do, so FIFO never packs).
 INPUTS = ("all", "measured", "measured_sf1", "measured_physical", "measured_sf1_physical")
@@ -222,13 +222,13 @@ def main() -> None:
               "jobs whose completion is within 360 s of Gavel's; within_10pct: share "
               "whose JCT is within 10 % of Gavel's (jobs Gavel dropped are left out). "
               "gavel_allocations: the policy's get_allocation calls over Gavel's run. "
-              "Gavel's max_min_fairness_packed stops on the first 100 jobs of measured "
-              "keys at its first allocation with pairs: "
-              "MaxMinFairnessPolicyWithPacking.get_allocation reshapes the per-job "
-              "objective terms to (jobs, terms / jobs), which assumes every job has as "
-              "many combinations; with pairs only between jobs of one scale factor they "
-              "differ (cvxpy: 'Invalid reshape dimensions (5, 7)'); it runs on jobs of "
-              "one scale factor (@measured_sf1).")
+              "Gavel's packed LP policies stop on the first 100 jobs of measured keys at "
+              "their first allocation with pairs: PolicyWithPacking.get_base_constraints "
+              "(and MaxMinFairnessPolicyWithPacking's objective) reshape per-job terms to "
+              "(jobs, terms / jobs), which assumes every job has as many combinations; "
+              "with pairs only between jobs of one scale factor they differ (cvxpy: "
+              "'Invalid reshape dimensions (5, 7)'); they run on jobs of one scale factor "
+              "(@measured_sf1).")
 
 
 if __name__ == "__main__":
