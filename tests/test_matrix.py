@@ -122,7 +122,7 @@ DEFAULT_ON_ONE = {"gavel.finish_time_fairness_agnostic", "gavel.min_total_durati
                   "gavel.max_min_fairness_water_filling_agnostic",
                   "gavel.min_total_duration_packed", "gavel.finish_time_fairness_packed",
                   "gavel.max_sum_throughput_normalized_by_cost_packed_SLOs",
-                  "gavel.max_min_fairness_water_filling_packed"}
+                  "gavel.max_min_fairness_water_filling_packed", "gavel.fifo_packed"}
 #: Synergy's DRF, TETRIS, SRSF and OPT policies run the allocators' code path under
 #: another order; on the Philly prefix (9,700 rounds, ~30 s each) they run in the slow step
 _SLOW_SIM = {(p, "philly") for p in ("synergy.drf", "synergy.tetris", "synergy.srsf",
