@@ -67,6 +67,8 @@ PAIRS = [
      {"point": "interior"}),
     ("max_min_fairness_perf@measured_sf1_physical", "gavel.max_min_fairness", {}),
     ("min_total_duration_packed@measured_sf1", "gavel.min_total_duration_packed", {}),
+    ("min_total_duration_packed@measured_sf1", "gavel.min_total_duration_packed",
+     {"point": "interior"}),
     ("min_total_duration_perf@measured_sf1", "gavel.min_total_duration", {}),
     ("finish_time_fairness_packed@measured_sf1", "gavel.finish_time_fairness_packed", {}),
     ("finish_time_fairness_perf@measured_sf1", "gavel.finish_time_fairness", {}),

@@ -1491,8 +1491,8 @@ def max_min_fairness_packed(T, workers, capacity, pairs: Pairs, weights=None, *,
 
 
 def min_total_duration_packed(T, workers, capacity, pairs: Pairs, remaining, *,
-                              backend: str = "highs", **solve_options: Any
-                              ) -> tuple[LPAllocation, np.ndarray]:
+                              point: str = "vertex", backend: str = "highs",
+                              **solve_options: Any) -> tuple[LPAllocation, np.ndarray]:
     r"""Gavel's packed makespan policy (``MinTotalDurationPolicyWithPacking``) as one LP:
     the smallest :math:`M` with :math:`\mathrm{thr}_m(X, Y) \ge r_m / M` for every job is
     :math:`1/\lambda^*`, :math:`\lambda^* = \max \lambda` s.t.
@@ -1500,7 +1500,14 @@ def min_total_duration_packed(T, workers, capacity, pairs: Pairs, remaining, *,
     docstring).
 
     Gavel's code bisects on :math:`M` with feasibility programs and stops within 5 %
-    (an interior point of the last feasible one); this returns the exact optimum.
+    (an interior point of the last feasible one); ``point="vertex"`` (default) returns
+    the exact optimum, every job paced to end at :math:`M^*`; ``point="interior"``
+    returns that kind of answer as :func:`min_total_duration_interior` does without
+    pairs: the makespan :math:`M_G` where Gavel's bisection stops on :math:`M^*`
+    (:func:`gavel_bisection_makespan`, :math:`M_G < 1.05 M^*`), and a point of the
+    feasibility LP :math:`\mathrm{thr}_m(X, Y) \ge r_m / M_G` found by HiGHS's
+    interior-point method without crossover (:data:`INTERIOR_OPTIONS`; needs
+    ``backend="highs"``).
 
     Returns
     -------
@@ -1530,12 +1537,39 @@ def min_total_duration_packed(T, workers, capacity, pairs: Pairs, remaining, *,
     r = np.asarray(remaining, dtype=float).reshape(n)
     if np.any(r <= 0):
         raise InvalidOption("remaining", float(r.min()), "remaining work must be > 0")
+    if point not in ("vertex", "interior"):
+        raise InvalidOption("point", point, "must be 'vertex' or 'interior'")
+    if point == "interior" and backend != "highs":
+        raise InvalidOption("backend", backend, "the interior point is HiGHS's ipm: 'highs'")
     lam, Xv, Yv, res = _common_rate(T, W, c, pairs, r, backend, solve_options,
                                     "gavel_makespan_packed")
     if lam is None or not lam > 0:
         return LPAllocation(np.zeros((n, K)), None, res.status, res,
                             seconds=res.seconds), np.zeros((len(pairs), K))
-    return LPAllocation(Xv, 1.0 / lam, res.status, res, seconds=res.seconds), Yv
+    if point == "vertex":
+        return LPAllocation(Xv, 1.0 / lam, res.status, res, seconds=res.seconds), Yv
+    M_star = 1.0 / lam
+    M_g = gavel_bisection_makespan(M_star)
+    P = len(pairs)
+    lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, "gavel_makespan_packed_in")
+    # rows thr_m >= r_m / M_g, each scaled by its largest coefficient
+    coef = rate * (M_g / r)[rows]
+    rmax = np.zeros(n)
+    np.maximum.at(rmax, rows, coef)
+    rmax = np.where(rmax > 0, rmax, 1.0)
+    lp.add_constraints("finish_by", rows=rows, cols=cols, vals=coef / rmax[rows],
+                       lb=1.0 / rmax, n_rows=n)
+    opts = dict(solve_options)
+    opts["options"] = {**dict(opts.get("options") or {}), **INTERIOR_OPTIONS}
+    res2 = solve_program(lp.freeze(), backend, **opts)
+    seconds = res.seconds + res2.seconds
+    if not res2.success:
+        return LPAllocation(np.zeros((n, K)), None, res2.status, res2, lp_solves=2,
+                            seconds=seconds), np.zeros((P, K))
+    Xi, Yi = _values(res2, n, P, K)
+    value = float(np.max(r / np.maximum(packed_throughput(T, W, pairs, Xi, Yi), 1e-300)))
+    return LPAllocation(Xi, value, Status.OPTIMAL, res2, lp_solves=2, seconds=seconds,
+                        info={"optimum": M_star, "bisection_makespan": M_g}), Yi
 
 
 def finish_time_fairness_packed(T, workers, capacity, pairs: Pairs, remaining, elapsed,

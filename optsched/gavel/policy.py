@@ -789,7 +789,7 @@ def _solve_kind(kind: str, view: ClusterView, pairs: Pairs, o: dict
                                        point=o["point"], backend=o["backend"],
                                        **o["solve_options"])
     if kind == "min_total_duration_packed":
-        return min_total_duration_packed(T, W, c, pairs, view.remaining,
+        return min_total_duration_packed(T, W, c, pairs, view.remaining, point=o["point"],
                                          backend=o["backend"], **o["solve_options"])
     if kind == "max_min_fairness_water_filling_packed":
         return max_min_fairness_water_filling_packed(
@@ -829,7 +829,7 @@ PACKED_KINDS = {"max_min_fairness_packed": False, "min_total_duration_packed": T
 
 #: The options only some packed kinds take.
 PACKED_KIND_OPTIONS = {"max_min_fairness_packed": frozenset({"weighted", "point"}),
-                       "min_total_duration_packed": frozenset(),
+                       "min_total_duration_packed": frozenset({"point"}),
                        "finish_time_fairness_packed": frozenset(),
                        "max_sum_throughput_normalized_by_cost_packed_SLOs":
                            frozenset({"prices", "slo_factor"}),
@@ -872,9 +872,10 @@ class GavelPackedPolicy:
         ``max_min_fairness_packed`` and ``max_min_fairness_water_filling_packed`` only:
         use job weights (default True).
     point : "vertex" or "interior"
-        ``max_min_fairness_packed`` only: the optimum the program returns (default
-        ``"vertex"``; ``"interior"`` for the kind Gavel's code gets, see
-        :func:`max_min_fairness_packed`).
+        ``max_min_fairness_packed`` and ``min_total_duration_packed`` only: the answer
+        the program returns (default ``"vertex"``; ``"interior"`` for the kind Gavel's
+        code gets, see :func:`~optsched.gavel.exact.max_min_fairness_packed` and
+        :func:`~optsched.gavel.exact.min_total_duration_packed`).
     """
 
     event_driven = False

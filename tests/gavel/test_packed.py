@@ -124,7 +124,7 @@ def test_packed_policy_options_are_checked():
     from optsched.gavel.policy import GavelPackedPolicy
 
     with pytest.raises(InvalidOption, match="point"):
-        GavelPackedPolicy("min_total_duration_packed", point="interior")
+        GavelPackedPolicy("finish_time_fairness_packed", point="interior")
     with pytest.raises(InvalidOption, match="backend"):
         GavelPackedPolicy(point="interior", backend="pyomo")
     with pytest.raises(InvalidOption, match="kind"):
@@ -173,3 +173,15 @@ def test_packed_water_filling_is_the_unpacked_one_without_pairs():
     top, _ = max_min_fairness_packed(T, W, C, _pairs())
     assert paired.objective == pytest.approx(top.objective, rel=1e-6)  # first level
     assert (paired.info["levels"] >= paired.objective * (1 - 1e-6)).all()
+
+
+def test_the_interior_packed_makespan_is_gavels_kind_of_answer():
+    from optsched.gavel.exact import gavel_bisection_makespan, min_total_duration_packed
+
+    big = R_WORK * 1e4  # makespans above Gavel's 100 s bisection floor
+    vertex, _ = min_total_duration_packed(T, W, C, _pairs(), big)
+    inside, _ = min_total_duration_packed(T, W, C, _pairs(), big, point="interior")
+    assert inside.info["optimum"] == pytest.approx(vertex.objective)
+    bound = gavel_bisection_makespan(vertex.objective)
+    assert vertex.objective * (1 - 1e-6) <= inside.objective <= bound * (1 + 1e-6)
+    assert bound < 1.05 * vertex.objective
