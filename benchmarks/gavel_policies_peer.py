@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 from common import write_results
 
-from optsched.catalog import read_gavel_trace
+from optsched.catalog import profiles, read_gavel_trace
 from optsched.registry import get_policy
 from optsched.sim import simulate
 
@@ -52,13 +52,57 @@ PAIRS = [
     ("isolated", "gavel.isolated", {}),
     ("max_min_fairness_water_filling_perf", "gavel.max_min_fairness_water_filling", {}),
     ("max_min_fairness_water_filling", "gavel.max_min_fairness_water_filling_agnostic", {}),
+    # space sharing ("NAME@INPUT": Gavel's policy NAME on another input, see INPUTS),
+    # each beside its unpacked form on the same input
+    ("fifo_packed@measured", "gavel.fifo_packed", {}),
+    ("fifo_perf@measured", "gavel.fifo", {}),
+    ("max_min_fairness_packed@measured_sf1", "gavel.max_min_fairness_packed", {}),
+    ("max_min_fairness_packed@measured_sf1", "gavel.max_min_fairness_packed",
+     {"point": "interior"}),
+    ("max_min_fairness_perf@measured_sf1", "gavel.max_min_fairness", {}),
+    ("fifo_packed@measured_physical", "gavel.fifo_packed", {}),
+    ("fifo_perf@measured_physical", "gavel.fifo", {}),
+    ("max_min_fairness_packed@measured_sf1_physical", "gavel.max_min_fairness_packed", {}),
+    ("max_min_fairness_packed@measured_sf1_physical", "gavel.max_min_fairness_packed",
+     {"point": "interior"}),
+    ("max_min_fairness_perf@measured_sf1_physical", "gavel.max_min_fairness", {}),
+    ("min_total_duration_packed@measured_sf1", "gavel.min_total_duration_packed", {}),
+    ("min_total_duration_packed@measured_sf1", "gavel.min_total_duration_packed",
+     {"point": "interior"}),
+    ("min_total_duration_perf@measured_sf1", "gavel.min_total_duration", {}),
+    ("finish_time_fairness_packed@measured_sf1", "gavel.finish_time_fairness_packed", {}),
+    ("finish_time_fairness_perf@measured_sf1", "gavel.finish_time_fairness", {}),
 ]
+#: The inputs a pair may name after "@" (default "all": the first n jobs of the trace).
+#: "measured": the first n jobs whose (job type, scale factor) Gavel measured, so that
+#: both sides have the same co-located rates (Gavel's code reads a pair's rates for any
+#: two keys of one scale factor and has none for the keys it never measured);
+#: "measured_sf1": the first n of those with one worker (Gavel's packed LP policies need
+#: every job to have as many combinations, see the results' notes); a suffix
+#: "_physical" runs them on Gavel's physical cluster (8 V100 + 16 P100 + 24 K80), where
+#: they queue (on gavel-108 the first 100 hardly ever do, so FIFO never packs).
+INPUTS = ("all", "measured", "measured_sf1", "measured_physical", "measured_sf1_physical")
+
+
+def split(gp: str) -> tuple[str, str]:
+    """Gavel's policy name and the input of a pair's Gavel label ``NAME[@INPUT]``."""
+    name, _, subset = gp.partition("@")
+    return name, subset or "all"
 DRIVER = Path(__file__).resolve().parent / "peers" / "gavel_run.py"
 
 
-def instance(n: int):
-    trace = read_gavel_trace()
-    return trace.replace(jobs=trace.jobs[:n], name=f"{trace.name}-first{n}")
+def instance(n: int, subset: str = "all"):
+    """The first ``n`` jobs of the trace of input ``subset`` (:data:`INPUTS`)."""
+    if subset not in INPUTS:
+        raise SystemExit(f"unknown input {subset!r}; known: {INPUTS}")
+    physical = subset.endswith("_physical")
+    trace = read_gavel_trace(cluster="gavel-physical" if physical else None)
+    if subset == "all":
+        return trace.replace(jobs=trace.jobs[:n], name=f"{trace.name}-first{n}")
+    table = profiles()
+    jobs = [j for j in trace.jobs if j.workers in table[j.profile].scale_factors
+            and ("sf1" not in subset or j.workers == 1)][:n]
+    return trace.replace(jobs=tuple(jobs), name=f"{trace.name}-{subset}-first{n}")
 
 
 def jobs_spec(inst) -> dict:
@@ -69,29 +113,39 @@ def jobs_spec(inst) -> dict:
                      "total_steps": j.work, "arrival": j.arrival})
         key = json.dumps([j.profile, j.workers])
         rates[key] = {t: j.workers * r for t, r in j.throughput.items()}
-    return {"jobs": jobs, "rates": rates}
+    return {"jobs": jobs, "rates": rates, "cluster": inst.cluster.gpus_per_type}
 
 
-def run_gavel(n: int, gpolicy: str, peer_dir: Path) -> dict:
-    out = peer_dir / f"gavel_{n}_{gpolicy}.json"
+def run_gavel(n: int, gp: str, peer_dir: Path) -> dict:
+    gpolicy, subset = split(gp)
+    tag = "" if subset == "all" else f"_{subset}"
+    out = peer_dir / f"gavel_{n}_{gpolicy}{tag}.json"
+    failed = out.with_suffix(".failed")
+    if failed.exists():  # the original stopped on this input before: not run again
+        raise subprocess.CalledProcessError(int(failed.read_text() or 1), "gavel_run.py")
     if not out.exists():
-        spec = peer_dir / f"jobs_{n}.json"
+        spec = peer_dir / (f"jobs_{subset}_{n}.json" if tag else f"jobs_{n}.json")
         if not spec.exists():
-            spec.write_text(json.dumps(jobs_spec(instance(n))))
+            spec.write_text(json.dumps(jobs_spec(instance(n, subset))))
         home, python = os.environ["GAVEL_HOME"], os.environ["GAVEL_PYTHON"]
-        subprocess.run([python, str(DRIVER), str(spec), gpolicy, str(out)],
-                       cwd=Path(home) / "scheduler", check=True,
-                       stdout=subprocess.DEVNULL)
+        done = subprocess.run([python, str(DRIVER), str(spec), gpolicy, str(out)],
+                              cwd=Path(home) / "scheduler", stdout=subprocess.DEVNULL)
+        if done.returncode != 0:
+            failed.write_text(str(done.returncode))
+            raise subprocess.CalledProcessError(done.returncode, done.args)
     return json.loads(out.read_text())
 
 
-def run_ours(n: int, policy: str, options: dict | None = None) -> dict:
-    inst = instance(n)
+def run_ours(n: int, policy: str, options: dict | None = None,
+             subset: str = "all") -> dict:
+    inst = instance(n, subset)
     t0 = time.process_time()
     res = simulate(inst, get_policy(policy, **(options or {})), seed=0, progress=False)
     m = res.metrics
     return {"mean_jct": m.mean_jct, "makespan": m.makespan, "cpu_s": time.process_time() - t0,
-            "jct": {k: float(v) for k, v in m.jct.items()}}
+            # by position in the instance, as Gavel numbers the jobs it is given
+            "jct": {str(i): float(m.jct[j.id]) for i, j in enumerate(inst.jobs)
+                    if j.id in m.jct}}
 
 
 def compare(n: int, gpolicy: str, policy: str, g: dict, o: dict) -> dict:
@@ -131,25 +185,36 @@ def main() -> None:
               "skipped.", file=sys.stderr)
         return
     args.peer_dir.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows: list[dict] = []
+    failed: list[str] = []
     for n in args.jobs:
         for gp, ours, options in PAIRS:
             if gp not in args.pairs:
                 continue
             label = ours + "".join(f" {k}={v}" for k, v in options.items())
+            subset = split(gp)[1]
+            if subset != "all":
+                label += f" @{subset}"
             kept = (args.ours_dir / f"{n}_{label.replace(' ', '_')}.json"
                     if args.ours_dir else None)
             if kept is not None and kept.exists():
                 o = json.loads(kept.read_text())
             else:
-                o = run_ours(n, ours, options)
+                o = run_ours(n, ours, options, subset)
                 if kept is not None:
                     kept.parent.mkdir(parents=True, exist_ok=True)
                     kept.write_text(json.dumps(o))
             if args.ours_only:
                 print(n, label, f"mean {o['mean_jct'] / H:.2f} h", flush=True)
                 continue
-            g = run_gavel(n, gp, args.peer_dir)
+            try:
+                g = run_gavel(n, gp, args.peer_dir)
+            except subprocess.CalledProcessError as exc:
+                # the original stops on this input: said in the notes, no row
+                failed.append(f"{gp} (n={n}): Gavel's run exited with status "
+                              f"{exc.returncode}")
+                print("Gavel failed:", failed[-1], flush=True)
+                continue
             rows.append(compare(n, gp, label, g, o))
             print({k: (round(v, 4) if isinstance(v, float) else v)
                    for k, v in rows[-1].items()}, flush=True)
@@ -163,13 +228,23 @@ def main() -> None:
          "gavel_cpu_s", "ours_cpu_s"],
         title="Gavel's further policies: optsched vs Gavel's own simulator, job by job",
         params={"peer": f"{PEER} {PEER_COMMIT} (unmodified; Scheduler.simulate, ECOS)",
-                "inputs": "first n jobs of read_gavel_trace(), gavel-108 (36 V100 + 36 "
-                          "P100 + 36 K80, 4 GPUs per server), 360 s rounds, seed 0",
+                "inputs": "first n jobs of read_gavel_trace() (a label NAME@measured: "
+                          "the first n whose (job type, scale factor) Gavel measured; "
+                          "@measured_sf1: those of them with one worker), gavel-108 (36 "
+                          "V100 + 36 P100 + 36 K80, 4 GPUs per server), 360 s rounds, seed 0",
                 "machine_note": "shared machine: CPU seconds, not wall time"},
         notes="mean_ratio, makespan_ratio: ours / Gavel's. within_one_round: share of "
               "jobs whose completion is within 360 s of Gavel's; within_10pct: share "
               "whose JCT is within 10 % of Gavel's (jobs Gavel dropped are left out). "
-              "gavel_allocations: the policy's get_allocation calls over Gavel's run.")
+              "gavel_allocations: the policy's get_allocation calls over Gavel's run. "
+              + (f"Gavel's own run stopped, no row: {'; '.join(failed)}. " if failed else "")
+              + "Gavel's packed LP policies stop on the first 100 jobs of measured keys at "
+              "their first allocation with pairs: PolicyWithPacking.get_base_constraints "
+              "(and MaxMinFairnessPolicyWithPacking's objective) reshape per-job terms to "
+              "(jobs, terms / jobs), which assumes every job has as many combinations; "
+              "with pairs only between jobs of one scale factor they differ (cvxpy: "
+              "'Invalid reshape dimensions (5, 7)'); they run on jobs of one scale factor "
+              "(@measured_sf1).")
 
 
 if __name__ == "__main__":

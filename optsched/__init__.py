@@ -17,6 +17,7 @@ from optsched import (  # each paper package registers itself
 )
 from optsched.core.instance import (
     Cluster,
+    Colocation,
     GpuMemory,
     Instance,
     Job,
@@ -56,12 +57,12 @@ from optsched.version import __version__ as __version__
 
 __all__ = [
     "allox", "gavel", "hadar", "hadare", "salus", "synergy", "tiresias", "Allocation",
-    "Cluster", "GpuMemory", "Instance", "InvalidInput", "InvalidInstance", "InvalidOption",
-    "InvalidSchedule", "Job", "Metrics", "ModelNotApplicable", "ModelSpec", "ModelTooLarge",
-    "Node", "OptschedError", "PaperSpec", "Placement", "Result", "Schedule", "Sensitivity",
-    "SolverFailed", "Status", "UnknownName", "Utility", "compute_metrics", "get_model",
-    "get_policy", "load_instance", "load_schedule", "models", "papers", "policies",
-    "simulate", "solve", "validate_schedule", "finalize", "register_method",
+    "Cluster", "Colocation", "GpuMemory", "Instance", "InvalidInput", "InvalidInstance",
+    "InvalidOption", "InvalidSchedule", "Job", "Metrics", "ModelNotApplicable", "ModelSpec",
+    "ModelTooLarge", "Node", "OptschedError", "PaperSpec", "Placement", "Result", "Schedule",
+    "Sensitivity", "SolverFailed", "Status", "UnknownName", "Utility", "compute_metrics",
+    "get_model", "get_policy", "load_instance", "load_schedule", "models", "papers",
+    "policies", "simulate", "solve", "validate_schedule", "finalize", "register_method",
     "register_policy",
 ]
 

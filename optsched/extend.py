@@ -407,7 +407,8 @@ def declared_capabilities(policy: Any, source: str) -> Capabilities:
                         resource_sensitive=getattr(policy, "resource_sensitive",
                                                    False) is True,
                         progress_rules=(rule if isinstance(rule, str) else "gang",),
-                        time="continuous", source=source)
+                        time="continuous", source=source,
+                        colocation=getattr(policy, "colocation", False) is True)
 
 
 _referenced: dict[str, PolicySpec] = {}

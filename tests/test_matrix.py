@@ -116,10 +116,16 @@ def test_solve_and_validate_on_demo(model, method, files, tmp_path, capsys):
 #: Policies whose cells run in the default suite on one short trace only (the others in
 #: CI's slow step): LP policies of Gavel that repeat what the cells of the policies
 #: beside them already exercise (the round mechanism, the solver layer), several
-#: seconds each on the longer prefixes.
+#: seconds each on the longer prefixes. Gavel's packed policies run on the 15-job artifact
+#: trace in the default suite (its co-location table makes max_min_fairness_packed pair
+#: jobs there), on every prefix in the slow step.
 DEFAULT_ON_ONE = {"gavel.finish_time_fairness_agnostic", "gavel.min_total_duration_agnostic",
                   "gavel.isolated", "gavel.max_min_fairness_water_filling",
-                  "gavel.max_min_fairness_water_filling_agnostic"}
+                  "gavel.max_min_fairness_water_filling_agnostic",
+                  "gavel.min_total_duration_packed", "gavel.finish_time_fairness_packed",
+                  "gavel.max_sum_throughput_normalized_by_cost_packed_SLOs",
+                  "gavel.max_min_fairness_water_filling_packed", "gavel.fifo_packed",
+                  "gavel.max_min_fairness_packed"}
 #: Synergy's DRF, TETRIS, SRSF and OPT policies run the allocators' code path under
 #: another order; on the Philly prefix (9,700 rounds, ~30 s each) they run in the slow step
 _SLOW_SIM = {(p, "philly") for p in ("synergy.drf", "synergy.tetris", "synergy.srsf",

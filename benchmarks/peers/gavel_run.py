@@ -10,7 +10,8 @@ Gavel job type, scale factor, total steps, arrival - and each (job type, scale f
 key's gang throughput per GPU type, the ``'null'`` entry Gavel's simulator reads. Keys
 Gavel's table measures keep its own numbers; keys it lacks (scale factors it never
 measured) get optsched's extrapolated rates, so both sides run the same jobs at the same
-rates. Cluster 36 V100 + 36 P100 + 36 K80, 4 GPUs per server, 360 s rounds, seed 0, ECOS:
+rates. Cluster 36 V100 + 36 P100 + 36 K80 (or the spec's "cluster", GPUs per type), 4 GPUs
+per server, 360 s rounds, seed 0, ECOS:
 the arguments of Gavel's ``scripts/drivers/simulate_scheduler_with_trace.py``.
 
 The output holds each job's arrival and JCT (None for a job Gavel dropped), the mean,
@@ -62,8 +63,9 @@ def main(jobs_file, policy_name, out_file):
     sched = scheduler.Scheduler(policy, throughputs_file=f.name, simulate=True, seed=0,
                                 time_per_iteration=360)
     t0 = time.process_time()
-    sched.simulate({"v100": 36, "p100": 36, "k80": 36}, arrivals, jobs,
-                   num_gpus_per_server={"v100": 4, "p100": 4, "k80": 4})
+    cluster = spec.get("cluster") or {"v100": 36, "p100": 36, "k80": 36}
+    sched.simulate(cluster, arrivals, jobs,
+                   num_gpus_per_server={t: 4 for t in cluster})
     cpu = time.process_time() - t0
     out = {"policy": policy_name, "n": len(jobs), "cpu_s": cpu,
            "n_allocation_computations": calls[0], "jobs": {}}

@@ -29,18 +29,17 @@ DATA_PACKAGE = "optsched.catalog_data"
 def data_files() -> Traversable:
     """The folder of shipped catalog files (``importlib.resources.files(DATA_PACKAGE)``).
 
-    When optsched is imported from a source checkout rather than from its installation
-    (``python -m optsched.cli`` run in the repository root puts the checkout first on
-    ``sys.path``), ``optsched.catalog_data`` does not exist as a module: the catalog is
-    then the checkout's ``models/`` folder, the very files the installation ships.
+    When optsched is imported from a source checkout (``python -m optsched.cli`` run in
+    the repository root puts the checkout first on ``sys.path``) the catalog is that
+    checkout's ``models/`` folder, the very files its installation ships: the code and
+    its data always come from one tree, even when ``optsched.catalog_data`` is installed
+    from another (an editable install of a second checkout), or not at all.
     """
-    try:
-        return resources.files(DATA_PACKAGE)
-    except ModuleNotFoundError:
-        checkout = Path(__file__).resolve().parents[2] / "models"
-        if (checkout / "README.md").is_file() and (checkout / "__init__.py").is_file():
-            return checkout
-        raise
+    checkout = Path(__file__).resolve().parents[2] / "models"
+    if (checkout / "README.md").is_file() and (checkout / "__init__.py").is_file() \
+            and (checkout / "gavel_throughputs.json").is_file():
+        return checkout
+    return resources.files(DATA_PACKAGE)
 
 
 def _read_shipped(name: str) -> str:

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from optsched.catalog.files import _read_shipped, _unknown
-from optsched.core.instance import Job, Sensitivity
+from optsched.core.instance import Colocation, Job, PairRate, Sensitivity
 from optsched.errors import InvalidInstance, InvalidOption
 
 __all__ = ["GAVEL_GPU_TYPES", "GAVEL_SCALE_FACTORS", "THROUGHPUT_TABLES", "Profile",
+           "gavel_colocation",
            "SalusWorkload", "SynergyProfile", "job_from_profile", "profile", "profiles",
            "salus_published", "salus_workloads", "synergy_profiles", "tiresias_gpu_time_samples"]
 
@@ -187,6 +188,40 @@ def job_from_profile(profile_name: str, id: str, arrival: float, workers: int,
                                   f"measured: {list(rates)}")
     return Job(id=id, arrival=arrival, workers=workers, work=work, throughput=tput,
                weight=weight, user=user, profile=prof.name)
+
+
+def gavel_colocation(throughputs: str = "simulation", *,
+                     gpu_types: Iterable[str] | None = None,
+                     keys: Iterable[tuple[str, int]] | None = None) -> Colocation:
+    """Gavel's measured co-located rates (OSDI'20 §3.1, space sharing) as a
+    :class:`~optsched.core.colocation.Colocation` table keyed by job type (the
+    ``profile`` of :func:`job_from_profile` and of :func:`read_gavel_trace`'s jobs).
+
+    Gavel measures every pair of its job types of equal scale factor (1, 2, 4, 8) with
+    all workers on one server; each row holds the two jobs' iterations/s **per worker**
+    (Gavel's per-job figures divided by the scale factor). ``gpu_types`` keeps those
+    types only; ``keys`` keeps the pairs whose two (job type, scale factor) are both in
+    it (e.g. those of a trace's jobs). A pair measured at 0 (the pair does not fit the
+    GPU) is kept: such a pair cannot be placed.
+
+    Complexity: :math:`O(P)` for the :math:`P` measured pairs (2,763 per type).
+    """
+    table = _gavel_table()["tables"][_check_table(throughputs)]
+    names = list(table["job_types"])
+    wanted = None if gpu_types is None else set(gpu_types)
+    keep = None if keys is None else set(keys)
+    entries = []
+    for t, by_sf in table["colocated"].items():
+        if wanted is not None and t not in wanted:
+            continue
+        for sf_text, rows in by_sf.items():
+            sf = int(sf_text)
+            for i, j, ra, rb in rows:
+                a, b = names[i], names[j]
+                if keep is not None and ((a, sf) not in keep or (b, sf) not in keep):
+                    continue
+                entries.append(PairRate(t, a, b, sf, ra / sf, rb / sf))
+    return Colocation(tuple(entries))
 
 
 # =========================================================================== Synergy

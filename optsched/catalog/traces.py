@@ -21,7 +21,7 @@ from optsched.catalog.files import (
     _unknown,
     data_files,
 )
-from optsched.catalog.profiles import _check_table, profiles
+from optsched.catalog.profiles import _check_table, gavel_colocation, profiles
 from optsched.core.instance import Cluster, Instance, Job
 from optsched.errors import InvalidInstance, InvalidOption
 
@@ -61,7 +61,10 @@ def read_gavel_trace(path: str | Path | None = None, cluster: Cluster | str | No
     total_steps, workers = scale_factor, arrival = arrival_time, weight = priority_weight
     (1 in the older layout) and per-worker throughput from the Gavel table
     ``throughputs`` for (job_type, scale_factor), restricted to the cluster's GPU types.
-    SLO, command and data-directory columns are not used. Default ``path`` is the shipped
+    The instance carries Gavel's co-located rates of the pairs of its jobs' (job type,
+    scale factor) keys on the cluster's GPU types (:func:`gavel_colocation`), which
+    Gavel's packed policies use. SLO, command and data-directory columns are not used.
+    Default ``path`` is the shipped
     2,000-job Philly-derived trace; default cluster ``gavel-108``; slot 360 s (Gavel's
     round).
 
@@ -118,8 +121,11 @@ def read_gavel_trace(path: str | Path | None = None, cluster: Cluster | str | No
         except InvalidInstance as exc:
             sub = exc.path.removeprefix("job.").removeprefix("job")
             raise InvalidInstance(f"{where}.{sub or 'job'}", exc.value, exc.reason) from None
+    # the measured pairs of the trace's (job type, scale factor) keys on its GPU types
+    pairs = gavel_colocation(throughputs, gpu_types=cl.gpu_types,
+                             keys={(str(j.profile), j.workers) for j in jobs})
     return Instance(cluster=cl, jobs=tuple(jobs), slot=slot,
-                    name=name or Path(src).stem)
+                    name=name or Path(src).stem, colocation=pairs if len(pairs) else None)
 
 
 # =========================================================================== Tiresias

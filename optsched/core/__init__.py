@@ -5,6 +5,8 @@ schedule, the progress rule, the independent validator, the metrics and the resu
   :class:`Instance` (immutable, validated, JSON round trip);
 * :mod:`optsched.core.job_profiles` - what a job may carry: :class:`Utility`,
   :class:`Sensitivity`, :class:`GpuMemory`;
+* :mod:`optsched.core.colocation` - measured co-located rates of pairs of jobs sharing
+  GPUs (:class:`Colocation`), an instance's optional table;
 * :mod:`optsched.core.fields` - the field checks behind every ``InvalidInstance``;
 * :mod:`optsched.core.schema` - the instance file format as a JSON Schema;
 * :mod:`optsched.core.schedule` - :class:`Placement` (what a job holds) and

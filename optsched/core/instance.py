@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from optsched.core.colocation import Colocation, PairRate
 from optsched.core.fields import (
     MAX_INTEGER,
     _frozen,
@@ -54,6 +55,8 @@ __all__ = [
     "load_instance",
     "instance_json_schema",
     "MAX_INTEGER",
+    "Colocation",
+    "PairRate",
 ]
 
 
@@ -314,11 +317,13 @@ class Job:
 # --------------------------------------------------------------------------- instance
 @dataclass(frozen=True)
 class Instance:
-    """Cluster + jobs + slot (round) length in seconds + optional horizon in seconds.
+    """Cluster + jobs + slot (round) length in seconds + optional horizon in seconds,
+    and optionally the measured co-located rates of pairs of jobs sharing GPUs
+    (:class:`~optsched.core.colocation.Colocation`, Gavel's space sharing).
 
-    Cross-checks made here: job ids are unique; every GPU type in a throughput map exists
-    in the cluster; every job fits the cluster (its gang is no wider than the GPUs of the
-    types it can run on); arrivals precede the horizon.
+    Cross-checks made here: job ids are unique; every GPU type in a throughput map or in
+    the co-location table exists in the cluster; every job fits the cluster (its gang is
+    no wider than the GPUs of the types it can run on); arrivals precede the horizon.
     """
 
     cluster: Cluster
@@ -326,6 +331,7 @@ class Instance:
     slot: float = 360.0
     horizon: float | None = None
     name: str = "instance"
+    colocation: Colocation | None = None
 
     def __post_init__(self) -> None:
         self._check("")
@@ -344,6 +350,15 @@ class Instance:
             object.__setattr__(self, "horizon", _num(p("horizon"), self.horizon, strict=True))
         _str(p("name"), self.name)
         types = set(self.cluster.gpu_types)
+        if self.colocation is not None:
+            if not isinstance(self.colocation, Colocation):
+                raise InvalidInstance(p("colocation"), self.colocation,
+                                      "must be a Colocation table")
+            for t in self.colocation.gpu_types:
+                if t not in types:
+                    raise InvalidInstance(p(f"colocation.{t}"), t,
+                                          f"unknown GPU type {t!r}; cluster has "
+                                          f"{sorted(types)}")
         per_type = self.cluster.gpus_per_type
         seen: dict[str, int] = {}
         for i, j in enumerate(self.jobs):
@@ -398,10 +413,40 @@ class Instance:
     def work(self) -> np.ndarray:
         return np.array([j.work for j in self.jobs], dtype=float)
 
+    def colocation_key(self, job_id: str) -> str:
+        """The key under which the co-location table knows job ``job_id``: its profile,
+        or its id when it has none."""
+        j = self.jobs[self.job_index[job_id]]
+        return j.profile if j.profile is not None else j.id
+
+    def colocated_rate(self, job_id: str, partner_id: str, gpu_type: str) -> float | None:
+        """Per-worker iterations/s of job ``job_id`` sharing GPUs of ``gpu_type`` with
+        job ``partner_id``, or ``None`` when the instance has no such rate (no table,
+        no entry for the two keys and the type, or gangs of different sizes: a pair
+        shares the same GPUs, so both jobs hold as many).
+
+        Unknown job ids raise :class:`KeyError`."""
+        if self.colocation is None:
+            return None
+        a = self.jobs[self.job_index[job_id]]
+        b = self.jobs[self.job_index[partner_id]]
+        if a.workers != b.workers or a.id == b.id:
+            return None
+        return self.colocation.rate(gpu_type, a.profile if a.profile is not None else a.id,
+                                    b.profile if b.profile is not None else b.id, a.workers)
+
     def replace(self, **changes: Any) -> Instance:
+        """A copy with ``changes``; a copy with other ``jobs`` keeps only the co-location
+        rows between their keys (unless ``colocation`` is given too)."""
         kw: dict[str, Any] = {"cluster": self.cluster, "jobs": self.jobs, "slot": self.slot,
-                              "horizon": self.horizon, "name": self.name}
+                              "horizon": self.horizon, "name": self.name,
+                              "colocation": self.colocation}
         kw.update(changes)
+        if "jobs" in changes and "colocation" not in changes and self.colocation is not None:
+            # the co-location rows of the jobs kept (the others can never be used)
+            keys = {j.profile if j.profile is not None else j.id for j in kw["jobs"]}
+            table = self.colocation.restricted(keys)
+            kw["colocation"] = table if len(table) else None
         return Instance(**kw)
 
     # ------------------------------------------------------------------ JSON
@@ -411,6 +456,8 @@ class Instance:
                              "jobs": [j.to_dict() for j in self.jobs]}
         if self.horizon is not None:
             d["horizon"] = self.horizon
+        if self.colocation is not None:
+            d["colocation"] = self.colocation.to_dict()
         return d
 
     def to_json(self, path: str | Path | None = None, indent: int | None = 1) -> str:
@@ -422,7 +469,7 @@ class Instance:
     @classmethod
     def from_dict(cls, data: Any) -> Instance:
         data = _mapping("(root)", data)
-        _no_unknown("", data, {"name", "slot", "horizon", "cluster", "jobs"})
+        _no_unknown("", data, {"name", "slot", "horizon", "cluster", "jobs", "colocation"})
         _require("", data, ("cluster", "jobs"))
         cluster = Cluster.from_dict(data["cluster"], "cluster")
         raw = data["jobs"]
@@ -433,6 +480,8 @@ class Instance:
         for k in ("slot", "horizon", "name"):
             if k in data and data[k] is not None:
                 kw[k] = data[k]
+        if data.get("colocation") is not None:
+            kw["colocation"] = Colocation.from_dict(data["colocation"])
         return cls(**kw)
 
     @classmethod

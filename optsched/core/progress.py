@@ -38,6 +38,12 @@ A schedule (and a simulator policy) declares one ``progress_rule``
   lets the number of workers vary per slot; here the width stays :math:`W_j` so that
   only the rate differs from ``"gang"``.
 
+Co-location
+-----------
+A part that names a ``partner`` (space sharing, :mod:`optsched.core.colocation`) runs at
+the job's co-located per-worker rate with that partner on its type in place of
+:math:`\tau_{j,k_a}`, in every rule above.
+
 The share factor and the CPU/DRAM sensitivity multiply every rule alike. With forking
 each copy's rate follows the rule and the copies' rates add up (a copy then holds
 1..:math:`W_j` GPUs on one node under every rule).
@@ -45,7 +51,7 @@ each copy's rate follows the rule and the copies' rates add up (a copy then hold
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from optsched.core.instance import Job
@@ -65,15 +71,24 @@ def check_progress_rule(rule: Any, name: str = "progress_rule") -> str:
     return rule
 
 
+#: ``pair_rate(job_id, partner_id, gpu_type)``: a co-located per-worker rate, or None.
+PairRateFn = Callable[[str, str, str], "float | None"]
+
+
 def gang_rate(job: Job, parts: Sequence[Any], resource_sensitive: bool = False,
-              rule: str = "gang") -> float:
+              rule: str = "gang", pair_rate: PairRateFn | None = None) -> float:
     """Iterations/s of ``job``'s gang ``parts`` (objects with ``gpus``, ``gpu_type``,
-    ``share``, ``cpus``, ``memory``: :class:`~optsched.core.schedule.Allocation` or
+    ``share``, ``cpus``, ``memory`` and ``partner``:
+    :class:`~optsched.core.schedule.Allocation` or
     :class:`~optsched.sim.policy.Placement`) under progress rule ``rule``; see the
-    module docstring. The gang's width is not checked here
+    module docstring. A part naming a partner runs at ``pair_rate(job.id, partner,
+    gpu_type)`` per worker (0 when ``pair_rate`` is not given or has no rate: the
+    caller's checks refuse such a part first). The gang's width is not checked here
     (:func:`optsched.core.rules.gang_error`)."""
     if rule not in PROGRESS_RULES:
         check_progress_rule(rule, "rule")
+    if any(getattr(p, "partner", None) is not None for p in parts):
+        return _colocated_rate(job, parts, resource_sensitive, rule, pair_rate)
     share = min(p.share for p in parts)
     if job.compute_share is not None:
         share = min(1.0, share / job.compute_share)
@@ -90,3 +105,24 @@ def gang_rate(job: Job, parts: Sequence[Any], resource_sensitive: bool = False,
         rate *= min(job.sensitivity.relative(p.cpus / p.gpus, p.memory / p.gpus)
                     for p in parts)
     return share * g * rate
+
+
+def _colocated_rate(job: Job, parts: Sequence[Any], resource_sensitive: bool, rule: str,
+                    pair_rate: PairRateFn | None) -> float:
+    """:func:`gang_rate` of a gang some of whose parts share their GPUs with a partner."""
+    def tau(p: Any) -> float:
+        if p.partner is None:
+            return job.rate(p.gpu_type)
+        r = pair_rate(job.id, p.partner, p.gpu_type) if pair_rate is not None else None
+        return 0.0 if r is None else float(r)
+
+    share = min(p.share for p in parts)
+    if job.compute_share is not None:
+        share = min(1.0, share / job.compute_share)
+    rho = 1.0
+    if resource_sensitive and job.sensitivity is not None:
+        rho = min(job.sensitivity.relative(p.cpus / p.gpus, p.memory / p.gpus) for p in parts)
+    if rule == "additive":
+        return share * float(sum(p.gpus * tau(p) for p in parts)) * rho
+    g = sum(p.gpus for p in parts)
+    return share * g * (min(tau(p) for p in parts) * rho)

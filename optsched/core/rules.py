@@ -10,6 +10,9 @@ allocation; :class:`~optsched.sim.policy.PolicyViolation` naming the policy and 
   can run on it (throughput > 0), a positive integer GPU count, CPU cores and DRAM finite
   and :math:`\ge 0`, a share in :math:`(0, 1]` and below 1 only where sharing is
   declared, a copy id other than 0 only where forking is declared.
+* **Partner** (co-location, :mod:`optsched.core.colocation`): a placement naming a
+  partner needs co-location to be declared, names another known job, and the instance
+  has a positive co-located rate of the job with that partner on the type.
 * **Gang** (the placements of one job and copy active together): without forking
   exactly ``workers`` GPUs (1..``workers`` under the ``"partial"`` progress rule); with
   forking 1..``workers`` GPUs on one node, and no two copies of a job on one node.
@@ -24,8 +27,12 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["GPU_TOL", "RESOURCE_TOL", "placement_error", "gang_error", "copies_error",
-           "gpu_overload", "resource_overload"]
+__all__ = ["GPU_TOL", "RESOURCE_TOL", "placement_error", "partner_error", "gang_error",
+           "copies_error", "gpu_overload", "resource_overload", "PAIR_AMOUNT"]
+
+#: The GPUs one allocation of a co-located pair counts for, per GPU it holds: the two
+#: allocations of the pair hold the same GPUs, which count once.
+PAIR_AMOUNT = 0.5
 
 #: Absolute tolerance on GPUs held (shares add up in floating point).
 GPU_TOL = 1e-9
@@ -60,6 +67,27 @@ def placement_error(job: str, node: str, gpu_type: str, node_gpus: int, rate: fl
         return f"job {job!r}: copy must be an integer, got {copy!r}"
     if copy != 0 and not forking:
         return f"job {job!r}: copy {copy} (other than 0) needs forking to be declared"
+    return None
+
+
+def partner_error(job: str, partner: Any, gpu_type: str, known: bool,
+                  pair_rate: float | None, *, colocation: bool) -> str | None:
+    """The partner rule (module docstring) for a placement of ``job`` naming
+    ``partner`` (not ``None``) on ``gpu_type``: ``known`` says whether the partner is a
+    job of the instance, ``pair_rate`` is the instance's co-located per-worker rate of
+    ``job`` with it there (``None``: not measured)."""
+    if not colocation:
+        return (f"job {job!r}: partner {partner!r} (GPUs shared with another job) needs "
+                "co-location to be declared")
+    if not isinstance(partner, str) or not known:
+        return f"job {job!r}: unknown partner job {partner!r}"
+    if partner == job:
+        return f"job {job!r}: a job cannot be its own partner"
+    if pair_rate is None:
+        return (f"job {job!r}: the instance has no co-located rate with job {partner!r} on "
+                f"{gpu_type!r} (needs a co-location entry for their keys and equal gangs)")
+    if not pair_rate > 0:
+        return f"job {job!r} cannot run co-located with job {partner!r} on {gpu_type!r}"
     return None
 
 

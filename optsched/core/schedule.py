@@ -4,7 +4,10 @@ A schedule is a set of allocation intervals. An :class:`Allocation` says that jo
 ``job`` (copy ``copy``) holds ``gpus`` GPUs of type ``gpu_type`` on node ``node`` (and
 ``cpus`` cores, ``memory`` GB of DRAM) during ``[start, end)``. ``share`` is the fraction
 of each of those GPUs' compute the allocation holds: 1 for exclusive use; below 1 only in
-models that declare GPU sharing (Salus lanes time-slice a GPU).
+models that declare GPU sharing (Salus lanes time-slice a GPU). ``partner`` names the
+job that holds *the same* GPUs at the same time (space sharing, Gavel §3.1): only in
+schedules that declare ``colocation``, and only for pairs whose co-located rates the
+instance has (:mod:`optsched.core.colocation`).
 
 Progress semantics (checked by :mod:`optsched.core.validate`):
 
@@ -21,6 +24,15 @@ Progress semantics (checked by :mod:`optsched.core.validate`):
   two points: ``"partial"`` lets a gang hold 1..workers GPUs (at ``g * min_k
   throughput[k]``), ``"additive"`` credits ``sum_a gpus_a * throughput[k_a]`` (OASiS's
   rule); see :mod:`optsched.core.progress`;
+* with ``colocation`` an allocation naming a ``partner`` shares its GPUs with that job:
+  the partner holds a mirror allocation (same node, type and GPU count, naming this
+  job as its partner) for as long as both are unfinished (a job whose partner
+  completed keeps the GPUs alone until the allocation ends, still at the co-located
+  rate: the pair's round is not re-planned), every allocation of a job active at one
+  instant names the same partner, the pair's GPUs count once against capacity (each
+  allocation for half), and each job of the pair progresses at its co-located
+  per-worker rate (:meth:`optsched.core.instance.Instance.colocated_rate`) in place of
+  its isolated one; a GPU never holds a third job;
 * with ``resource_sensitive`` (Synergy) a job that has a
   :class:`~optsched.core.instance.Sensitivity` runs at its throughput times
   ``sensitivity.relative(cpus / gpus, memory / gpus)`` of the allocation (the smallest
@@ -50,7 +62,8 @@ class Placement(NamedTuple):
     """What one job (or one forked copy of it) holds: ``gpus`` GPUs of type ``gpu_type``
     on ``node``, ``cpus`` cores and ``memory`` GB of DRAM there, ``share`` of each GPU's
     compute (below 1 only where sharing is declared), as part of gang ``copy`` (other than
-    0 only where forking is declared).
+    0 only where forking is declared), sharing those GPUs with job ``partner`` (only
+    where co-location is declared; the partner places the mirror image).
 
     The one placement record: a simulator policy returns placements for a decision, and
     an :class:`Allocation` is a placement held over ``[start, end)``
@@ -65,6 +78,7 @@ class Placement(NamedTuple):
     memory: float = 0.0
     copy: int = 0
     share: float = 1.0
+    partner: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +95,7 @@ class Allocation:
     memory: float = 0.0
     copy: int = 0
     share: float = 1.0
+    partner: str | None = None
 
     @property
     def duration(self) -> float:
@@ -90,14 +105,14 @@ class Allocation:
     def placement(self) -> Placement:
         """What the allocation holds, without its interval."""
         return Placement(self.job, self.node, self.gpu_type, self.gpus, self.cpus,
-                         self.memory, self.copy, self.share)
+                         self.memory, self.copy, self.share, self.partner)
 
     @classmethod
     def of(cls, placement: Placement, start: float, end: float) -> Allocation:
         """``placement`` held during ``[start, end)``."""
         p = placement
         return cls(p.job, start, end, p.node, p.gpu_type, p.gpus, p.cpus, p.memory, p.copy,
-                   p.share)
+                   p.share, p.partner)
 
     def to_dict(self) -> dict[str, Any]:
         d = {"job": self.job, "start": self.start, "end": self.end, "node": self.node,
@@ -110,11 +125,14 @@ class Allocation:
             d["copy"] = self.copy
         if self.share != 1.0:
             d["share"] = self.share
+        if self.partner is not None:
+            d["partner"] = self.partner
         return d
 
 
 _ALLOC_FIELDS = {"job": str, "start": float, "end": float, "node": str, "gpu_type": str,
-                 "gpus": int, "cpus": float, "memory": float, "copy": int, "share": float}
+                 "gpus": int, "cpus": float, "memory": float, "copy": int, "share": float,
+                 "partner": str}
 
 
 @dataclass(frozen=True)
@@ -133,6 +151,7 @@ class Schedule:
     resource_sensitive: bool = False
     progress_rule: str = "gang"
     copy_efficiency: float = 1.0
+    colocation: bool = False
 
     def __post_init__(self) -> None:
         check_progress_rule(self.progress_rule)
@@ -171,6 +190,8 @@ class Schedule:
             d["progress_rule"] = self.progress_rule
         if self.copy_efficiency != 1.0:
             d["copy_efficiency"] = self.copy_efficiency
+        if self.colocation:
+            d["colocation"] = True
         return d
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -221,7 +242,7 @@ class Schedule:
                    copy_efficiency=eff, **flags)
 
 
-_FLAGS = ("sharing", "forking", "resource_sensitive")
+_FLAGS = ("sharing", "forking", "resource_sensitive", "colocation")
 
 
 def _number(path: str, v: Any, *, integer: bool = False) -> Any:
@@ -277,12 +298,13 @@ def merge_intervals(allocations: Iterable[Allocation], tol: float = 1e-9) -> lis
     out: list[Allocation] = []
     last: dict[tuple, int] = {}
     for a in sorted(allocations, key=lambda a: (a.start, a.job)):
-        key = (a.job, a.copy, a.node, a.gpu_type, a.gpus, a.cpus, a.memory, a.share)
+        key = (a.job, a.copy, a.node, a.gpu_type, a.gpus, a.cpus, a.memory, a.share,
+               a.partner)
         i = last.get(key)
         if i is not None and abs(out[i].end - a.start) <= tol:
             b = out[i]
             out[i] = Allocation(b.job, b.start, a.end, b.node, b.gpu_type, b.gpus, b.cpus,
-                                b.memory, b.copy, b.share)
+                                b.memory, b.copy, b.share, b.partner)
         else:
             last[key] = len(out)
             out.append(a)

@@ -36,6 +36,19 @@ def instance_json_schema() -> dict[str, Any]:
                 "properties": {"nodes": {"type": "array", "minItems": 1,
                                          "items": {"$ref": "#/$defs/node"}}},
             },
+            "colocation": {
+                "type": "object",
+                "description": "measured co-located rates per GPU type: rows [a, b, workers "
+                               "or null, rate_a, rate_b], iterations/s per worker of a job "
+                               "of co-location key a (its profile, else its id) and one of "
+                               "key b sharing GPUs; one row per unordered pair",
+                "additionalProperties": {"type": "array", "items": {
+                    "type": "array", "minItems": 5, "maxItems": 5,
+                    "prefixItems": [{"type": "string", "minLength": 1},
+                                    {"type": "string", "minLength": 1},
+                                    {"type": ["integer", "null"], "minimum": 1},
+                                    nonneg, nonneg]}},
+            },
             "jobs": {"type": "array", "items": {"$ref": "#/$defs/job"},
                      "description": "job ids unique; throughput types must exist in the cluster; "
                                     "workers no more than the GPUs of the usable types"},

@@ -16,6 +16,14 @@ naming the first violated rule and the allocation it concerns:
    1..workers GPUs on one node and no two copies of a job share a node at once (with
    ``copy_efficiency`` e < 1 the copy of largest rate counts in full at every instant,
    every other copy at e of its rate).
+   With ``colocation`` (space sharing, :mod:`optsched.core.colocation`) an allocation
+   may name a ``partner``: the instance has a positive co-located rate of the job with
+   it on the type; while both are unfinished the partner holds the mirror allocation
+   (same node, type and GPUs, naming this job), and an allocation never starts after
+   its partner completed; every allocation of a job active at one instant names the
+   same partner (or none); each allocation of a pair counts for half its GPUs against
+   capacity (the pair's GPUs count once, so a third job on them is over capacity); the
+   job runs at its co-located per-worker rate in place of its isolated one.
    Progress at ``share`` s of a GPU is
    ``min(1, s / u)`` times the gang's rate, u the job's ``compute_share``
    (1 when unset: s alone); in a ``resource_sensitive`` schedule the rate is further
@@ -71,9 +79,11 @@ from optsched.core.coerce import as_instance, as_schedule
 from optsched.core.instance import Instance
 from optsched.core.progress import PROGRESS_RULES
 from optsched.core.rules import (
+    PAIR_AMOUNT,
     copies_error,
     gang_error,
     gpu_overload,
+    partner_error,
     placement_error,
     resource_overload,
 )
@@ -109,7 +119,8 @@ class Capabilities:
     Each flag licenses the schedule flag of the same name (:class:`Schedule`):
     ``sharing`` (shares below 1), ``forking`` (copies other than 0),
     ``consolidation`` (a positive ``consolidation`` delay), ``resource_sensitive``
-    (CPU/DRAM-dependent rates); ``progress_rules`` the progress rules it may declare
+    (CPU/DRAM-dependent rates), ``colocation`` (two jobs on the same GPUs at their
+    measured co-located rates); ``progress_rules`` the progress rules it may declare
     (:data:`optsched.core.progress.PROGRESS_RULES`). ``time`` is the granularity of its
     completions: ``"continuous"`` (a job completes when its work is done) or
     ``"slots"`` (a job may keep the slot it finished in). ``source`` names who declares
@@ -123,6 +134,7 @@ class Capabilities:
     progress_rules: tuple[str, ...] = ("gang",)
     time: str = "continuous"
     source: str = "strict rules"  # STRICT_SOURCE
+    colocation: bool = False
 
     def __post_init__(self) -> None:
         rules = tuple(self.progress_rules)
@@ -144,7 +156,8 @@ class Capabilities:
         return cls(sharing=schedule.sharing, forking=schedule.forking,
                    consolidation=schedule.consolidation > 0,
                    resource_sensitive=schedule.resource_sensitive,
-                   progress_rules=(schedule.progress_rule,), time=time, source=source)
+                   progress_rules=(schedule.progress_rule,), time=time, source=source,
+                   colocation=schedule.colocation)
 
     def describe(self) -> str:
         """The rules in words, e.g. ``"gang progress, no forking, no sharing, ...
@@ -155,6 +168,8 @@ class Capabilities:
                  "sharing" if self.sharing else "no sharing",
                  "resource-sensitive" if self.resource_sensitive else "not resource-sensitive",
                  "slotted time" if self.time == "slots" else "continuous time"]
+        if self.colocation:
+            parts.insert(3, "co-location")
         if self.consolidation and not self.forking:
             parts.insert(2, "consolidation")
         return f"{', '.join(parts)} ({self.source})"
@@ -163,7 +178,8 @@ class Capabilities:
         """Raise :class:`~optsched.errors.InvalidSchedule` naming the first rule
         ``schedule`` declares that these capabilities do not license."""
         for flag, allowed in (("sharing", self.sharing), ("forking", self.forking),
-                              ("resource_sensitive", self.resource_sensitive)):
+                              ("resource_sensitive", self.resource_sensitive),
+                              ("colocation", self.colocation)):
             if getattr(schedule, flag) and not allowed:
                 self._refuse(flag, True, flag)
         if schedule.consolidation > 0 and not self.consolidation:
@@ -285,6 +301,8 @@ def validate_schedule(instance: Instance, schedule: Schedule,
     _check_allocations(instance, schedule, cols)
     cols.finish()
     _check_capacity(instance, schedule, cols)
+    if cols.paired.any():
+        _check_pairs(instance, schedule, cols)
     gangs = _Gangs(instance, schedule, cols)
     done = gangs.progress()
     _check_completion(instance, schedule, cols, gangs, done, caps, grid)
@@ -322,6 +340,10 @@ class _Columns:
         self.raw: tuple[Any, ...] = ((),) * 10
         empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
         self.job = self.node = self.typ = self.copy = empty_i
+        #: per allocation its partner's job index (-1: none, -2: not a known job)
+        self.partner = empty_i
+        self.paired = np.zeros(0, dtype=bool)
+        self.partners: list[Any] = []
         self.start = self.end = self.cpus = self.memory = self.share = self.gpus = empty_f
         self.times, self.rank_start, self.rank_end = empty_f, empty_i, empty_i
 
@@ -337,6 +359,14 @@ class _Columns:
                  [a.memory for a in allocs], [a.copy for a in allocs],
                  [a.share for a in allocs])
         job, _, _, node, typ, gpus, _, _, copy, _ = c.raw
+        c.partners = [a.partner for a in allocs]
+        c.paired = np.fromiter((p is not None for p in c.partners), dtype=bool, count=c.m)
+        c.partner = np.full(c.m, -1, dtype=np.int64)
+        if c.paired.any():
+            idx = instance.job_index
+            for i in np.flatnonzero(c.paired).tolist():
+                p = c.partners[i]
+                c.partner[i] = idx.get(p, -2) if isinstance(p, str) else -2
         c.job = _codes(job, instance.job_index)
         c.node = _codes(node, instance.cluster._node_index)
         c.typ = _codes(typ, {t: k for k, t in enumerate(cl.gpu_types)})
@@ -399,6 +429,20 @@ def _check_one(instance: Instance, schedule: Schedule, i: int, a: Allocation) ->
                              sharing=schedule.sharing, forking=schedule.forking)
     if reason is not None:
         _fail(i, a, reason)
+    if a.partner is not None:
+        _check_partner(instance, schedule, i, a)
+
+
+def _check_partner(instance: Instance, schedule: Schedule, i: int, a: Allocation) -> None:
+    """The partner rule (:func:`optsched.core.rules.partner_error`) for allocation ``i``
+    of a known job on a known node and type."""
+    p = a.partner
+    known = isinstance(p, str) and p in instance.job_index
+    rate = instance.colocated_rate(a.job, p, a.gpu_type) \
+        if isinstance(p, str) and known and schedule.colocation and p != a.job else None
+    reason = partner_error(a.job, p, a.gpu_type, known, rate, colocation=schedule.colocation)
+    if reason is not None:
+        _fail(i, a, reason)
 
 
 def _check_allocations(instance: Instance, schedule: Schedule, c: _Columns) -> None:
@@ -423,9 +467,11 @@ def _check_allocations(instance: Instance, schedule: Schedule, c: _Columns) -> N
         if not schedule.forking:
             bad |= c.copy != 0
     # the violations, which the per-allocation rules name: the first one, in allocation
-    # order, raises
-    for i in np.flatnonzero(bad).tolist():
+    # order, raises (allocations naming a partner go through the partner rule there)
+    for i in np.flatnonzero(bad | c.paired).tolist():
         _check_one(instance, schedule, i, allocs[i])
+        if not bad[i]:
+            continue
         # the arrays and the rules disagree: a violation is never let through unnamed
         _fail(i, allocs[i], "breaks a placement rule (known job and node, a type the job "
               "runs on, start < end after arrival, a positive integer GPU count, CPU cores "
@@ -484,6 +530,8 @@ def _check_capacity(instance: Instance, schedule: Schedule, c: _Columns) -> None
     K = len(types)
     group = c.node * K + c.typ
     amount = c.gpus * (c.share if schedule.sharing else 1.0)
+    if c.paired.any():  # a pair's GPUs count once: each of its allocations for half
+        amount = amount * np.where(c.paired, PAIR_AMOUNT, 1.0)
     cap = cl.capacity.ravel().astype(float)
     for gk in _first_seen(group, _over(group, c, amount, cap)):
         idx = np.flatnonzero(group == gk)
@@ -513,6 +561,60 @@ def _check_capacity(instance: Instance, schedule: Schedule, c: _Columns) -> None
         if resource_overload(peak, limit):
             raise InvalidSchedule(f"node {names[h]!r} {attr}", peak,
                                   f"{peak:g} in use at t={when:g}, capacity {limit:g}")
+
+
+# --------------------------------------------------------------------------- pairs
+def _check_pairs(instance: Instance, schedule: Schedule, c: _Columns) -> None:
+    r"""The mirror rule of co-located allocations (rule 3): per unordered pair of jobs and
+    (node, type), while both jobs are unfinished each holds as many GPUs there naming
+    the other as the other holds naming it; an allocation never starts once its
+    partner has completed (a job whose partner completed may keep the GPUs alone until
+    its allocation ends).
+
+    Complexity: :math:`O(a \log a)` per pair and (node, type) for its :math:`a`
+    allocations."""
+    jobs, names = instance.jobs, instance.cluster.nodes
+    types = instance.cluster.gpu_types
+    done = np.full(instance.n_jobs, np.inf)
+    for jid, t in schedule.completion.items():
+        k = instance.job_index.get(jid)
+        if k is not None:
+            done[k] = t
+    idx = np.flatnonzero(c.paired)
+    me, other = c.job[idx], c.partner[idx]
+    lo, hi = np.minimum(me, other), np.maximum(me, other)
+    groups: dict[tuple[int, int, int, int], list[int]] = defaultdict(list)
+    for i, a, b, h, k in zip(idx.tolist(), lo.tolist(), hi.tolist(), c.node[idx].tolist(),
+                             c.typ[idx].tolist()):
+        groups[(a, b, h, k)].append(i)
+    for i in idx.tolist():
+        p = int(c.partner[i])
+        if c.start[i] >= done[p] - TIME_TOL:
+            _fail(i, schedule.allocations[i],
+                  f"starts at {c.start[i]:g}, after its partner {jobs[p].id!r} completed "
+                  f"at {done[p]:g}")
+    for (a, b, h, k), members in groups.items():
+        ix = np.array(members)
+        side = np.where(c.job[ix] == a, 1.0, -1.0)
+        ts = np.concatenate([c.start[ix], c.end[ix]])
+        d = np.concatenate([side * c.gpus[ix], -side * c.gpus[ix]])
+        order = np.lexsort((d, ts))
+        ts, d = ts[order], d[order]
+        level = np.cumsum(d)
+        cut = np.r_[ts[1:] != ts[:-1], True]  # the level after the last event of an instant
+        when, lev = ts[cut], level[cut]
+        both_on = when < min(done[a], done[b]) - TIME_TOL
+        bad = np.flatnonzero((np.abs(lev) > 1e-9) & both_on)
+        if len(bad):
+            t0 = float(when[bad[0]])
+            more, less = (a, b) if lev[bad[0]] > 0 else (b, a)
+            first = next(i for i in members if c.job[i] == more
+                         and c.start[i] <= t0 < c.end[i])
+            _fail(first, schedule.allocations[first],
+                  f"job {jobs[more].id!r} shares GPUs of type {types[k]!r} on node "
+                  f"{names[h].name!r} with job {jobs[less].id!r} at t={t0:g}, but "
+                  f"{jobs[less].id!r} does not hold them naming {jobs[more].id!r} as its "
+                  "partner (a co-located pair holds the same GPUs)")
 
 
 # --------------------------------------------------------------------------- gangs
@@ -584,11 +686,33 @@ class _Gangs:
             bad = g != W
         if bad.any():
             self._raise_gang(int(np.flatnonzero(bad)[0]))
+        if c.paired.any():
+            self._one_partner(S)
         self.speed = self._speed(g)
         if schedule.forking:
             self._check_copies()
             if schedule.copy_efficiency < 1:
                 self._efficiency(float(schedule.copy_efficiency))
+
+    def _one_partner(self, S: int) -> None:
+        """Every allocation of a job active at one instant names the same partner (or
+        none): a job shares its GPUs with one other job at a time."""
+        code = self.c.partner[self.inc_alloc]
+        lo = np.full(S, np.iinfo(np.int64).max)
+        hi = np.full(S, np.iinfo(np.int64).min)
+        np.minimum.at(lo, self.inc, code)
+        np.maximum.at(hi, self.inc, code)
+        bad = np.flatnonzero(lo != hi)
+        if len(bad):
+            s = int(bad[0])
+            act = self.inc_alloc[self.inc == s].tolist()
+            job = self.instance.jobs[int(self.seg_job[s])].id
+            named = sorted({str(self.c.partners[i]) for i in act})
+            raise InvalidSchedule(f"job {job!r}", named,
+                                  f"job {job!r} holds allocations with different partners "
+                                  f"(or with and without one) at once during "
+                                  f"[{float(self.t0[s]):g}, {float(self.t1[s]):g}): a job "
+                                  "shares its GPUs with one other job at a time")
 
     def _speed(self, g: np.ndarray) -> np.ndarray:
         """The rate of each interval whose gang holds ``g`` GPUs:
@@ -598,6 +722,13 @@ class _Gangs:
         inc, inc_alloc, first_alloc = self.inc, self.inc_alloc, self.first_alloc
         rule = schedule.progress_rule
         rate_a = instance.throughput_matrix[c.job, c.typ]
+        if c.paired.any():  # a shared GPU runs the job at its co-located rate
+            rate_a = rate_a.copy()
+            types = instance.cluster.gpu_types
+            for i in np.flatnonzero(c.paired & (c.partner >= 0)).tolist():
+                r = instance.colocated_rate(jobs[c.job[i]].id, jobs[c.partner[i]].id,
+                                            types[c.typ[i]])
+                rate_a[i] = 0.0 if r is None else r
         if rule == "additive":
             # each worker at its own type's rate; "g * rmin" below then is the sum
             rmin = np.bincount(inc, weights=(c.gpus * rate_a)[inc_alloc], minlength=S) / g

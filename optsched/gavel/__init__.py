@@ -22,11 +22,18 @@ Policies (``optsched simulate --policy gavel.NAME``; the short names are aliases
 LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
 ``min_total_duration_agnostic``, ``finish_time_fairness`` and
 ``finish_time_fairness_agnostic``, ``isolated``, ``max_sum_throughput``, ``min_cost``,
-``min_cost_slo``, ``fifo`` and ``fifo_agnostic``.
+``min_cost_slo``, ``fifo`` and ``fifo_agnostic``; the space-sharing policies
+``max_min_fairness_packed``, ``min_total_duration_packed``,
+``finish_time_fairness_packed``, ``max_sum_throughput_normalized_by_cost_packed_SLOs``,
+``max_min_fairness_water_filling_packed`` and ``fifo_packed`` (pairs of jobs on the same
+GPUs at the instance's measured co-located rates: the model in
+:mod:`optsched.gavel.model`, "Space sharing", the programs in :mod:`optsched.gavel.exact`,
+the policies in :mod:`optsched.gavel.policy`).
 """
 
 from __future__ import annotations
 
+from optsched.core.validate import Capabilities
 from optsched.gavel.bounds import bound
 from optsched.gavel.exact import exact
 from optsched.gavel.heuristics import agnostic, fifo, isolated, rounds
@@ -34,9 +41,13 @@ from optsched.gavel.model import OBJECTIVES, objective_value, round_state
 from optsched.gavel.policy import (
     AGNOSTIC,
     KIND_OPTIONS,
+    PACKED_KIND_OPTIONS,
+    PACKED_KINDS,
     SOLVERS,
     GavelFIFO,
     GavelFIFOPolicy,
+    GavelPackedFIFOPolicy,
+    GavelPackedPolicy,
     GavelPolicy,
     RoundMechanism,
     realised_fractions,
@@ -46,10 +57,15 @@ from optsched.gavel.workload import demo_instance
 from optsched.registry import Method, PaperSpec, PolicySpec, register
 
 __all__ = ["exact", "bound", "isolated", "agnostic", "fifo", "rounds", "GavelPolicy",
-           "GavelFIFOPolicy", "GavelFIFO", "RoundMechanism", "realised_fractions", "round_state",
-           "objective_value", "OBJECTIVES", "demo_instance", "SPEC"]
+           "GavelFIFOPolicy", "GavelPackedPolicy", "GavelPackedFIFOPolicy", "GavelFIFO",
+           "RoundMechanism", "realised_fractions", "round_state", "objective_value",
+           "OBJECTIVES", "demo_instance", "SPEC"]
 
 _ALL_KIND_OPTIONS = frozenset().union(*KIND_OPTIONS.values())
+_ALL_PACKED_OPTIONS = frozenset().union(*PACKED_KIND_OPTIONS.values())
+#: The rules of the packed policies' schedules: Gavel's, plus two jobs on one GPU at
+#: their measured co-located rates.
+_PACKED = Capabilities(colocation=True, source="Gavel's packed policies")
 
 SPEC = register(PaperSpec(
     name="gavel",
@@ -86,6 +102,16 @@ SPEC = register(PaperSpec(
         PolicySpec("fifo_agnostic", factory=GavelFIFOPolicy, fixed={"mode": "base"},
                    aliases=("fifo_agnostic",),
                    draws="each job's GPU type among the free types it can use"),
+        # space sharing: two jobs on the same GPUs, validated with co-location
+        *(PolicySpec(kind, factory=GavelPackedPolicy, fixed={"kind": kind},
+                     exclude=_ALL_PACKED_OPTIONS - PACKED_KIND_OPTIONS[kind],
+                     aliases=(kind,), declared=_PACKED,
+                     draws="the order of a combination's GPU types of equal priority, "
+                           "every round",
+                     draws_if=tied_types)
+          for kind in PACKED_KINDS),
+        PolicySpec("fifo_packed", factory=GavelPackedFIFOPolicy, aliases=("fifo_packed",),
+                   declared=_PACKED),
     ),
     reference="Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep "
               "Learning Workloads, OSDI'20",

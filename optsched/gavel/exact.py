@@ -77,6 +77,7 @@ from optsched.gavel.model import (
     AWS_PRICES,
     OBJECTIVES,
     LPAllocation,
+    Pairs,
     _arrays,
     allocation_program,
     equal_share,
@@ -85,6 +86,8 @@ from optsched.gavel.model import (
     job_classes,
     normalised_rates,
     objective_value,
+    packed_program,
+    packed_throughput,
     proportional_split,
     repair_allocation,
     round_state,
@@ -101,6 +104,9 @@ __all__ = [
     # the model's names, re-exported for the policies that import them from here
     "LPAllocation", "allocation_program", "equal_share", "isolated_share", "AWS_PRICES",
     "job_classes", "fill_idle", "repair_allocation",
+    # space sharing
+    "max_min_fairness_packed", "min_total_duration_packed", "finish_time_fairness_packed",
+    "max_sum_throughput_packed", "max_min_fairness_water_filling_packed",
 ]
 
 def _rate_entries(X: VarBlock, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1303,3 +1309,580 @@ def exact(instance: Instance, backend: str = "highs", *, objective: str = "max_m
                   objective=value, bound=bound, gap=relative_gap(value, bound),
                   values={"X": sol.X}, solve_seconds=seconds, ratio=1.0,
                   ratio_note="optimal allocation of the round (Gavel's LP)", **common)
+
+
+# --------------------------------------------------------------------------- space sharing
+# Gavel's packed programs (OSDI'20 §3.1, space sharing): single jobs and pairs of jobs on
+# the same GPUs (optsched.gavel.model, "Space sharing").
+
+
+def _values(res: Any, n: int, P: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    v = res.values
+    return (np.clip(np.asarray(v["X"], dtype=float).reshape(n, K), 0.0, 1.0),
+            np.clip(np.asarray(v["Y"], dtype=float).reshape(P, K), 0.0, 1.0))
+
+
+def _common_rate(T, W, c, pairs: Pairs, need: np.ndarray, backend: str, opts: dict,
+                 name: str) -> tuple[float | None, np.ndarray, np.ndarray, Any]:
+    r""":math:`\max \lambda` s.t. :math:`\mathrm{thr}_m(X, Y) \ge \lambda\, need_m` over the
+    packed program; the :math:`\lambda` the returned ``(X, Y)`` reach (``None`` if the
+    solver fails). Rows are scaled as
+    :func:`optsched.gavel.exact._max_common_rate` scales them (each by its largest
+    coefficient, :math:`\lambda` in units of the isolated share's value)."""
+    n, K = T.shape
+    P = len(pairs)
+    lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, name)
+    coef = rate / need[rows]
+    rmax = np.zeros(n)
+    np.maximum.at(rmax, rows, coef)
+    rmax = np.where(rmax > 0, rmax, 1.0)
+    lam_iso = float(np.min(W * row_sums(T * isolated_share(T, W, c)) / need))
+    scale = lam_iso if lam_iso > 0 else 1.0
+    lam = lp.add_variables("lam", 1, lb=0.0, ub=np.inf, cost=1.0)
+    lp.add_constraints("rate", rows=np.concatenate([rows, np.arange(n)]),
+                       cols=np.concatenate([cols, np.full(n, int(lam.index[0]))]),
+                       vals=np.concatenate([coef / rmax[rows], -scale / rmax]), lb=0.0,
+                       n_rows=n)
+    res = solve_program(lp.freeze(), backend, **opts)
+    if not res.success:
+        return None, np.zeros((n, K)), np.zeros((P, K)), res
+    Xv, Yv = _values(res, n, P, K)
+    goal = float(np.asarray(res.values["lam"]).ravel()[0]) * scale * need
+    if not _top_up(T, W, c, pairs, Xv, Yv, goal):
+        # no time or GPU left to top up with: give up a relative 1e-7 of every share
+        Xv *= 1 - 1e-7
+        Yv *= 1 - 1e-7
+        _top_up(T, W, c, pairs, Xv, Yv, goal * (1 - 1e-7))
+    got = float(np.min(packed_throughput(T, W, pairs, Xv, Yv) / need))
+    return got, Xv, Yv, res
+
+
+def _top_up(T: np.ndarray, W: np.ndarray, c: np.ndarray, pairs: Pairs, X: np.ndarray,
+            Y: np.ndarray, goal: np.ndarray) -> bool:
+    """Give each job whose throughput under ``(X, Y)`` is below ``goal`` (a row the
+    solver satisfied only within its feasibility tolerance, e.g. a job of tiny remaining
+    work whose row scales to ~1e-16) the missing time on its fastest type, from the
+    time and GPUs left free; ``X`` is changed in place. Feasibility is kept exactly.
+    Whether every job then reaches its goal."""
+    thr = packed_throughput(T, W, pairs, X, Y)
+    short = np.flatnonzero(thr < goal * (1 - 1e-9))
+    if not len(short):
+        return True
+    time = X.sum(axis=1)
+    load = (W[:, None] * X).sum(axis=0)
+    if len(pairs):
+        a, b = pairs.rows[:, 0], pairs.rows[:, 1]
+        np.add.at(time, a, Y.sum(axis=1))
+        np.add.at(time, b, Y.sum(axis=1))
+        load += (W[a][:, None] * Y).sum(axis=0)
+    for m in short.tolist():
+        k = int(np.argmax(T[m]))
+        if not T[m, k] > 0:
+            continue
+        dx = (goal[m] - thr[m]) / (W[m] * T[m, k])
+        dx = min(dx, max(0.0, 1.0 - time[m]), max(0.0, (c[k] - load[k]) / W[m]))
+        if dx > 0:
+            X[m, k] += dx
+            time[m] += dx
+            load[k] += W[m] * dx
+    return bool(np.all(packed_throughput(T, W, pairs, X, Y) >= goal * (1 - 1e-9)))
+
+
+def max_min_fairness_packed(T, workers, capacity, pairs: Pairs, weights=None, *,
+                            point: str = "vertex", backend: str = "highs",
+                            **solve_options: Any) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed max-min fairness (``MaxMinFairnessPolicyWithPacking``) as one
+    epigraph LP over single jobs and pairs:
+
+    .. math::
+
+        \max z \quad\text{s.t.}\quad
+        z \le s_m \Big(\sum_k T_{mk} X_{mk} + \sum_{p \ni m} \sum_k R_{p,m,k} Y_{pk}\Big)
+        \ \forall m,\qquad
+        \sum_k X_{mk} + \sum_{p \ni m} \sum_k Y_{pk} \le 1 \ \forall m,
+
+    .. math::
+
+        \sum_m W_m X_{mk} + \sum_p W_p Y_{pk} \le c_k \ \forall k,\qquad
+        0 \le X_{mk} \le [T_{mk} > 0],\ 0 \le Y_{pk} \le [R_{p,\cdot,k} > 0],
+
+    with :math:`s_m = W_m / (w_m\,\mathrm{thr}^{eq}_m)` (the normalisation of
+    :func:`optsched.gavel.model.normalised_rates`) and :math:`R_{p,m,k}` job m's
+    co-located per-worker rate in pair p on type k.
+
+    Parameters
+    ----------
+    T, workers, capacity
+        Per-worker isolated throughputs (n, K), gang sizes (n,), GPUs per type (K,).
+    pairs : Pairs
+        The pairs that may be formed (:func:`candidate_pairs`); none gives exactly
+        :func:`optsched.gavel.exact.max_min_fairness`'s program.
+    weights : array_like, optional
+        Priority weights :math:`w_m` (default 1).
+    point : "vertex" or "interior"
+        Which optimum: the simplex's vertex (``"vertex"``, default), or a point inside
+        the optimal face (``"interior"``: HiGHS's interior-point method without
+        crossover or presolve, :data:`optsched.gavel.exact.INTERIOR_OPTIONS`), the kind
+        of optimum Gavel's code gets from ECOS. The program has many optima (every job
+        above the minimum is free within the constraints); a vertex runs few pairs, an
+        interior point spreads time over many, and the round mechanism then behaves
+        differently (docs/gavel.md, "Space sharing": on the first 100 one-worker jobs
+        of measured keys, mean JCT 1.08x Gavel's with the vertex, 1.01x with the
+        interior point).
+    backend, **solve_options
+        Solver layer (:func:`optsched.solvers.solve_program`); ``point="interior"``
+        needs ``"highs"``.
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``X`` (n, K) of the single jobs with ``objective`` :math:`\min_m
+        \mathrm{thr}_m / (w_m \mathrm{thr}^{eq}_m)` at the point returned (the optimum
+        :math:`z^*` for a vertex; within the solver's tolerance of it for an interior
+        point), and ``Y`` (P, K) of the pairs.
+
+    Guarantee
+    ---------
+    :math:`z^* \ge z^*_{\text{unpacked}}` (``Y = 0`` is feasible), with equality when
+    there are no pairs; :math:`z^* \ge \min_m s_m\,\mathrm{thr}_m(X, Y) / W_m` for every
+    feasible :math:`(X, Y)`.
+
+    Complexity
+    ----------
+    One LP with :math:`(n + P)K + 1` columns and :math:`2n + K` rows.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing) and §4.1 (LAS); Gavel's
+    ``MaxMinFairnessPolicyWithPacking.get_allocation``.
+    """
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    P = len(pairs)
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    if point not in ("vertex", "interior"):
+        raise InvalidOption("point", point, "must be 'vertex' or 'interior'")
+    if point == "interior":
+        if backend != "highs":
+            raise InvalidOption("backend", backend,
+                                "the interior point is HiGHS's ipm: 'highs'")
+        solve_options = dict(solve_options)
+        solve_options["options"] = {**dict(solve_options.get("options") or {}),
+                                    **INTERIOR_OPTIONS}
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float).reshape(n)
+    thr_eq = row_sums(T * equal_share(T, c, n=n))
+    lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, "gavel_max_min_packed")
+    z = lp.add_variables("z", 1, lb=-np.inf, ub=np.inf, cost=1.0)
+    # z <= thr_m / (w_m thr_eq_m): W_m T_mk / (w_m thr_eq_m) = s_m T_mk per unit
+    norm = rate / (w * np.maximum(thr_eq, 1e-300))[rows]
+    lp.add_constraints("epigraph", rows=np.concatenate([rows, np.arange(n)]),
+                       cols=np.concatenate([cols, np.full(n, int(z.index[0]))]),
+                       vals=np.concatenate([-norm, np.ones(n)]), ub=0.0, n_rows=n)
+    res = solve_program(lp.freeze(), backend, **solve_options)
+    if not res.success:
+        return LPAllocation(np.zeros((n, K)), None, res.status, res,
+                            seconds=res.seconds), np.zeros((P, K))
+    Xv, Yv = _values(res, n, P, K)
+    zv = float(np.min(packed_throughput(T, W, pairs, Xv, Yv) / (w * np.maximum(thr_eq,
+                                                                            1e-300))))
+    return LPAllocation(Xv, zv, res.status, res, seconds=res.seconds, info={"point": point}), Yv
+
+
+def min_total_duration_packed(T, workers, capacity, pairs: Pairs, remaining, *,
+                              point: str = "vertex", backend: str = "highs",
+                              **solve_options: Any) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed makespan policy (``MinTotalDurationPolicyWithPacking``) as one LP:
+    the smallest :math:`M` with :math:`\mathrm{thr}_m(X, Y) \ge r_m / M` for every job is
+    :math:`1/\lambda^*`, :math:`\lambda^* = \max \lambda` s.t.
+    :math:`\mathrm{thr}_m(X, Y) \ge \lambda r_m` and the packed constraints (module
+    docstring).
+
+    Gavel's code bisects on :math:`M` with feasibility programs and stops within 5 %
+    (an interior point of the last feasible one); ``point="vertex"`` (default) returns
+    the exact optimum, every job paced to end at :math:`M^*`; ``point="interior"``
+    returns that kind of answer as :func:`min_total_duration_interior` does without
+    pairs: the makespan :math:`M_G` where Gavel's bisection stops on :math:`M^*`
+    (:func:`gavel_bisection_makespan`, :math:`M_G < 1.05 M^*`), and a point of the
+    feasibility LP :math:`\mathrm{thr}_m(X, Y) \ge r_m / M_G` found by HiGHS's
+    interior-point method without crossover (:data:`INTERIOR_OPTIONS`; needs
+    ``backend="highs"``).
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``X`` and ``objective`` :math:`M^* = 1/\lambda^*` (seconds, up to the solver's
+        tolerance: the :math:`\lambda` the returned allocation reaches), and ``Y``.
+
+    Guarantee
+    ---------
+    :math:`\max_m r_m / \mathrm{thr}_m(\hat X, \hat Y) = M^* \le M` for every feasible
+    packed allocation whose makespan is :math:`M`; :math:`M^*` is at most the unpacked
+    policy's (``Y = 0`` is feasible).
+
+    Complexity
+    ----------
+    One LP with :math:`(n + P)K + 1` columns and :math:`2n + K` rows.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing), §4.2 (makespan).
+    """
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    r = np.asarray(remaining, dtype=float).reshape(n)
+    if np.any(r <= 0):
+        raise InvalidOption("remaining", float(r.min()), "remaining work must be > 0")
+    if point not in ("vertex", "interior"):
+        raise InvalidOption("point", point, "must be 'vertex' or 'interior'")
+    if point == "interior" and backend != "highs":
+        raise InvalidOption("backend", backend, "the interior point is HiGHS's ipm: 'highs'")
+    lam, Xv, Yv, res = _common_rate(T, W, c, pairs, r, backend, solve_options,
+                                    "gavel_makespan_packed")
+    if lam is None or not lam > 0:
+        return LPAllocation(np.zeros((n, K)), None, res.status, res,
+                            seconds=res.seconds), np.zeros((len(pairs), K))
+    if point == "vertex":
+        return LPAllocation(Xv, 1.0 / lam, res.status, res, seconds=res.seconds), Yv
+    M_star = 1.0 / lam
+    M_g = gavel_bisection_makespan(M_star)
+    P = len(pairs)
+    lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, "gavel_makespan_packed_in")
+    # rows thr_m >= r_m / M_g, each scaled by its largest coefficient
+    coef = rate * (M_g / r)[rows]
+    rmax = np.zeros(n)
+    np.maximum.at(rmax, rows, coef)
+    rmax = np.where(rmax > 0, rmax, 1.0)
+    lp.add_constraints("finish_by", rows=rows, cols=cols, vals=coef / rmax[rows],
+                       lb=1.0 / rmax, n_rows=n)
+    opts = dict(solve_options)
+    opts["options"] = {**dict(opts.get("options") or {}), **INTERIOR_OPTIONS}
+    res2 = solve_program(lp.freeze(), backend, **opts)
+    seconds = res.seconds + res2.seconds
+    if not res2.success:
+        return LPAllocation(np.zeros((n, K)), None, res2.status, res2, lp_solves=2,
+                            seconds=seconds), np.zeros((P, K))
+    Xi, Yi = _values(res2, n, P, K)
+    value = float(np.max(r / np.maximum(packed_throughput(T, W, pairs, Xi, Yi), 1e-300)))
+    return LPAllocation(Xi, value, Status.OPTIMAL, res2, lp_solves=2, seconds=seconds,
+                        info={"optimum": M_star, "bisection_makespan": M_g}), Yi
+
+
+def finish_time_fairness_packed(T, workers, capacity, pairs: Pairs, remaining, elapsed,
+                                isolated_time, *, rel_tol: float = 1e-4, max_iter: int = 60,
+                                backend: str = "highs", **solve_options: Any
+                                ) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed finish-time fairness (``FinishTimeFairnessPolicyWithPacking``):
+    :math:`\min \max_m \rho_m`, :math:`\rho_m = (t_m + r_m / \mathrm{thr}_m(X, Y)) / d_m`,
+    by bisection on :math:`\rho` over packed feasibility LPs: for fixed :math:`\rho`,
+    :math:`\rho_m \le \rho` is the linear row :math:`\mathrm{thr}_m(X, Y) \ge r_m /
+    (\rho d_m - t_m)`, checked as :math:`\lambda^* \ge 1` of the common-rate LP (as
+    :func:`optsched.gavel.exact.finish_time_fairness` does without pairs).
+
+    Parameters
+    ----------
+    T, workers, capacity, pairs, remaining
+        As :func:`min_total_duration_packed`.
+    elapsed : array_like
+        Seconds since arrival :math:`t_m`.
+    isolated_time : array_like
+        :math:`d_m`, the job's time under its isolated share.
+    rel_tol, max_iter
+        Bisection stop: relative bracket width, steps.
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``objective`` :math:`\max_m \rho_m(\hat X, \hat Y)`, ``info["lower"]`` the proven
+        lower end of the bracket; and ``Y``.
+
+    Guarantee
+    ---------
+    :math:`\text{lower} \le \rho^* \le \max_m \rho_m(\hat X, \hat Y) \le (1 +
+    \text{rel\_tol})\,\text{lower}` when the bisection converges within ``max_iter``.
+
+    Complexity
+    ----------
+    :math:`O(\log(\rho_{hi}/\rho_{lo}) / \text{rel\_tol})` LPs of :math:`(n + P)K + 1`
+    columns and :math:`2n + K` rows.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing), §4 (finish-time fairness,
+    after Themis, Mahajan et al., NSDI 2020).
+    """
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    P = len(pairs)
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    r = np.asarray(remaining, dtype=float).reshape(n)
+    if np.any(r <= 0):
+        raise InvalidOption("remaining", float(r.min()), "remaining work must be > 0")
+    tm = np.asarray(elapsed, dtype=float).reshape(n)
+    d = np.asarray(isolated_time, dtype=float).reshape(n)
+    Xiso = isolated_share(T, W, c)
+
+    def rho_of(thr: np.ndarray) -> float:
+        return float(np.max((tm + r / np.maximum(thr, 1e-300)) / d))
+
+    hi = rho_of(W * row_sums(T * Xiso))
+    lo = float(np.max(tm / d))
+    best_X, best_Y, best = Xiso, np.zeros((P, K)), hi
+    solves, seconds = 0, 0.0
+    last = None
+    for _ in range(max_iter):
+        if hi - lo <= rel_tol * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        need = r / np.maximum(mid * d - tm, 1e-300)
+        lam, Xv, Yv, res = _common_rate(T, W, c, pairs, need, backend, solve_options,
+                                        "gavel_ftf_packed")
+        solves += 1
+        seconds += res.seconds
+        last = res
+        if lam is None:
+            return LPAllocation(best_X, best, res.status, res, lp_solves=solves,
+                                seconds=seconds, info={"fallback": "isolated"}), best_Y
+        if lam >= 1.0 - 1e-9:
+            val = rho_of(packed_throughput(T, W, pairs, Xv, Yv))
+            hi = min(mid, val) if val >= lo else mid
+            if val < best:
+                best_X, best_Y, best = Xv, Yv, val
+        else:
+            lo = mid
+    return LPAllocation(best_X, best, Status.OPTIMAL, last, lp_solves=solves,
+                        seconds=seconds, info={"lower": lo, "upper": hi}), best_Y
+
+
+def max_sum_throughput_packed(T, workers, capacity, pairs: Pairs, prices=None,
+                              slo_rate=None, *, backend: str = "highs",
+                              **solve_options: Any) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed cost policy (``ThroughputNormalizedByCostSumWithPackingSLOs``,
+    registered as ``max_sum_throughput_normalized_by_cost_packed_SLOs``): the largest
+    sum of every job's throughput per unit of its types' prices,
+
+    .. math::
+
+        \max \sum_m \Big(\sum_k \frac{W_m T_{mk}}{p_k} X_{mk}
+            + \sum_{p \ni m} \sum_k \frac{W_m R_{p,m,k}}{p_k} Y_{pk}\Big)
+        \quad\text{s.t.}\quad \mathrm{thr}_m(X, Y) \ge b_m \ (m \text{ with an SLO})
+
+    and the packed constraints (module docstring); a pair's price counts once per job
+    of it, as in Gavel's objective. When the SLO rows make the program infeasible they
+    are dropped and it is solved again (Gavel's code does the same);
+    ``info["slo_dropped"]`` says so.
+
+    Parameters
+    ----------
+    T, workers, capacity, pairs
+        As :func:`max_min_fairness_packed`.
+    prices : array_like, optional
+        :math:`p_k` per type (default 1: Gavel's simulator without price data sums raw
+        throughputs).
+    slo_rate : array_like, optional
+        :math:`b_m`, iterations/s each job needs to meet its SLO (NaN: no SLO).
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``X`` with ``objective`` the optimum, and ``Y``.
+
+    Guarantee
+    ---------
+    The objective is :math:`\ge` that of every feasible packed allocation meeting the
+    SLO rows (of every one, when they were dropped); it is at least the unpacked
+    policy's (``Y = 0`` is feasible).
+
+    Complexity
+    ----------
+    One LP (two when the SLO rows are dropped) with :math:`(n + P)K` columns and
+    :math:`n + K + s` rows for :math:`s` SLOs.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing), §4.4 (cost, SLOs).
+    """
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    P = len(pairs)
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    p = np.ones(K) if prices is None else np.asarray(prices, dtype=float).reshape(K)
+    if np.any(~np.isfinite(p)) or np.any(p <= 0):
+        raise InvalidOption("prices", p.tolist(), "must be finite numbers > 0")
+    b = None if slo_rate is None else np.asarray(slo_rate, dtype=float).reshape(n)
+    solves, seconds = 0, 0.0
+    for with_slo in ((True, False) if b is not None and np.isfinite(b).any() else (False,)):
+        lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, "gavel_cost_packed")
+        lp.set_cost(X, W[:, None] * T / p)
+        if P:
+            Wp = W[pairs.rows[:, 0]][:, None]
+            lp.set_cost(Y, Wp * (pairs.R[:, 0, :] + pairs.R[:, 1, :]) / p)
+        if with_slo:
+            assert b is not None
+            has = np.isfinite(b)
+            pick = has[rows]
+            lp.add_constraints("slo", rows=rows[pick], cols=cols[pick], vals=rate[pick],
+                               lb=np.where(has, b, -np.inf), n_rows=n)
+        res = solve_program(lp.freeze(), backend, **solve_options)
+        solves += 1
+        seconds += res.seconds
+        if res.success:
+            Xv, Yv = _values(res, n, P, K)
+            value = float((W[:, None] * T / p * Xv).sum())
+            if P:
+                value += float((Wp * (pairs.R[:, 0, :] + pairs.R[:, 1, :]) / p * Yv).sum())
+            return LPAllocation(Xv, value, res.status, res, lp_solves=solves,
+                                seconds=seconds,
+                                info={"slo_dropped": b is not None and not with_slo}), Yv
+    return LPAllocation(np.zeros((n, K)), None, res.status, res, lp_solves=solves,
+                        seconds=seconds), np.zeros((P, K))
+
+
+def max_min_fairness_water_filling_packed(T, workers, capacity, pairs: Pairs, weights=None,
+                                          *, slack: float = WATER_FILLING_SLACK,
+                                          max_levels: int | None = None,
+                                          backend: str = "highs", **solve_options: Any
+                                          ) -> tuple[LPAllocation, np.ndarray]:
+    r"""Gavel's packed hierarchical max-min fairness by water filling
+    (``MaxMinFairnessWaterFillingPolicyWithPacking``): the algorithm of
+    :func:`optsched.gavel.exact.max_min_fairness_water_filling` over the packed program
+    (module docstring), with :math:`y_m(X, Y) = \mathrm{thr}_m(X, Y) / (w_m\,
+    \mathrm{thr}^{eq}_m)`. Iteration :math:`i`, frozen jobs :math:`F` at levels
+    :math:`f_m`, common level :math:`L` of the others:
+
+    1. the level LP :math:`t^* = \max t` s.t. :math:`y_m \ge L + t` (:math:`m \notin F`),
+       :math:`y_m \ge f_m` (:math:`m \in F`) and the packed constraints;
+       :math:`L \leftarrow L + t^*`;
+    2. the bottleneck MILP :math:`\max \sum_{m \notin F} z_m` s.t.
+       :math:`y_m \ge L + \delta L z_m` (:math:`m \notin F`), :math:`y_m \ge f_m`
+       (:math:`m \in F`), :math:`z \in \{0, 1\}`; the jobs with :math:`z_m = 0` are
+       frozen at :math:`L`.
+
+    Each job is its own row (a job's pairs make it unlike any other), so there are no
+    classes.
+
+    Parameters
+    ----------
+    T, workers, capacity, pairs, weights
+        As :func:`max_min_fairness_packed`.
+    slack : float
+        Relative rise :math:`\delta > 0` a job must reach to count as not a bottleneck
+        (Gavel's 1.0001).
+    max_levels : int, optional
+        Most iterations (default :math:`n`, which always suffices).
+    backend, **solve_options
+        Solver layer; the MILP needs a backend with integer support.
+
+    Returns
+    -------
+    (LPAllocation, ndarray)
+        ``X`` with ``objective`` the first level :math:`z^*` (the packed max-min value)
+        and ``info["levels"]`` every job's final level; and ``Y``.
+
+    Guarantee
+    ---------
+    The first level is the optimum of :func:`max_min_fairness_packed`; when every job
+    is frozen, no job's :math:`y_m` can rise by more than a relative :math:`\delta`
+    without lowering a job already at a level no higher (the leximin order up to
+    :math:`\delta`).
+
+    Complexity
+    ----------
+    At most one LP and one MILP per distinct level (at most :math:`n`), each with
+    :math:`(n + P)K + 1` columns (+ :math:`n` binaries) and :math:`2n + K` rows.
+
+    References
+    ----------
+    D. Narayanan et al., OSDI 2020, §3.1 (space sharing), §4 (hierarchical policies).
+    """
+    if not (isinstance(slack, (int, float)) and slack > 0):
+        raise InvalidOption("slack", slack, "must be a number > 0")
+    T, W, c = _arrays(T, workers, capacity)
+    n, K = T.shape
+    P = len(pairs)
+    if n == 0:
+        return LPAllocation(np.zeros((0, K)), 0.0, Status.OPTIMAL, lp_solves=0), \
+            np.zeros((0, K))
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float).reshape(n)
+    thr_eq = row_sums(T * equal_share(T, c, n=n))
+    norm = 1.0 / (w * np.maximum(thr_eq, 1e-300))
+    frozen = np.zeros(n, bool)
+    level = np.zeros(n)
+    L = 0.0
+    zstar: float | None = None
+    solves, seconds = 0, 0.0
+    values: tuple[np.ndarray, np.ndarray] | None = None
+    res = None
+    limit = n if max_levels is None else int(max_levels)
+    for _ in range(limit):
+        # 1. the level LP
+        lp, X, Y, rows, cols, rate = packed_program(T, W, c, pairs, "gavel_wf_packed_level")
+        t = lp.add_variables("t", 1, lb=-np.inf, ub=np.inf, cost=1.0)
+        lower = np.where(frozen, level * (1 - _MARGIN), L)
+        open_rows = np.flatnonzero(~frozen)
+        lp.add_constraints("level", rows=np.concatenate([rows, open_rows]),
+                           cols=np.concatenate([cols, np.full(open_rows.size,
+                                                               int(t.index[0]))]),
+                           vals=np.concatenate([rate * norm[rows],
+                                                -np.ones(open_rows.size)]),
+                           lb=lower, n_rows=n)
+        res = solve_program(lp.freeze(), backend, **solve_options)
+        solves += 1
+        seconds += res.seconds
+        if not res.success:
+            break
+        values = _values(res, n, P, K)
+        L += max(float(np.asarray(res.values["t"]).ravel()[0]), 0.0)
+        if zstar is None:
+            zstar = L
+        # 2. the bottleneck MILP
+        mp, X2, Y2, rows, cols, rate = packed_program(T, W, c, pairs,
+                                                      "gavel_wf_packed_bottleneck")
+        z = mp.add_variables("z", open_rows.size, lb=0.0, ub=1.0, cost=1.0, integer=True)
+        lower = np.where(frozen, level, L) * (1 - _MARGIN)
+        mp.add_constraints("level", rows=np.concatenate([rows, open_rows]),
+                           cols=np.concatenate([cols, z.index]),
+                           vals=np.concatenate([rate * norm[rows],
+                                                np.full(open_rows.size, -slack * L)]),
+                           lb=lower, n_rows=n)
+        data = mp.freeze()
+        res_b = solve_program(data, backend, **solve_options)
+        solves += 1
+        seconds += res_b.seconds
+        if res_b.status is Status.INFEASIBLE and backend == "highs":
+            # the level LP's point with every z = 0 is feasible: HiGHS's MIP presolve
+            # misjudged (as in the unpacked water filling); solve again without it
+            known = np.concatenate([values[0].ravel(), values[1].ravel(),
+                                    np.zeros(open_rows.size)])
+            if data.max_violation(known) <= 1e-9:
+                opts = dict(solve_options)
+                opts["options"] = {**dict(opts.get("options") or {}), "presolve": "off"}
+                res_b = solve_program(data, backend, **opts)
+                solves += 1
+                seconds += res_b.seconds
+        if not res_b.success:
+            res = res_b
+            break
+        rise = np.zeros(n, bool)
+        rise[open_rows] = np.asarray(res_b.values["z"]) > 0.5
+        stuck = ~frozen & ~rise
+        if not stuck.any():
+            break
+        frozen |= stuck
+        level[stuck] = L
+        if frozen.all():
+            break
+    if values is None or res is None or zstar is None:
+        return LPAllocation(np.zeros((n, K)), None, res.status if res else Status.ERROR,
+                            res, lp_solves=solves, seconds=seconds), np.zeros((P, K))
+    return LPAllocation(values[0], zstar, Status.OPTIMAL if res.success else res.status, res,
+                        lp_solves=solves, seconds=seconds,
+                        info={"levels": np.where(frozen, level, L)}), values[1]

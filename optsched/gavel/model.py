@@ -20,6 +20,41 @@ An allocation is turned into rounds by the round mechanism
 jobs of one round (:func:`round_state`): the policies' objectives
 (:mod:`optsched.gavel.exact`) are optimised over X, and any allocation is scored under
 an objective by :func:`objective_value`.
+
+Space sharing (§3.1, Gavel's ``*PolicyWithPacking``)
+----------------------------------------------------
+A *combination* :math:`C` is a single job or a pair of jobs sharing the same GPUs (Gavel
+considers pairs only). Gavel pairs two jobs of equal scale factor :math:`W`; a pair
+runs on :math:`W` GPUs of one type, both jobs on all of them, each at its measured
+co-located rate (:mod:`optsched.core.colocation`). Here a pair of visible jobs
+:math:`\{m, m'\}` is a combination on type :math:`k` when the instance has both jobs'
+co-located per-worker rates :math:`T^{m'}_{mk} > 0` and :math:`T^{m}_{m'k} > 0` on
+:math:`k` (and both can run there alone): a pair the instance does not measure is never
+formed. :math:`X_{Ck}` is the fraction of time combination :math:`C` holds :math:`W_C`
+GPUs of type :math:`k`.
+
+The allocation (§3.1, space sharing)
+
+.. math::
+
+    \mathrm{thr}_m(X) = W_m \Big(\sum_k T_{mk} X_{mk}
+        + \sum_{C = \{m, m'\}} \sum_k T^{m'}_{mk} X_{Ck}\Big),\qquad
+    \sum_{C \ni m} \sum_k X_{Ck} \le 1 \ \forall m,\qquad
+    \sum_C W_C X_{Ck} \le c_k \ \forall k,\qquad X \ge 0,
+
+where a pair's :math:`W_C` GPUs count once (both jobs hold the same GPUs). Gavel's
+packed max-min fairness maximises :math:`\min_m \mathrm{thr}_m(X) / (w_m\,
+\mathrm{thr}^{eq}_m)` (:math:`\mathrm{thr}^{eq}_m` the job's throughput under the equal
+isolated share, as in :func:`optsched.gavel.model.normalised_rates`).
+
+The round mechanism (§5) runs over combinations: priority :math:`X_{Ck}/f_{Ck}` with
+:math:`f_{Ck}` the fraction of rounds :math:`C` received on :math:`k`, a job scheduled
+at most once per round (through whichever combination comes first), a pair placed as
+two mirrored placements naming each other as ``partner``
+(:class:`optsched.gavel.policy.PackedRounds`).
+
+:class:`Pairs`, :func:`packed_program` and :func:`packed_throughput` write this once for
+the packed programs of :mod:`optsched.gavel.exact`.
 """
 
 from __future__ import annotations
@@ -37,7 +72,8 @@ from optsched.solvers.program import LinearProgram, VarBlock
 __all__ = ["AWS_PRICES", "OBJECTIVES", "LPAllocation", "RoundState", "round_state",
            "allocation_program", "equal_share", "isolated_share", "job_classes",
            "repair_allocation", "proportional_split", "fill_idle", "normalised_rates",
-           "objective_value", "check_allocation"]
+           "objective_value", "check_allocation", "Pairs", "packed_program",
+           "packed_throughput"]
 
 #: On-demand $/GPU-hour used by default for :func:`min_cost_slo`: AWS p3.2xlarge
 #: (1 V100) $3.06, p2.xlarge (1 K80) $0.90; P100 is not sold by AWS, Google Cloud's
@@ -408,3 +444,66 @@ def objective_value(state: RoundState, X: np.ndarray, objective: str) -> float:
     iso = state.W * (state.T * isolated_share(state.T, state.W, state.c)).sum(axis=1)
     d = state.r / iso
     return float(((state.elapsed + finish) / d).max())
+
+
+# --------------------------------------------------------------------------- space sharing
+class Pairs:
+    """Pairs of visible jobs: ``rows[p] = (m, m')`` with :math:`m < m'` and
+    ``R[p, 0, k]``, ``R[p, 1, k]`` the two jobs' co-located per-worker rates on type k
+    (0 where the pair cannot be placed on k)."""
+
+    def __init__(self, rows: np.ndarray, R: np.ndarray) -> None:
+        self.rows, self.R = rows.reshape(-1, 2).astype(np.int64), R
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @classmethod
+    def empty(cls, K: int) -> Pairs:
+        return cls(np.zeros((0, 2), dtype=np.int64), np.zeros((0, 2, K)))
+
+
+def packed_program(T: np.ndarray, W: np.ndarray, c: np.ndarray, pairs: Pairs, name: str
+                   ) -> tuple[LinearProgram, VarBlock, VarBlock, np.ndarray, np.ndarray,
+                              np.ndarray]:
+    r"""The program skeleton shared by the packed policies: columns ``X`` (n, K) and
+    ``Y`` (P, K), each job's time row and each type's capacity row (module docstring),
+    and the entries of every job's throughput: ``(rows, cols, rate)`` with
+    :math:`\mathrm{thr}_m = \sum_{e: rows_e = m} rate_e\, v_{cols_e}` in job
+    iterations/s (:math:`W_m T_{mk}` for its single columns, :math:`W_m R_{p,m,k}` for
+    its pairs' columns; zero entries left out)."""
+    n, K = T.shape
+    P = len(pairs)
+    lp = LinearProgram(sense="max", name=name)
+    X = lp.add_variables("X", (n, K), lb=0.0, ub=np.where(T > 0, 1.0, 0.0))
+    R = pairs.R
+    ok = (R[:, 0, :] > 0) & (R[:, 1, :] > 0) if P else np.zeros((0, K), dtype=bool)
+    Y = lp.add_variables("Y", (P, K), lb=0.0, ub=np.where(ok, 1.0, 0.0))
+    xi, yi = X.index, Y.index
+    a, b = pairs.rows[:, 0], pairs.rows[:, 1]
+    # per job: its single columns, then its pairs' columns (as either member)
+    rows = np.concatenate([np.repeat(np.arange(n), K), np.repeat(a, K), np.repeat(b, K)])
+    cols = np.concatenate([xi.ravel(), yi.ravel(), yi.ravel()])
+    lp.add_constraints("time_fraction", rows=rows, cols=cols, vals=1.0, ub=1.0, n_rows=n)
+    Wp = W[a] if P else np.zeros(0)
+    lp.add_constraints("capacity", rows=np.concatenate([np.tile(np.arange(K), n),
+                                                        np.tile(np.arange(K), P)]),
+                       cols=np.concatenate([xi.ravel(), yi.ravel()]),
+                       vals=np.concatenate([np.repeat(W, K), np.repeat(Wp, K)]),
+                       ub=c, n_rows=K)
+    rate = np.concatenate([(T * W[:, None]).ravel(), (R[:, 0, :] * Wp[:, None]).ravel(),
+                           (R[:, 1, :] * Wp[:, None]).ravel()])
+    keep = rate != 0
+    return lp, X, Y, rows[keep], cols[keep], rate[keep]
+
+
+def packed_throughput(T, workers, pairs: Pairs, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    r"""Each job's iterations/s under ``(X, Y)``: :math:`\mathrm{thr}_m` of the module
+    docstring."""
+    W = np.asarray(workers, dtype=float)
+    thr = W * (np.asarray(T, dtype=float) * X).sum(axis=1)
+    if len(pairs):
+        a, b = pairs.rows[:, 0], pairs.rows[:, 1]
+        np.add.at(thr, a, W[a] * (pairs.R[:, 0, :] * Y).sum(axis=1))
+        np.add.at(thr, b, W[b] * (pairs.R[:, 1, :] * Y).sum(axis=1))
+    return thr

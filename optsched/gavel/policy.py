@@ -50,25 +50,34 @@ from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, SolverFailed
 from optsched.gavel.exact import (
     finish_time_fairness,
+    finish_time_fairness_packed,
     max_min_fairness,
+    max_min_fairness_packed,
     max_min_fairness_water_filling,
+    max_min_fairness_water_filling_packed,
     max_sum_throughput,
+    max_sum_throughput_packed,
     min_cost_slo,
     min_total_duration,
     min_total_duration_interior,
+    min_total_duration_packed,
 )
 from optsched.gavel.model import (
     AWS_PRICES,
     LPAllocation,
+    Pairs,
     isolated_share,
     normalised_rates,
     proportional_split,
+    row_sums,
 )
 from optsched.sim.placement import check_single_type_gangs, choose_nodes
 from optsched.sim.policy import ClusterView
 
 __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFOPolicy", "GavelFIFO", "SOLVERS",
-           "KIND_OPTIONS", "AGNOSTIC", "realised_fractions", "tied_types", "reference_throughputs"]
+           "KIND_OPTIONS", "AGNOSTIC", "realised_fractions", "tied_types", "reference_throughputs",
+           "candidate_pairs", "PackedRounds", "GavelPackedPolicy", "GavelPackedFIFOPolicy",
+           "PACKING_THRESHOLD", "PACKED_KINDS", "PACKED_KIND_OPTIONS"]
 
 
 class RoundMechanism:
@@ -648,3 +657,426 @@ def realised_fractions(instance: Instance, X: np.ndarray, rounds: int, *,
                 seen.add(m)
         previous = tuple(placed)
     return counts / rounds
+
+
+# --------------------------------------------------------------------------- space sharing
+#: Gavel's ``FIFOPolicyWithPacking`` packs a job only when the pair's summed normalised
+#: throughput exceeds this (its ``packing_threshold``).
+PACKING_THRESHOLD = 1.5
+
+
+class _RateCache:
+    """The view's co-located rates, memoised per (job, job, type): they never change."""
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple[str, str, str], float] = {}
+
+    def __call__(self, view: ClusterView, a: str, b: str, t: str) -> float:
+        key = (a, b, t)
+        r = self.memo.get(key)
+        if r is None:
+            v = view.colocated_rate(a, b, t)
+            r = self.memo[key] = 0.0 if v is None else float(v)
+        return r
+
+
+def candidate_pairs(view: ClusterView, rate: Any = None) -> Pairs:
+    r"""Every pair of visible jobs of equal gang size that some GPU type can hold as a
+    pair: both jobs can run there alone and the instance has both co-located rates,
+    positive (module docstring).
+
+    Complexity: :math:`O(n^2 K)` rate look-ups for :math:`n` visible jobs (only jobs of
+    equal gang size are paired); none when the instance has no co-location table.
+    """
+    T, W, ids, types = view.throughput_matrix, view.workers, view.ids, view.gpu_types
+    n, K = T.shape
+    if view.pair_rates is None or n < 2:
+        return Pairs.empty(K)
+    rate = rate or _RateCache()
+    rows, rates = [], []
+    by_w: dict[int, list[int]] = {}
+    for m in range(n):
+        by_w.setdefault(int(W[m]), []).append(m)
+    for ms in by_w.values():
+        for i, a in enumerate(ms):
+            for b in ms[i + 1:]:
+                r = np.zeros((2, K))
+                for k, t in enumerate(types):
+                    if T[a, k] > 0 and T[b, k] > 0:
+                        ra, rb = rate(view, ids[a], ids[b], t), rate(view, ids[b], ids[a], t)
+                        if ra > 0 and rb > 0:
+                            r[0, k], r[1, k] = ra, rb
+                if r.any():
+                    rows.append((a, b))
+                    rates.append(r)
+    if not rows:
+        return Pairs.empty(K)
+    return Pairs(np.array(rows, dtype=np.int64), np.array(rates))
+
+
+class PackedRounds:
+    r"""Gavel's round mechanism (§5, Alg. 1) over job combinations (module docstring).
+
+    Per combination :math:`C` (a job id, or a pair of job ids) and type :math:`k`: rounds
+    received :math:`R_{Ck}` and rounds present :math:`N_C` since the last reset,
+    :math:`f_{Ck} = (R_{Ck} + \tfrac12)/(N_C + \tfrac12)` and priority
+    :math:`X_{Ck} / f_{Ck}`. Entries are taken in decreasing priority (ties: larger
+    deficit :math:`X_{Ck} N_C - R_{Ck}`, larger :math:`X_{Ck}`, the combination's first
+    job in arrival order, the faster type, a random rank drawn every round); an entry is
+    skipped when one of its jobs is already scheduled this round or its :math:`W_C`
+    GPUs of type k are no longer free. With ``fill_leftover`` single jobs with
+    :math:`X_{mk} = 0` on usable types then take the GPUs still free. Placement as
+    :class:`optsched.gavel.policy.RoundMechanism` (lease extension, larger gangs
+    first); a pair's two jobs get the same GPUs, each placement naming the other as
+    ``partner``.
+    """
+
+    def __init__(self, reset_interval: float = 1920.0, *, fill_leftover: bool = True):
+        self.reset_interval = float(reset_interval)
+        self.fill_leftover = bool(fill_leftover)
+        self.reset()
+
+    def reset(self) -> None:
+        self._recv: dict[Any, np.ndarray] = {}
+        self._present: dict[Any, int] = {}
+        self._last_reset = -np.inf
+
+    def reset_counters(self, now: float, force: bool = False) -> None:
+        if force or now - self._last_reset >= self.reset_interval:
+            self._recv.clear()
+            self._present.clear()
+            self._last_reset = now
+
+    def allocate(self, view: ClusterView, X: np.ndarray, pairs: Pairs,
+                 Y: np.ndarray) -> list[Placement]:
+        n, K = X.shape
+        ids, T, W = view.ids, view.throughput_matrix, view.workers
+        keys: list[Any] = list(ids) + [(ids[a], ids[b]) for a, b in pairs.rows.tolist()]
+        members = [(m,) for m in range(n)] + [tuple(r) for r in pairs.rows.tolist()]
+        A = np.vstack([X, Y]) if len(pairs) else X
+        speed = np.vstack([T, pairs.R.sum(axis=1)]) if len(pairs) else T
+        C = len(keys)
+        recv = np.array([self._recv.get(key, np.zeros(K)) for key in keys]).reshape(C, K)
+        pres = np.array([self._present.get(key, 0) for key in keys], dtype=float)
+        f = (recv + 0.5) / (pres[:, None] + 0.5)
+        pos = A > 1e-9
+        prio = np.where(pos, A / f, 0.0)
+        deficit = A * pres[:, None] - recv
+        eligible = pos.copy()
+        if self.fill_leftover:
+            eligible[:n] |= T > 0
+        c_idx, k_idx = np.nonzero(eligible)
+        rank = view.rng.permutation(K)[k_idx] if np.any(
+            np.bincount(c_idx, minlength=C) > 1) else np.zeros(len(k_idx), dtype=np.int64)
+        first = np.array([min(mm) for mm in members], dtype=np.int64)[c_idx]
+        order = np.lexsort((rank, -speed[c_idx, k_idx], first, -A[c_idx, k_idx],
+                            -deficit[c_idx, k_idx], -prio[c_idx, k_idx]))
+        free_k = view.gpus_per_type.astype(np.int64).copy()
+        busy: set[int] = set()
+        chosen: dict[int, int] = {}
+        for e in order.tolist():
+            cc, k = int(c_idx[e]), int(k_idx[e])
+            mm = members[cc]
+            g = int(W[mm[0]])
+            if any(m in busy for m in mm) or g > free_k[k]:
+                continue
+            chosen[cc] = k
+            busy.update(mm)
+            free_k[k] -= g
+        prev = view.previous_by_job
+        sel = sorted(chosen.items(), key=lambda ck: (ids[members[ck[0]][0]] not in prev,
+                                                     -W[members[ck[0]][0]], ck[0]))
+        cols = [view.capacity[:, k].tolist() for k in range(K)]
+        nodes, types = view.cluster.nodes, view.gpu_types
+        out: list[Placement] = []
+        for cc, k in sel:
+            mm = members[cc]
+            lead = ids[mm[0]]
+            hs = choose_nodes(view, cols[k], lead, int(W[mm[0]]), k, mode="spread")
+            if hs is None:  # cannot happen: counts were checked per type
+                continue
+            if len(mm) == 1:
+                out.extend(Placement(lead, nodes[h].name, types[k], g) for h, g in hs)
+            else:
+                other = ids[mm[1]]
+                for h, g in hs:
+                    out.append(Placement(lead, nodes[h].name, types[k], g, partner=other))
+                    out.append(Placement(other, nodes[h].name, types[k], g, partner=lead))
+        for cc, key in enumerate(keys):
+            self._present[key] = self._present.get(key, 0) + 1
+            if cc in chosen:
+                r = self._recv.setdefault(key, np.zeros(K))
+                r[chosen[cc]] += 1
+        return out
+
+
+def _ftf_isolated_time(view: ClusterView) -> np.ndarray:
+    """:math:`d_m`: the job's total work over its isolated share's throughput (the
+    denominator of :class:`optsched.gavel.policy.GavelPolicy`'s finish-time fairness)."""
+    T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
+    return view.work / (W * row_sums(T * isolated_share(T, W, c)))
+
+
+def _solve_kind(kind: str, view: ClusterView, pairs: Pairs, o: dict
+                ) -> tuple[LPAllocation, np.ndarray]:
+    T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
+    if kind == "max_min_fairness_packed":
+        return max_min_fairness_packed(T, W, c, pairs, view.weights if o["weighted"] else None,
+                                       point=o["point"], backend=o["backend"],
+                                       **o["solve_options"])
+    if kind == "min_total_duration_packed":
+        return min_total_duration_packed(T, W, c, pairs, view.remaining, point=o["point"],
+                                         backend=o["backend"], **o["solve_options"])
+    if kind == "max_min_fairness_water_filling_packed":
+        return max_min_fairness_water_filling_packed(
+            T, W, c, pairs, view.weights if o["weighted"] else None, backend=o["backend"],
+            **o["solve_options"])
+    if kind == "max_sum_throughput_normalized_by_cost_packed_SLOs":
+        prices = o.get("prices")
+        p = None
+        if prices is not None:
+            missing = [t for t in view.gpu_types if t not in prices]
+            if missing:
+                raise InvalidOption("prices", sorted(prices),
+                                    f"no price for GPU type(s) {missing}")
+            p = np.array([prices[t] for t in view.gpu_types], dtype=float)
+        b = None
+        factor = o.get("slo_factor")
+        if factor is not None:
+            # deadline = arrival + factor x (exclusive run time on the fastest type), as
+            # the unpacked min_cost_slo
+            best = W * T.max(axis=1)
+            left = view.arrivals + factor * view.work / best - view.time
+            b = np.minimum(np.where(left > 0, view.remaining / np.maximum(left, 1e-9),
+                                    best), best)
+        return max_sum_throughput_packed(T, W, c, pairs, p, b, backend=o["backend"],
+                                         **o["solve_options"])
+    return finish_time_fairness_packed(T, W, c, pairs, view.remaining,
+                                       view.time - view.arrivals, _ftf_isolated_time(view),
+                                       backend=o["backend"], **o["solve_options"])
+
+
+#: The packed LP policies and whether each reads the jobs' work (clairvoyant).
+PACKED_KINDS = {"max_min_fairness_packed": False, "min_total_duration_packed": True,
+                "finish_time_fairness_packed": True,
+                "max_sum_throughput_normalized_by_cost_packed_SLOs": False,
+                "max_min_fairness_water_filling_packed": False}
+
+
+#: The options only some packed kinds take.
+PACKED_KIND_OPTIONS = {"max_min_fairness_packed": frozenset({"weighted", "point"}),
+                       "min_total_duration_packed": frozenset({"point"}),
+                       "finish_time_fairness_packed": frozenset(),
+                       "max_sum_throughput_normalized_by_cost_packed_SLOs":
+                           frozenset({"prices", "slo_factor"}),
+                       "max_min_fairness_water_filling_packed": frozenset({"weighted"})}
+
+
+class GavelPackedPolicy:
+    """Gavel's packed LP policies: the program of ``kind`` over the visible jobs and their
+    :func:`candidate_pairs`, recomputed when the set of visible jobs changes, run by
+    :class:`PackedRounds`. ``event_driven = False``; declares ``colocation``.
+
+    Kinds (:data:`PACKED_KINDS`): ``"max_min_fairness_packed"``
+    (:func:`max_min_fairness_packed`), ``"min_total_duration_packed"``
+    (:func:`min_total_duration_packed`, every job's remaining work), and
+    ``"finish_time_fairness_packed"`` (:func:`finish_time_fairness_packed`, with
+    :math:`d_m` the job's work over its isolated share's throughput, as the unpacked
+    ``finish_time_fairness``; Gavel's code accumulates the isolated time of past rounds
+    instead), ``"max_sum_throughput_normalized_by_cost_packed_SLOs"``
+    (:func:`max_sum_throughput_packed`) and ``"max_min_fairness_water_filling_packed"``
+    (:func:`max_min_fairness_water_filling_packed`).
+
+    Parameters
+    ----------
+    kind : str
+        One of :data:`PACKED_KINDS`.
+    backend, solver, time_limit, threads, solve_options
+        Solver layer, as :class:`optsched.gavel.policy.GavelPolicy`.
+    reset_interval : float
+        Minimum seconds between counter resets (Gavel's 1920 s).
+    fill_leftover : bool
+        Let single jobs take GPUs the allocation leaves free (default True).
+    prices : dict, optional
+        ``max_sum_throughput_normalized_by_cost_packed_SLOs`` only: price per GPU type
+        (default 1 each, as Gavel's simulator without price data).
+    slo_factor : float, optional
+        ``max_sum_throughput_normalized_by_cost_packed_SLOs`` only: SLO = arrival +
+        ``slo_factor`` x the job's exclusive run time on its fastest type (default: no
+        SLOs); the policy then reads the jobs' work.
+    weighted : bool
+        ``max_min_fairness_packed`` and ``max_min_fairness_water_filling_packed`` only:
+        use job weights (default True).
+    point : "vertex" or "interior"
+        ``max_min_fairness_packed`` and ``min_total_duration_packed`` only: the answer
+        the program returns (default ``"vertex"``; ``"interior"`` for the kind Gavel's
+        code gets, see :func:`~optsched.gavel.exact.max_min_fairness_packed` and
+        :func:`~optsched.gavel.exact.min_total_duration_packed`).
+    """
+
+    event_driven = False
+    colocation = True
+
+    def __init__(self, kind: str = "max_min_fairness_packed", *, backend: str = "highs",
+                 solver: str | None = None, time_limit: float | None = None,
+                 threads: int | None = None, solve_options: dict | None = None,
+                 reset_interval: float = 1920.0, fill_leftover: bool = True,
+                 weighted: bool | None = None, point: str | None = None,
+                 prices: dict | None = None, slo_factor: float | None = None,
+                 name: str | None = None):
+        if kind not in PACKED_KINDS:
+            raise InvalidOption("kind", kind, f"must be one of {sorted(PACKED_KINDS)}")
+        for key, given in (("weighted", weighted), ("point", point), ("prices", prices),
+                           ("slo_factor", slo_factor)):
+            if given is not None and key not in PACKED_KIND_OPTIONS[kind]:
+                raise InvalidOption(key, given, f"not an option of the {kind} policy")
+        if slo_factor is not None and (isinstance(slo_factor, bool) or not isinstance(
+                slo_factor, (int, float)) or not np.isfinite(slo_factor) or slo_factor <= 0):
+            raise InvalidOption("slo_factor", slo_factor, "must be a finite number > 0")
+        if point is not None and point not in ("vertex", "interior"):
+            raise InvalidOption("point", point, "must be 'vertex' or 'interior'")
+        if point == "interior" and backend != "highs":
+            raise InvalidOption("backend", backend, "point='interior' is HiGHS's ipm: "
+                                "'highs'")
+        if not isinstance(fill_leftover, bool):
+            raise InvalidOption("fill_leftover", fill_leftover, "must be true or false")
+        if weighted is not None and not isinstance(weighted, bool):
+            raise InvalidOption("weighted", weighted, "must be true or false")
+        if not (isinstance(reset_interval, (int, float)) and reset_interval >= 0):
+            raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
+        self.kind = kind
+        self.name = name or kind
+        self.needs_work = PACKED_KINDS[kind] or slo_factor is not None
+        opts: dict[str, Any] = dict(solve_options or {})
+        for key, val in (("solver", solver), ("time_limit", time_limit), ("threads", threads)):
+            if val is not None:
+                opts[key] = val
+        self.options = {"backend": backend, "solve_options": opts,
+                        "weighted": True if weighted is None else weighted,
+                        "point": point or "vertex", "prices": prices,
+                        "slo_factor": slo_factor}
+        self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover)
+        self.reset()
+
+    def reset(self) -> None:
+        self.rounds.reset()
+        self._ids: tuple[str, ...] | None = None
+        self._alloc: tuple[np.ndarray, Pairs, np.ndarray] | None = None
+        self._rate = _RateCache()
+        self._solves, self._lp_solves, self._seconds = 0, 0, 0.0
+
+    def stats(self) -> dict[str, Any]:
+        return {"allocation_solves": self._solves, "lp_solves": self._lp_solves,
+                "lp_seconds": self._seconds}
+
+    def check(self, instance) -> None:
+        check_single_type_gangs(instance, self.name)
+
+    def allocation(self, view: ClusterView) -> tuple[np.ndarray, Pairs, np.ndarray]:
+        """``(X, pairs, Y)`` for the visible jobs (recomputed on reset events)."""
+        if self._ids != view.ids or self._alloc is None:
+            pairs = candidate_pairs(view, self._rate)
+            sol, Y = _solve_kind(self.kind, view, pairs, self.options)
+            self._solves += 1
+            self._lp_solves += sol.lp_solves
+            self._seconds += sol.seconds
+            if not sol.ok:
+                res = sol.result
+                raise SolverFailed(f"policy {self.name!r} at t={view.time:g} "
+                                   f"({len(view.ids)} jobs)", sol.status.value,
+                                   res.message if res is not None else "")
+            self._ids, self._alloc = view.ids, (sol.X, pairs, Y)
+            self.rounds.reset_counters(view.time)
+        return self._alloc
+
+    def allocate(self, state: ClusterView) -> list[Placement]:
+        X, pairs, Y = self.allocation(state)
+        return self.rounds.allocate(state, X, pairs, Y)
+
+
+class GavelPackedFIFOPolicy:
+    """Gavel's FIFO with packing (``fifo_packed``; ``FIFOPolicy(mode="packing")``).
+
+    Every round, from scratch: jobs in arrival order each take the fastest GPU type
+    with ``workers`` free GPUs (Gavel's FIFO with Perf) until the first job that fits
+    no type, which stops the pass (and, as in Gavel's code, is not packed either).
+    Then each further waiting job, in arrival order, is packed with the scheduled job
+    (not already in a pair, of its gang size) whose pair on that job's type has the
+    largest summed normalised throughput :math:`T^{m'}_{mk}/T_{mk} +
+    T^{m}_{m'k}/T_{m'k}` above ``packing_threshold`` (1.5, Gavel's); the first waiting
+    job that packs with nobody stops the packing (no job jumps ahead in the queue).
+    Only pairs whose co-located rates the instance has, both positive, are formed.
+    The 0/1 allocation over combinations goes through :class:`PackedRounds` without
+    leftover fill, as Gavel's FIFO. Declares ``colocation``.
+    """
+
+    event_driven = False
+    needs_work = False
+    colocation = True
+
+    def __init__(self, *, packing_threshold: float = PACKING_THRESHOLD,
+                 name: str | None = None):
+        if isinstance(packing_threshold, bool) or not isinstance(packing_threshold,
+                                                                 (int, float)) \
+                or not np.isfinite(packing_threshold):
+            raise InvalidOption("packing_threshold", packing_threshold,
+                                "must be a finite number")
+        self.threshold = float(packing_threshold)
+        self.name = name or "fifo_packed"
+        self.rounds = PackedRounds(fill_leftover=False)
+        self.reset()
+
+    def reset(self) -> None:
+        self.rounds.reset()
+        self._rate = _RateCache()
+
+    def check(self, instance) -> None:
+        check_single_type_gangs(instance, self.name)
+
+    def allocate(self, state: ClusterView) -> list[Placement]:
+        T, W, ids, types = state.throughput_matrix, state.workers, state.ids, state.gpu_types
+        n, K = T.shape
+        free = state.gpus_per_type.astype(np.int64).copy()
+        X = np.zeros((n, K))
+        scheduled: dict[int, int] = {}  # job row -> type, in the order scheduled
+        queue = [int(m) for m in np.argsort(state.arrivals, kind="stable")]
+        while queue:
+            m = queue.pop(0)
+            usable = np.flatnonzero((T[m] > 0) & (free >= W[m]))
+            if usable.size == 0:
+                break  # head-of-line blocking; this job is not packed either (Gavel)
+            k = int(usable[np.argmax(T[m, usable])])
+            scheduled[m] = k
+            free[k] -= W[m]
+            X[m, k] = 1.0
+        rows, rates = [], []
+        paired: set[int] = set()
+        for m in queue:
+            best, partner = self.threshold, None
+            for s, k in scheduled.items():
+                if s in paired or W[s] != W[m] or not (T[m, k] > 0):
+                    continue
+                rs = self._rate(state, ids[s], ids[m], types[k])
+                rm = self._rate(state, ids[m], ids[s], types[k])
+                if not (rs > 0 and rm > 0):
+                    continue
+                gain = rs / T[s, k] + rm / T[m, k]
+                if gain > best:
+                    best, partner = gain, s
+            if partner is None:
+                break
+            k = scheduled[partner]
+            X[partner, k] = 0.0
+            paired.update((partner, m))
+            a, b = min(partner, m), max(partner, m)
+            r = np.zeros((2, K))
+            r[0, k] = self._rate(state, ids[a], ids[b], types[k])
+            r[1, k] = self._rate(state, ids[b], ids[a], types[k])
+            rows.append((a, b, k))
+            rates.append(r)
+        pairs = Pairs(np.array([(a, b) for a, b, _ in rows], dtype=np.int64),
+                      np.array(rates).reshape(len(rows), 2, K))
+        Y = np.zeros((len(rows), K))
+        for p, (_, _, k) in enumerate(rows):
+            Y[p, k] = 1.0
+        return self.rounds.allocate(state, X, pairs, Y)

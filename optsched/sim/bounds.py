@@ -138,6 +138,12 @@ def column_budget(n_jobs: int) -> int:
 class Setting:
     """What the schedules being bounded may do (the simulator's policy capabilities).
 
+    With ``colocation`` (two jobs on the same GPUs at the instance's co-located rates)
+    a job's rate on a type is taken as the larger of its isolated rate and every
+    co-located rate its key has there, and only ``per_job`` is proved: the other
+    methods' capacity argument does not hold when a GPU runs two jobs (they are
+    reported as skipped).
+
     A bound computed for a setting holds for every schedule of that setting and of any
     narrower one (``gang`` is narrower than ``partial`` and ``additive`` for the bound,
     which uses the same rate limit for all three).
@@ -147,10 +153,11 @@ class Setting:
     forking: bool = False
     sharing: bool = False
     resource_sensitive: bool = False
+    colocation: bool = False
 
     def __post_init__(self) -> None:
         check_progress_rule(self.progress_rule)
-        for name in ("forking", "sharing", "resource_sensitive"):
+        for name in ("forking", "sharing", "resource_sensitive", "colocation"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidOption(name, getattr(self, name), "must be true or false")
 
@@ -167,10 +174,12 @@ class Setting:
             rule = getattr(source, "progress_rule", "gang") or "gang"
         return cls(progress_rule=rule, forking=bool(getattr(source, "forking", False)),
                    sharing=bool(getattr(source, "sharing", False)),
-                   resource_sensitive=bool(getattr(source, "resource_sensitive", False)))
+                   resource_sensitive=bool(getattr(source, "resource_sensitive", False)),
+                   colocation=bool(getattr(source, "colocation", False)))
 
     def describe(self) -> str:
-        extra = [n for n in ("forking", "sharing", "resource_sensitive") if getattr(self, n)]
+        extra = [n for n in ("forking", "sharing", "resource_sensitive", "colocation")
+                 if getattr(self, n)]
         return f"{self.progress_rule} progress" + "".join(f", {e}" for e in extra)
 
 
@@ -259,12 +268,17 @@ def _data(instance: Instance, setting: Setting) -> _Data:
     rate = np.zeros((n, len(types)))
     G = np.zeros(n)
     u = np.ones(n)
+    co = _colocated_peaks(instance) if setting.colocation else {}
     for j, job in enumerate(instance.jobs):
         rho = 1.0
         if setting.resource_sensitive and job.sensitivity is not None:
             rho = max(1.0, float(np.max(np.asarray(job.sensitivity.throughput, dtype=float))))
+        key = job.profile if job.profile is not None else job.id
         for k, t in enumerate(types):
             rate[j, k] = job.rate(t) * rho
+            if co and rate[j, k] > 0:  # a co-located rate may exceed the isolated one
+                peak = max(co.get((t, key, job.workers), 0.0), co.get((t, key, None), 0.0))
+                rate[j, k] = max(rate[j, k], peak * rho)
         usable = rate[j] > 0
         if not usable.any():
             raise ModelNotApplicable(f"jobs[{j}].throughput", dict(job.throughput),
@@ -291,6 +305,27 @@ def _data(instance: Instance, setting: Setting) -> _Data:
 
 
 # --------------------------------------------------------------------------- bounds
+
+
+def _colocated_peaks(instance: Instance) -> dict[tuple[str, str, int | None], float]:
+    """Per (GPU type, co-location key, gang size or ``None``) the largest co-located
+    per-worker rate the instance's table gives a job of that key, over every partner
+    key: no job sharing GPUs runs faster. :math:`O(\text{rows})`."""
+    peaks: dict[tuple[str, str, int | None], float] = {}
+    table = instance.colocation
+    if table is None:
+        return peaks
+    for e in table.entries:
+        for key, r in ((e.a, e.rate_a), (e.b, e.rate_b)):
+            k = (e.gpu_type, key, e.workers)
+            peaks[k] = max(peaks.get(k, 0.0), r)
+    return peaks
+
+
+#: Why only ``per_job`` bounds schedules with co-location.
+_COLOCATION_SKIP = ("co-location: two jobs may share a GPU, so the GPUs' capacity does not "
+                    "limit the work done as this method assumes; only per_job (each job at "
+                    "its fastest isolated or co-located rate) is proved")
 
 
 def _per_job(d: _Data) -> tuple[np.ndarray, float]:
@@ -576,6 +611,11 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
                                                    release_buckets, max_columns)
     d = _data(instance, setting)
     tally = _Tally()
+    if setting.colocation:
+        for m in methods:
+            if m != "per_job":
+                tally.skipped[m] = _COLOCATION_SKIP
+        methods = ("per_job",)
     with tally.timed("per_job"):
         c, cmax = _per_job(d)
         tally.record("per_job", float(c.sum()), float(np.dot(d.wt, c)), cmax)

@@ -20,9 +20,11 @@ import numpy as np
 
 from optsched.core.rules import (
     GPU_TOL,
+    PAIR_AMOUNT,
     copies_error,
     gang_error,
     gpu_overload,
+    partner_error,
     placement_error,
     resource_overload,
 )
@@ -45,6 +47,7 @@ class Caps:
     forking: bool = False
     resource_sensitive: bool = False
     progress_rule: str = "gang"
+    colocation: bool = False
 
 
 def _number(pname: str, t: float, job: str, what: str, v: Any) -> float:
@@ -58,11 +61,11 @@ def _number(pname: str, t: float, job: str, what: str, v: Any) -> float:
 def _canonical(pname: str, t: float, p: Any) -> Placement:
     """``p`` as a :class:`Placement` with plain Python numbers (numpy ints accepted)."""
     if type(p) is not Placement:
-        if not isinstance(p, tuple) or not 4 <= len(p) <= 8:
+        if not isinstance(p, tuple) or not 4 <= len(p) <= 9:
             raise PolicyViolation(pname, t, f"placement {p!r} is not (job, node, gpu_type, "
-                                  "gpus[, cpus, memory, copy, share])")
+                                  "gpus[, cpus, memory, copy, share, partner])")
         p = Placement(*p)
-    job, node, typ, g, cpus, mem, copy, share = p
+    job, node, typ, g, cpus, mem, copy, share, partner = p
     if type(g) is not int and isinstance(g, np.integer):
         g = int(g)
     if type(copy) is not int and isinstance(copy, np.integer):
@@ -72,7 +75,7 @@ def _canonical(pname: str, t: float, p: Any) -> Placement:
         return p
     return Placement(job, node, typ, g, _number(pname, t, job, "cpus", cpus),
                      _number(pname, t, job, "memory", mem), copy,
-                     _number(pname, t, job, "share", share))
+                     _number(pname, t, job, "share", share), partner)
 
 
 class DecisionChecker:
@@ -91,9 +94,12 @@ class DecisionChecker:
     def __init__(self, pname: str, idx_of: dict[str, int],
                  node_cap: dict[tuple[str, str], int],
                  node_res: dict[str, tuple[float, float]], tindex: dict[str, int],
-                 W: Any, T: np.ndarray, caps: Caps = Caps()) -> None:
+                 W: Any, T: np.ndarray, caps: Caps = Caps(),
+                 pair_rate: Any = None) -> None:
         self.pname, self.idx_of, self.node_cap, self.node_res = pname, idx_of, node_cap, \
             node_res
+        #: ``pair_rate(job, partner, gpu_type)``: the instance's co-located rate or None
+        self.pair_rate = pair_rate
         self.tindex, self.W, self.T, self.caps = tindex, W, T, caps
         self._checked: dict[Placement, int] = {}  # placements that passed placement_error
         #: the same, by object identity, for the placement objects kept in
@@ -134,7 +140,7 @@ class DecisionChecker:
                    {(n.name, t): int(c) for n in cl.nodes for t, c in n.gpus.items() if c > 0},
                    {n.name: (float(n.cpus), float(n.memory)) for n in cl.nodes},
                    {t: k for k, t in enumerate(cl.gpu_types)}, instance.workers.tolist(),
-                   instance.throughput_matrix, caps)
+                   instance.throughput_matrix, caps, instance.colocated_rate)
 
     def id_of(self, p: Placement) -> int:
         """The id of canonical placement ``p`` (a new one if it was never seen)."""
@@ -145,7 +151,8 @@ class DecisionChecker:
             self.job.append(self.idx_of[p.job])
             self.where.append((p.node, p.gpu_type))
             self.gpus.append(p.gpus)
-            self.amount.append(p.gpus * p.share)
+            # a co-located pair's GPUs count once: each of its placements for half
+            self.amount.append(p.gpus * p.share * (1.0 if p.partner is None else PAIR_AMOUNT))
             self.type_index.append(self.tindex.get(p.gpu_type, -1))
             self.resources.append(bool(p.cpus or p.memory))
             self.copy.append(p.copy)
@@ -160,7 +167,7 @@ class DecisionChecker:
         decision's errors are reported; its id."""
         pname = self.pname
         p = _canonical(pname, t, raw)
-        job, node, typ, g, cpus, mem, copy, share = p
+        job, node, typ, g, cpus, mem, copy, share, partner = p
         i = self.idx_of.get(job)
         if i is None:
             raise PolicyViolation(pname, t, f"unknown job {job!r}")
@@ -171,6 +178,11 @@ class DecisionChecker:
         reason = placement_error(job, node, typ, self.node_cap.get((node, typ), 0),
                                  self.T[i, k] if k is not None else 0.0, g, cpus, mem, copy,
                                  share, sharing=caps.sharing, forking=caps.forking)
+        if reason is None and partner is not None:
+            known = isinstance(partner, str) and partner in self.idx_of
+            rate = self.pair_rate(job, partner, typ) \
+                if known and caps.colocation and self.pair_rate is not None else None
+            reason = partner_error(job, partner, typ, known, rate, colocation=caps.colocation)
         if reason is not None:
             raise PolicyViolation(pname, t, reason)
         pid = self.id_of(p)
@@ -203,11 +215,40 @@ class DecisionChecker:
         gangs = None
         if self._backoff:
             self._backoff -= 1
-        else:
+        elif not self.caps.colocation:
             gangs = self._check_changes(t, placements, active, known)
         if gangs is None:
             gangs = self._check_all(t, placements, active)
+        if self.caps.colocation:
+            self._check_pairs(t, gangs)
         return gangs
+
+    def _check_pairs(self, t: float, gangs: dict[int, dict[int, list[int]]]) -> None:
+        """Co-location: every placement naming a partner has its mirror image (the
+        partner on the same node, type and GPUs, naming this job), and a job shares its
+        GPUs with one partner at a time (:mod:`optsched.core.colocation`)."""
+        P = self.placement
+        held: dict[tuple, int] = {}
+        partner_of: dict[int, str | None] = {}
+        for i, copies in gangs.items():
+            for ids in copies.values():
+                for pid in ids:
+                    p = P[pid]
+                    seen = partner_of.setdefault(i, p.partner)
+                    if seen != p.partner:
+                        raise PolicyViolation(self.pname, t, f"job {p.job!r} holds GPUs "
+                                              f"with partners {seen!r} and {p.partner!r} "
+                                              "at once: a job shares its GPUs with one "
+                                              "other job at a time")
+                    if p.partner is not None:
+                        k = (p.job, p.partner, p.node, p.gpu_type)
+                        held[k] = held.get(k, 0) + p.gpus
+        for (job, partner, node, typ), g in held.items():
+            if held.get((partner, job, node, typ), 0) != g:
+                raise PolicyViolation(self.pname, t, f"job {job!r} holds {g} GPU(s) of type "
+                                      f"{typ!r} on node {node!r} shared with job "
+                                      f"{partner!r}, which does not hold them naming "
+                                      f"{job!r} as its partner")
 
     # ------------------------------------------------------------------ full check
     def _check_all(self, t: float, placements: list, active: set[int]
@@ -488,12 +529,13 @@ class DecisionChecker:
 def check_decision(pname: str, t: float, placements: list, active: set[int],
                    idx_of: dict[str, int], node_cap: dict[tuple[str, str], int],
                    node_res: dict[str, tuple[float, float]], tindex: dict[str, int],
-                   W: Any, T: np.ndarray, caps: Caps = Caps(),
+                   W: Any, T: np.ndarray, caps: Caps = Caps(), pair_rate: Any = None,
                    ) -> dict[int, dict[int, list[Placement]]]:
     """Check one decision; return its placements grouped by job index, then copy id
     (duplicates merged, so the recorded schedule is canonical). ``W`` gives each job's
     gang size by index. A run checks many decisions with one :class:`DecisionChecker`."""
-    checker = DecisionChecker(pname, idx_of, node_cap, node_res, tindex, W, T, caps)
+    checker = DecisionChecker(pname, idx_of, node_cap, node_res, tindex, W, T, caps,
+                              pair_rate)
     gangs = checker.check(t, placements, active)
     P = checker.placement
     return {i: {c: [P[p] for p in ids] for c, ids in copies.items()}
@@ -548,7 +590,8 @@ def _grouped(ids: set[int], key: list) -> dict[Any, list[int]]:
 
 
 def _key(p: Placement) -> tuple:
-    return (p.node, p.gpu_type, p.share, p.cpus / p.gpus, p.memory / p.gpus)
+    return (p.node, p.gpu_type, p.share, p.cpus / p.gpus, p.memory / p.gpus,
+            p.partner or "")
 
 
 def _merged(job: str, copy: int, ps: list[Placement]) -> list[Placement]:
@@ -564,6 +607,6 @@ def _merged(job: str, copy: int, ps: list[Placement]) -> list[Placement]:
         m[0] += p.gpus
         m[1] += p.cpus
         m[2] += p.memory
-    return [Placement(job, k[0], k[1], int(m[0]), m[1], m[2], copy, k[2])
+    return [Placement(job, k[0], k[1], int(m[0]), m[1], m[2], copy, k[2], k[5] or None)
             for k, m in sorted(merged.items())]
 

@@ -400,7 +400,7 @@ def _checked_start(inst: Instance, start: Any, policy: Any) -> tuple[Schedule, C
     schedule of ``inst`` inside the window model that passes those rules and completes
     every job."""
     sched = _schedule_of(start)
-    for flag in ("sharing", "forking", "resource_sensitive"):
+    for flag in ("sharing", "forking", "resource_sensitive", "colocation"):
         if getattr(sched, flag):
             raise ModelNotApplicable(f"schedule.{flag}", True, "the window model plans "
                                      "whole gangs of one GPU type; a schedule with "

@@ -17,7 +17,7 @@ plus arrival and completion instants for event-driven policies). It receives a
   the previous decision's placements (with copies, shares, CPU and DRAM).
 
 It returns a list of :class:`Placement` items ``(job, node, gpu_type, gpus, cpus=0,
-memory=0, copy=0, share=1)`` (plain 4-tuples work too); a gang may span several
+memory=0, copy=0, share=1, partner=None)`` (plain 4-tuples work too); a gang may span several
 placements (nodes and even GPU types). The simulator checks every decision (see
 :mod:`optsched.sim.simulator`).
 
@@ -27,7 +27,9 @@ default off; :data:`POLICY_MEMBERS` lists every member a policy may have, and
 each GPU's compute, e.g. Salus lanes), ``forking`` (several copies of a job, one node
 each, progress adding up, e.g. HadarE), ``consolidation`` (seconds between a forked job's
 work being done and its completion) and ``resource_sensitive`` (CPU cores and DRAM per
-GPU change the job's speed through ``Job.sensitivity``, e.g. Synergy), and
+GPU change the job's speed through ``Job.sensitivity``, e.g. Synergy), ``colocation``
+(two jobs share the same GPUs, each placement naming the other as ``partner``, at the
+instance's measured co-located rates, e.g. Gavel's packed policies), and
 ``progress_rule`` (default ``"gang"``; ``"partial"``: gangs of 1..W_j GPUs;
 ``"additive"``: a gang runs at the sum of its workers' rates;
 :mod:`optsched.core.progress`). Optionally ``horizon()`` returns an absolute time at
@@ -41,7 +43,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from types import MappingProxyType
@@ -148,6 +150,18 @@ class ClusterView:
     #: :attr:`previous` (sorted, unique) and the GPUs it holds per (node, type)
     previous_jobs: np.ndarray | None = field(default=None, repr=False)
     previous_held: np.ndarray | None = field(default=None, repr=False)
+    #: the instance's co-located rates (:meth:`colocated_rate`), if it has a table
+    pair_rates: Callable[[str, str, str], float | None] | None = field(default=None,
+                                                                        repr=False)
+
+    def colocated_rate(self, job: str, partner: str, gpu_type: str) -> float | None:
+        """Per-worker iterations/s of visible job ``job`` sharing GPUs of ``gpu_type``
+        with job ``partner`` (measured profile data, like the throughputs), or ``None``
+        when the instance has no such rate
+        (:meth:`optsched.core.instance.Instance.colocated_rate`)."""
+        if self.pair_rates is None:
+            return None
+        return self.pair_rates(job, partner, gpu_type)
 
     @property
     def gpu_types(self) -> tuple[str, ...]:
@@ -238,7 +252,8 @@ class ClusterView:
     @cached_property
     def held_before(self) -> np.ndarray:
         """GPUs held by the previous decision per (node, type), like :attr:`capacity`
-        (read-only)."""
+        (read-only): each placement's GPUs, so two co-located jobs count a shared GPU
+        twice."""
         if self.previous_held is not None:
             return self.previous_held
         held = np.zeros(self.capacity.shape, dtype=np.int64)
@@ -329,6 +344,8 @@ POLICY_MEMBERS: Mapping[str, PolicyMember] = MappingProxyType({m.name: m for m i
             "CPU cores and DRAM per GPU change the job's speed"),
     _member("progress_rule", "capability", "gang", f"one of {', '.join(PROGRESS_RULES)}",
             "how a gang's rate follows from its GPUs"),
+    _member("colocation", "capability", False, "True or False",
+            "two jobs may share GPUs (placement partner) at their co-located rates"),
     _member("periodic", "capability", True, "True or False",
             "called at round boundaries (False: event-driven policies only)"),
     _member("reset", "hook", None, "a method reset()", "called before a run"),
@@ -341,7 +358,7 @@ POLICY_MEMBERS: Mapping[str, PolicyMember] = MappingProxyType({m.name: m for m i
 )})
 
 _FLAGS = ("needs_work", "event_driven", "sharing", "forking", "resource_sensitive",
-          "periodic")
+          "periodic", "colocation")
 
 
 def _is_bool(v: Any) -> bool:

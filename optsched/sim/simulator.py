@@ -19,7 +19,9 @@ Mechanics (Gavel OSDI'20 §5 round mechanism; Tiresias NSDI'19 §4 event-driven 
   CPU/DRAM sensitivity when the policy declares ``sharing`` / ``resource_sensitive``:
   the rule is :func:`optsched.core.progress.gang_rate`, the one the validator credits (a
   policy may declare another ``progress_rule``: ``"partial"`` gangs of 1..W_j GPUs at
-  :math:`g \min_k T_{jk}`, or ``"additive"`` gangs at :math:`\sum_a g_a T_{jk_a}`). With
+  :math:`g \min_k T_{jk}`, or ``"additive"`` gangs at :math:`\sum_a g_a T_{jk_a}`; a
+  placement naming a ``partner``, under a policy that declares ``colocation``, runs at
+  the instance's co-located rate, :mod:`optsched.core.colocation`). With
   ``forking`` each copy is a gang and the copies' rates add up. A job whose remaining
   work :math:`r_j` runs out inside the epoch has its work done at the exact instant
   :math:`t + r_j / R_j` (as a float, the first one at which the recorded interval
@@ -123,7 +125,8 @@ class _Gang:
     __slots__ = ("copies", "rate", "held", "ids", "types", "gpus", "sig")
 
     def __init__(self, copies: dict[int, list[int]], checker: DecisionChecker,
-                 job: Any, rate_memo: dict[tuple, float], sensitive: bool, rule: str) -> None:
+                 job: Any, rate_memo: dict[tuple, float], sensitive: bool, rule: str,
+                 pair_rate: Any = None) -> None:
         P, amount = checker.placement, checker.amount
         r = h = 0.0
         ids: list[int] = []
@@ -133,7 +136,8 @@ class _Gang:
             if v is None:  # gang_rate is pure: memoised per (job's) placements
                 if len(rate_memo) > 200_000:
                     rate_memo.clear()
-                v = rate_memo[key] = gang_rate(job, [P[p] for p in copy], sensitive, rule)
+                v = rate_memo[key] = gang_rate(job, [P[p] for p in copy], sensitive, rule,
+                                               pair_rate)
             r += v  # the validator's rule per (job, copy), copies adding up
             for p in copy:
                 h += amount[p]
@@ -474,7 +478,8 @@ def _declared(policy: Policy) -> _Declared:
                 forking=bool(getattr(policy, "forking", False)),
                 resource_sensitive=bool(getattr(policy, "resource_sensitive", False)),
                 progress_rule=check_progress_rule(getattr(policy, "progress_rule", "gang"),
-                                                  "policy.progress_rule"))
+                                                  "policy.progress_rule"),
+                colocation=bool(getattr(policy, "colocation", False)))
     kappa = float(getattr(policy, "consolidation", 0.0) or 0.0)
     if not (math.isfinite(kappa) and kappa >= 0):
         raise InvalidOption("policy.consolidation", kappa, "must be a finite number >= 0")
@@ -664,6 +669,8 @@ class _Run:
             previous_jobs=self.prev_jobs, previous_held=self.prev_held,
             needs_work=decl.needs_work, rng=self.rng,
             policy_name=decl.name, remaining_=self.remaining[ix] if decl.needs_work else None,
+            pair_rates=self.instance.colocated_rate
+            if self.instance.colocation is not None else None,
             **self.fixed)
         c0 = _time.perf_counter()
         placements = list(self.policy.allocate(view))
@@ -738,7 +745,8 @@ class _Run:
     def _gang(self, i: int, copies: dict[int, list[int]]) -> _Gang:
         caps = self.decl.caps
         return _Gang(copies, self.checker, self.jobs[i], self.rate_memo,
-                     caps.resource_sensitive, caps.progress_rule)
+                     caps.resource_sensitive, caps.progress_rule,
+                     self.instance.colocated_rate if caps.colocation else None)
 
     def _finish_times(self, ep: _Epoch, g_rem: np.ndarray) -> np.ndarray:
         """Per gang the instant its work runs out (``inf`` for a gang that does not run)."""
@@ -855,13 +863,13 @@ class _Run:
     def result(self, wall: float) -> Result:
         """The run's schedule, validated, with its counters in ``extra``."""
         decl, caps, P = self.decl, self.decl.caps, self.checker.placement
-        allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7])
+        allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
                   for k, s, e in ((P[p], s, e) for p, s, e in self.segments.all()) if e > s]
         allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
         schedule = Schedule(tuple(allocs), self.completion, sharing=caps.sharing,
                             forking=caps.forking, consolidation=decl.kappa,
                             resource_sensitive=caps.resource_sensitive,
-                            progress_rule=caps.progress_rule)
+                            progress_rule=caps.progress_rule, colocation=caps.colocation)
         extra = self._extra(wall)
         extra.update(getattr(self.policy, "stats", lambda: {})())
         res = finalize(self.instance, schedule, status=Status.FEASIBLE, model="simulate",

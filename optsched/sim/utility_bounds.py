@@ -72,6 +72,7 @@ import numpy as np
 from optsched.core.instance import Instance
 from optsched.errors import InvalidOption
 from optsched.sim.bounds import (
+    _COLOCATION_SKIP,
     Setting,
     _Data,
     _data,
@@ -240,7 +241,9 @@ def utility_upper_bound(instance: Instance, setting: Setting | None = None, *,
     earliest = d.r + d.p
     by["per_job"] = float(_values(instance, d, earliest, np.arange(n)).sum())
     seconds["per_job"] = time.perf_counter() - t0
-    if "utility_lp" in methods:
+    if "utility_lp" in methods and setting.colocation:
+        skipped["utility_lp"] = _COLOCATION_SKIP
+    elif "utility_lp" in methods:
         t0 = time.perf_counter()
         value, note = _utility_lp_bound(instance, d, intervals=intervals, window=window,
                                         step=step, max_columns=max_columns,
