@@ -150,6 +150,8 @@ class ClusterView:
     #: :attr:`previous` (sorted, unique) and the GPUs it holds per (node, type)
     previous_jobs: np.ndarray | None = field(default=None, repr=False)
     previous_held: np.ndarray | None = field(default=None, repr=False)
+    #: per instance job index: whether it is in :attr:`previous` (when the caller has it)
+    previous_mask: np.ndarray | None = field(default=None, repr=False)
     #: the instance's co-located rates (:meth:`colocated_rate`), if it has a table
     pair_rates: Callable[[str, str, str], float | None] | None = field(default=None,
                                                                         repr=False)
@@ -237,6 +239,8 @@ class ClusterView:
     def ran_before(self) -> np.ndarray:
         """Per visible job (aligned with :attr:`ids`): whether it holds a placement in
         the previous decision."""
+        if self.previous_mask is not None:
+            return self.previous_mask[self.index]
         if self.previous_jobs is not None:
             return np.isin(self.index, self.previous_jobs)
         prev = self.previous_by_job

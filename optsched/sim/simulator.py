@@ -493,6 +493,7 @@ class _Queue:
 
     def __init__(self, n: int) -> None:
         self.waited = np.zeros(n, dtype=bool)  # per job: did it ever wait
+        self._runs = np.zeros(n, dtype=bool)  # scratch: the jobs of one epoch's gangs
         self.seconds = 0.0  # job-seconds spent waiting
         self.most = 0
         self.n, self.t0 = 0, 0.0  # waiting jobs of the last epoch, and its start
@@ -510,7 +511,10 @@ class _Queue:
             self.n, self.t0 = len(ix) - len(ep.gangs), t
             self.most = max(self.most, self.n)
             if self._seen[0] is not fixed or self._seen[1] is not ep:
-                self.waited[ix[~np.isin(ix, ep.g_ix)]] = True
+                runs = self._runs
+                runs[ep.g_ix] = True
+                self.waited[ix[~runs[ix]]] = True
+                runs[ep.g_ix] = False
                 self._seen = (fixed, ep)
 
 
@@ -544,6 +548,13 @@ class _Run:
             "sensitivities": [j.sensitivity for j in jobs],
             "gpu_memories": [j.memory for j in jobs],
             "compute_shares": [j.compute_share for j in jobs], "users": [j.user for j in jobs]}
+        # the same as object arrays, which a view takes its tuples from in one step
+        self.per_job_arrays: dict[str, np.ndarray] = {}
+        for k, col in self.per_job.items():
+            arr = np.empty(n, dtype=object)
+            for i, v in enumerate(col):  # element by element: values may be tuples
+                arr[i] = v
+            self.per_job_arrays[k] = arr
         # profile fields no job of the instance has: a view shows None for each
         self.unset = frozenset(k for k in ("sensitivities", "gpu_memories", "compute_shares",
                                            "users") if all(v is None for v in self.per_job[k]))
@@ -555,6 +566,8 @@ class _Run:
         self.completion: dict[str, float] = {}
         self.is_done = [False] * n
         self.active: list[int] = []  # arrived, unfinished (arrival order)
+        self.active_ix = np.zeros(0, dtype=np.int64)  # the same as an array
+        self.done_mask = np.zeros(n, dtype=bool)
         self.active_set: set[int] = set()
         self.ptr = 0  # arrivals admitted, in arrival order
         self.prev: tuple[Placement, ...] = ()
@@ -564,6 +577,7 @@ class _Run:
         self.prev_ids = self.prev_jobs  # the checker's ids of the placements in prev
         self.prev_held = np.zeros(cl.capacity.shape, dtype=np.int64)
         self.prev_held.flags.writeable = False
+        self.prev_mask = np.zeros(n, dtype=bool)
         self._prev_grouping: tuple[tuple, Mapping[str, tuple[Placement, ...]]] | None = None
         self._pid_node = np.zeros(0, dtype=np.int64)  # node index per placement id
         self.prev_book: dict[int, _Gang] = {}  # the gangs that ran in the last epoch
@@ -623,10 +637,13 @@ class _Run:
     def _arrivals(self) -> None:
         """Admit the jobs arrived by now (in arrival, then instance order)."""
         arrival, order, n, t = self.arrival, self.order, self.n, self.t
+        first = self.ptr
         while self.ptr < n and arrival[order[self.ptr]] <= t + _EPS:
             self.active.append(int(order[self.ptr]))
             self.ptr += 1
             self.changed = True
+        if self.ptr > first:
+            self.active_ix = np.concatenate([self.active_ix, order[first:self.ptr]])
 
     def _idle(self, next_arrival: float) -> None:
         """Nothing is visible: jump to the next arrival (a new round grid)."""
@@ -638,16 +655,15 @@ class _Run:
 
     def _fixed_view(self) -> dict[str, Any]:
         """What the view shows of the visible jobs that changes only when they do."""
-        active, needs_work, per_job = self.active, self.decl.needs_work, self.per_job
-        ix = np.fromiter(active, dtype=np.int64, count=len(active))
+        needs_work, cols = self.decl.needs_work, self.per_job_arrays
+        ix = self.active_ix.astype(np.int64, copy=True)
         fixed = dict(
-            ids=tuple(map(per_job["ids"].__getitem__, active)), index=ix,
+            ids=tuple(cols["ids"][ix].tolist()), index=ix,
             throughput_matrix=self.T[ix], workers=self.W[ix], arrivals=self.arrival[ix],
             weights=self.weights[ix],
-            throughput_maps=tuple(map(per_job["throughput_maps"].__getitem__, active)),
+            throughput_maps=tuple(cols["throughput_maps"][ix].tolist()),
             work_=self.work[ix] if needs_work else None,
-            **{k: (None,) * len(active) if k in self.unset
-               else tuple(map(per_job[k].__getitem__, active))
+            **{k: (None,) * len(ix) if k in self.unset else tuple(cols[k][ix].tolist())
                for k in ("sensitivities", "gpu_memories", "compute_shares", "users")})
         for a in fixed.values():  # shared by the views until the job set changes
             if isinstance(a, np.ndarray):
@@ -667,6 +683,7 @@ class _Run:
             rounds_received=self.rounds[ix], preemptions=self.preempt[ix],
             previous=self.prev, previous_grouped=self._grouped_prev(),
             previous_jobs=self.prev_jobs, previous_held=self.prev_held,
+            previous_mask=self.prev_mask,
             needs_work=decl.needs_work, rng=self.rng,
             policy_name=decl.name, remaining_=self.remaining[ix] if decl.needs_work else None,
             pair_rates=self.instance.colocated_rate
@@ -709,6 +726,11 @@ class _Run:
             np.add.at(held, (nodes, p_type), p_gpus.astype(np.int64))
         held.flags.writeable = False
         self.prev_held = held
+        # a new mask each time: a view keeps the one it was given
+        mask = np.zeros(self.n, dtype=bool)
+        mask[self.prev_jobs] = True
+        mask.flags.writeable = False
+        self.prev_mask = mask
 
     def _node_of(self, p_ids: np.ndarray) -> np.ndarray:
         """Node index of each placement id (the table grows with the checker's ids)."""
@@ -825,6 +847,7 @@ class _Run:
             self.completion[self.job_ids[g_ix[e]]] = _completion(float(g_stop[e]), kappa)
         for i in finished:
             self.is_done[i] = True
+        self.done_mask[finished] = True
         return finished
 
     def _hand_on(self, ep: _Epoch, finished: list[int], bar: ProgressBar,
@@ -832,8 +855,8 @@ class _Run:
         """What the next epoch starts from: the visible jobs, the previous decision."""
         self.last = ep
         if finished:
-            done = set(finished)
-            self.active = [i for i in self.active if i not in done]
+            self.active_ix = self.active_ix[~self.done_mask[self.active_ix]]
+            self.active = self.active_ix.tolist()
             self.changed = True
             bar.advance(len(finished), now=end)
             left = ~np.isin(ep.p_job, np.array(finished, dtype=np.int64))
