@@ -70,6 +70,19 @@ The bounds (each a theorem, proved in ``docs/bounds.md``)
     :math:`y` of the right signs the Lagrangian :math:`\min_{l \le x \le u}
     (c - A^\top y)^\top x + \sum_i y_i \beta_i` is a lower bound (weak duality), so the
     reported value does not rely on the solver's tolerances.
+
+    *Busy-time tangents* (``tangents`` :math:`m \ge 1`): within an interval, the
+    fraction credited to type :math:`k` grows at rate at most :math:`1/t_{jk}`,
+    :math:`t_{jk} = E_j / (G_j \tau_{jk} \bar\rho_j)`, so it contributes at least
+    :math:`s_{j\ell} x_{jk\ell} + t_{jk} x_{jk\ell}^2 / 2` to :math:`\mu_j` (packed
+    at full rate from :math:`s_{j\ell}`), not only :math:`s_{j\ell} x_{jk\ell}`.
+    The convex term is replaced by the maximum :math:`h` of its tangents at
+    :math:`u i / m`, :math:`i = 0..m`, :math:`u` the column's upper bound; each column
+    is split into :math:`m + 1` pieces of slopes :math:`t_{jk} u i / m` (widths
+    :math:`u/2m, u/m, \dots, u/m, u/2m`) that enter every row like the column and the
+    busy-time row with their slope added. Filling the pieces in order gives exactly
+    :math:`h(x) \le t x^2/2`, so every schedule still gives a feasible point with its
+    own objective: the theorem holds, and the LP has :math:`m + 1` times the columns.
 ``release_lp`` (makespan)
     :math:`\min T` subject to every job's work split over types, and for every release
     time :math:`s` in a set :math:`\mathcal{S}`, the jobs released at or after :math:`s`
@@ -358,10 +371,14 @@ def _grid(d: _Data, step: float, window: float) -> np.ndarray:
     return start + step * np.arange(L + 1)
 
 
-def _interval_lp(d: _Data, weights: np.ndarray, b: np.ndarray, window: float) -> LinearProgram:
-    """The interval LP with a window per job: job :math:`j` has columns for the intervals
+def _interval_lp(d: _Data, weights: np.ndarray, b: np.ndarray, window: float,
+                 tangents: int = 0, meta: dict | None = None) -> LinearProgram:
+    r"""The interval LP with a window per job: job :math:`j` has columns for the intervals
     that start before :math:`r_j + H` and one *late* column per type for what it does
-    after them (start :math:`s` = their end, no capacity row: a relaxation)."""
+    after them (start :math:`s` = their end, no capacity row: a relaxation). With
+    ``tangents`` :math:`m \ge 1` each column is split into the :math:`m + 1` pieces of
+    the busy-time minorant (module docstring). ``meta``, if given, receives each
+    column's job, type, start :math:`s` and interval (-1: late)."""
     n, K = d.rate.shape
     L = b.size - 1
     area, jt, p = d.area, d.jobtime, d.p
@@ -388,7 +405,21 @@ def _interval_lp(d: _Data, weights: np.ndarray, b: np.ndarray, window: float) ->
     avail = np.repeat(e - s, reps)
     with np.errstate(invalid="ignore", divide="ignore"):
         ub = np.minimum(1.0, avail / jt[cj, ck])
+    slope = np.zeros(cj.size)
+    if tangents:
+        # column split into tangents + 1 pieces of a convex piecewise-linear minorant of
+        # jt x^2 / 2 (tangents at u i / m): piece i has slope jt u i / m
+        m = tangents
+        frac = np.r_[0.5, np.ones(m - 1), 0.5] / m
+        cj, cl, cs, ck = (np.repeat(v, m + 1) for v in (cj, cl, cs, ck))
+        jt_c = jt[cj, ck]
+        u0 = np.repeat(ub, m + 1)
+        slope = jt_c * u0 * np.tile(np.arange(m + 1) / m, ub.size)
+        ub = u0 * np.tile(frac, ub.size)
+        reps = reps * (m + 1)
     x = lp.add_variables("x", cj.size, lb=0.0, ub=ub)
+    if meta is not None:  # what each column is, for a reader of the primal solution
+        meta.update(job=cj, type=ck, start=cs, interval=cl)
     C = lp.add_variables("C", n, lb=d.r + p, cost=weights)
     lp.add_constraints("work", rows=cj, cols=x.index, vals=1.0, lb=1.0, ub=1.0, n_rows=n)
     fin = np.flatnonzero(cl >= 0)
@@ -401,7 +432,7 @@ def _interval_lp(d: _Data, weights: np.ndarray, b: np.ndarray, window: float) ->
                        ub=(e - s)[fp], n_rows=fp.size)
     lp.add_constraints("mean_busy", rows=np.concatenate([np.arange(n), cj]),
                        cols=np.concatenate([C.index, x.index]),
-                       vals=np.concatenate([np.ones(n), -cs]), lb=p / 2.0, n_rows=n)
+                       vals=np.concatenate([np.ones(n), -(cs + slope)]), lb=p / 2.0, n_rows=n)
     return lp
 
 
@@ -523,7 +554,8 @@ def _solve_certified(lp: LinearProgram, time_limit: float | None) -> tuple[float
 def lower_bounds(instance: Instance, setting: Setting | None = None, *,
                  methods: Sequence[str] = METHODS, intervals: int = 24,
                  window: float | None = None, step: float | None = None,
-                 release_buckets: int = 200, max_columns: int | None = None,
+                 tangents: int = 0, release_buckets: int = 200,
+                 max_columns: int | None = None,
                  time_limit: float | None = 60.0) -> Bounds:
     r"""Certified lower bounds on the mean JCT, weighted mean JCT and makespan of every
     schedule of ``instance`` in ``setting`` (module docstring).
@@ -548,6 +580,10 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
         row, so any window gives a valid bound, a longer one a tighter one.
     step : float, optional
         Interval length in seconds (default ``max(slot, window / intervals)``).
+    tangents : int
+        Tangents of the busy-time minorant in ``interval_lp`` (0: off, the LP above;
+        :math:`m \ge 1`: every column split into :math:`m + 1` pieces, so the LP has
+        :math:`m + 1` times the columns, and a tighter bound; module docstring).
     release_buckets : int
         Release times kept in ``release_lp`` (fewer keep the bound valid, only weaker).
     max_columns : int, optional
@@ -574,6 +610,9 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
     """
     setting, methods, max_columns = _bound_options(instance, setting, methods, intervals,
                                                    release_buckets, max_columns)
+    if isinstance(tangents, bool) or not isinstance(tangents, (int, np.integer)) \
+            or tangents < 0:
+        raise InvalidOption("tangents", tangents, "must be an integer >= 0")
     d = _data(instance, setting)
     tally = _Tally()
     with tally.timed("per_job"):
@@ -585,7 +624,8 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
     if "interval_lp" in methods:
         with tally.timed("interval_lp"):
             _interval_bound(d, float(instance.slot), tally, intervals=intervals,
-                            window=window, step=step, max_columns=max_columns,
+                            window=window, step=step, tangents=int(tangents),
+                            max_columns=max_columns,
                             time_limit=time_limit)
     if "release_lp" in methods:
         with tally.timed("release_lp"):
@@ -672,12 +712,14 @@ def _pooled_bound(d: _Data, tally: _Tally) -> None:
 
 
 def _interval_bound(d: _Data, slot: float, tally: _Tally, *, intervals: int,
-                    window: float | None, step: float | None, max_columns: int,
+                    window: float | None, step: float | None, tangents: int,
+                    max_columns: int,
                     time_limit: float | None) -> None:
     n = d.r.size
     H = float(window) if window is not None else _default_window(d)
     dt = float(step) if step is not None else max(slot, H / intervals)
-    per_interval = int(np.isfinite(d.area).sum())
+    # the columns per interval (each split into tangents + 1 pieces)
+    per_interval = int(np.isfinite(d.area).sum()) * (tangents + 1)
     if step is None and per_interval * (H / dt + 2) + n > max_columns:
         # coarser steps to fit the column budget (any step gives a valid bound)
         fit = (max_columns - n) / per_interval - 2
@@ -689,15 +731,16 @@ def _interval_bound(d: _Data, slot: float, tally: _Tally, *, intervals: int,
                                         f"per job window) > max_columns {max_columns:,}")
         return
     b = _grid(d, dt, H)
-    v1, msg = _solve_certified(_interval_lp(d, np.ones(n), b, H), time_limit)
+    v1, msg = _solve_certified(_interval_lp(d, np.ones(n), b, H, tangents), time_limit)
     v2 = v1
     if v1 is not None and not np.all(d.wt == 1):
-        v2, msg = _solve_certified(_interval_lp(d, d.wt, b, H), time_limit)
+        v2, msg = _solve_certified(_interval_lp(d, d.wt, b, H, tangents), time_limit)
     if v1 is None or v2 is None:
         tally.skipped["interval_lp"] = msg
     else:
         tally.record("interval_lp", v1, v2, None)
-        tally.extra["interval_lp"] = {"window": H, "step": dt, "lp": msg}
+        tally.extra["interval_lp"] = {"window": H, "step": dt, "tangents": tangents,
+                                      "lp": msg}
 
 
 def _release_bound(d: _Data, tally: _Tally, release_buckets: int, max_columns: int,
