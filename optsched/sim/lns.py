@@ -864,7 +864,10 @@ class FastestSrpt:
 
     ``allowed`` (a boolean array [jobs of the instance, types], optional) removes
     pairs: :func:`optsched.sim.lns_lp_start.lp_guided_start` passes the types the
-    interval LP's solution uses for each job.
+    interval LP's solution uses for each job. With ``fill``, the GPUs the allowed pairs
+    leave idle in a round then go to the jobs still waiting (smallest remaining GPU
+    area first, each on its fastest type with room, allowed or not): the round's
+    allocation only grows, nothing is reserved for later rounds.
 
     On Gavel's 2,000-job trace (gavel-108) these give mean JCTs of 63.3, 73.0 and 81.4 h
     (``benchmarks/lns_gavel.py``). Clairvoyant (``needs_work``): a start for offline
@@ -876,7 +879,11 @@ class FastestSrpt:
     event_driven = False
 
     def __init__(self, min_speed: float = 0.0, rule: str = "area",
-                 name: str = "lns.fastest_srpt", allowed: Any = None) -> None:
+                 name: str = "lns.fastest_srpt", allowed: Any = None,
+                 fill: bool = False) -> None:
+        if not isinstance(fill, bool):
+            raise InvalidOption("fill", fill, "must be true or false")
+        self.fill = fill
         self.allowed = None if allowed is None else np.asarray(allowed, dtype=bool)
         if self.allowed is not None and self.allowed.ndim != 2:
             raise InvalidOption("allowed", self.allowed.shape,
@@ -929,6 +936,17 @@ class FastestSrpt:
                 continue
             done[m] = True
             out += place_gang(state, left, state.ids[m], k, w)
+        if self.fill and self.allowed is not None:
+            # GPUs the allowed pairs leave idle this round: the jobs still waiting, the
+            # smallest remaining area first, each on its fastest usable type with room
+            usable = (T > 0) & (T >= self.min_speed * best[:, None])
+            wait = np.flatnonzero(~done)
+            for m in wait[np.lexsort((state.arrivals[wait], (rem * W)[wait]))].tolist():
+                w = int(W[m])
+                for k in np.argsort(-T[m], kind="stable").tolist():
+                    if usable[m, k] and left[:, k].sum() >= w:
+                        out += place_gang(state, left, state.ids[m], k, w)
+                        break
         return out
 
 

@@ -68,9 +68,11 @@ ORDERS = ("srpt", *LP_KEYS)
 class LpGuide:
     """The interval LP's primal solution, per job (instance order).
 
-    ``completion`` :math:`C^{LP}_j` (s); ``mean_busy`` :math:`\\sum s_{j\\ell}
-    x_{jk\\ell}` (s); ``alpha`` the :math:`\\alpha`-point (s); ``shares[j, k]``
-    :math:`y_{jk}`; ``lp`` a description of the LP and its objective.
+    ``completion`` :math:`C^{LP}_j` (s); ``mean_busy`` the LP's busy-time estimate
+    :math:`\\sum \\beta x` over the job's columns (:math:`\\beta` each column's
+    busy-time coefficient, :math:`s_{j\\ell}` without tangents) (s); ``alpha`` the
+    :math:`\\alpha`-point (s); ``shares[j, k]`` :math:`y_{jk}`; ``lp`` a description
+    of the LP and its objective.
     """
 
     completion: np.ndarray
@@ -87,13 +89,13 @@ class LpGuide:
 
 
 def lp_guide(instance: Instance, *, window: float | None = None, intervals: int = 36,
-             tangents: int = 0, alpha: float = 0.5,
+             tangents: int = 0, squash: int = 0, alpha: float = 0.5,
              time_limit: float | None = 600.0) -> LpGuide:
     r"""Solve the interval LP of ``instance`` (gang progress) and read its solution.
 
     Parameters
     ----------
-    window, intervals, tangents
+    window, intervals, tangents, squash
         As in :func:`optsched.sim.bounds.lower_bounds` (``window`` in seconds;
         ``intervals`` per window). The default window is the larger of the bound's
         default (eight times the mean shortest run time) and the span of the arrivals:
@@ -139,7 +141,7 @@ def lp_guide(instance: Instance, *, window: float | None = None, intervals: int 
     b = B._grid(d, dt, H)
     meta: dict[str, np.ndarray] = {}
     t0 = time.process_time()
-    lp = B._interval_lp(d, d.wt, b, H, tangents=tangents, meta=meta)
+    lp = B._interval_lp(d, d.wt, b, H, tangents=tangents, squash=squash, meta=meta)
     data = lp.freeze()
     res = solve_program(data, backend="highs", time_limit=time_limit,
                         options={"solver": "ipm"})
@@ -152,7 +154,7 @@ def lp_guide(instance: Instance, *, window: float | None = None, intervals: int 
     shares = np.zeros((n, K))
     np.add.at(shares, (cj, ck), x)
     mean_busy = np.zeros(n)
-    np.add.at(mean_busy, cj, cs * x)
+    np.add.at(mean_busy, cj, meta["busy"] * x)
     # alpha-points: columns by job, start, then fastest type first
     jt = d.jobtime[cj, ck]
     order = np.lexsort((jt, cs, cj))
@@ -277,7 +279,7 @@ class LpList:
 
 
 def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float = 1.0,
-                    guide: LpGuide | None = None, seed: int = 0,
+                    fill: bool = True, guide: LpGuide | None = None, seed: int = 0,
                     **lp_options: Any) -> Result:
     r"""A start for :func:`optsched.sim.lns.improve`: the interval LP's type choice,
     list-scheduled (module docstring).
@@ -293,6 +295,9 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
         :math:`\theta \in [0, 1]`: job :math:`j` may use type :math:`k` only if
         :math:`y_{jk} \ge \theta \max_k y_{jk}` (default 1: the LP's main type; 0: every
         type it has a rate on).
+    fill : bool
+        With ``order="srpt"``: GPUs left idle by the allowed pairs go to the waiting
+        jobs on any type (:class:`~optsched.sim.lns.FastestSrpt`'s ``fill``; default).
     guide : LpGuide, optional
         A solved LP to reuse (else :func:`lp_guide` with ``lp_options``: ``window``,
         ``intervals``, ``tangents``, ``alpha``, ``time_limit``).
@@ -343,11 +348,14 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
         allowed = (g.shares >= share_min * g.shares.max(axis=1, keepdims=True) - 1e-9) \
             & (rates > 0)
         allowed[~allowed.any(axis=1)] = rates[~allowed.any(axis=1)] > 0
-    policy: Any = FastestSrpt(allowed=allowed, name="lns.lp_guided") if order == "srpt" \
+    if not isinstance(fill, bool):
+        raise InvalidOption("fill", fill, "must be true or false")
+    policy: Any = FastestSrpt(allowed=allowed, fill=fill, name="lns.lp_guided") \
+        if order == "srpt" \
         else LpList(g.key(order), allowed, name="lns.lp_guided")
     with producing(Capabilities(source="lns.lp_guided")):
         res = simulate(inst, policy, seed=seed)
     extra = dict(res.extra)
     extra["lp_guide"] = {"lp": g.lp, "cpu_seconds": g.seconds, "order": order,
-                         "share_min": share_min}
+                         "share_min": share_min, "fill": fill}
     return res.replace(extra=extra)

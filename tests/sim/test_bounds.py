@@ -309,33 +309,53 @@ def test_busy_time_tangents_by_hand():
     assert lower_bounds(inst, tangents=2, **kw).extra["interval_lp"]["tangents"] == 2
     with pytest.raises(InvalidOption, match="tangents"):
         lower_bounds(inst, tangents=-1)
+    with pytest.raises(InvalidOption, match="squash"):
+        lower_bounds(inst, squash=1.5)
+
+
+def test_squashed_area_by_hand():
+    """The same two jobs in one interval of 200 s: the plain LP puts both at its start
+    (C >= 100 each); the squashed-area row (area 200 on one GPU: sum of area x offset
+    >= 200^2 / 2) forces the second job's work later, and the LP reaches the optimum,
+    300."""
+    inst = _inst([Job("a", 0.0, 1, 100.0, {"a": 1.0}), Job("b", 0.0, 1, 100.0, {"a": 1.0})],
+                 gpus=(("a", 1),))
+    kw = dict(methods=("interval_lp",), window=200.0, step=200.0)
+    plain = lower_bounds(inst, **kw).by_method["interval_lp"]["total_completion"]
+    sq = lower_bounds(inst, squash=1, **kw)
+    assert plain == pytest.approx(200.0, rel=1e-7)
+    assert sq.by_method["interval_lp"]["total_completion"] == pytest.approx(300.0, rel=1e-7)
+    assert sq.extra["interval_lp"]["squash"] == 1
 
 
 @settings(max_examples=examples(50), deadline=None)
-@given(small_instances(), st.integers(1, 3), st.sampled_from([10.0, 20.0, 40.0]))
-def test_tangent_bound_below_the_exact_slotted_optimum(inst, tangents, step):
+@given(small_instances(), st.integers(0, 3), st.integers(0, 2),
+       st.sampled_from([10.0, 20.0, 40.0]))
+def test_tangent_bound_below_the_exact_slotted_optimum(inst, tangents, squash, step):
     try:
         exact = optsched.solve(inst, model="tiresias", method="exact", time_limit=20)
     except ModelNotApplicable:
         exact = None
     assume(exact is not None and exact.status.value == "optimal")
     kw = dict(methods=("per_job", "interval_lp"), step=step)
-    b = lower_bounds(inst, tangents=tangents, **kw)
+    b = lower_bounds(inst, tangents=tangents, squash=squash, **kw)
     assert _le(b.mean_jct * inst.n_jobs, exact.objective)
-    # the pieces sum to a point of the plain LP at a lower cost: never below it
+    # the parts sum to a point of the plain LP at no higher cost: never below it
     plain = lower_bounds(inst, **kw).by_method["interval_lp"]["total_completion"]
     assert b.by_method["interval_lp"]["total_completion"] >= plain * (1 - 1e-7) - 1e-6
 
 
 @settings(max_examples=examples(40), deadline=None)
-@given(capability_instances(), st.sampled_from(CAPS), st.integers(0, 3), st.integers(1, 3))
-def test_tangent_bound_below_random_policies_of_every_capability(inst, caps, seed, tangents):
+@given(capability_instances(), st.sampled_from(CAPS), st.integers(0, 3), st.integers(0, 3),
+       st.integers(0, 2))
+def test_tangent_bound_below_random_policies_of_every_capability(inst, caps, seed, tangents,
+                                                                   squash):
     policy = RandomPolicy(**caps)
     res = simulate(inst, policy, seed=seed, max_time=5000.0)
     m = res.metrics
     assume(m.n_completed == m.n_jobs)
     b = lower_bounds(inst, Setting.of(policy), methods=("interval_lp",), tangents=tangents,
-                     step=float(inst.slot))
+                     squash=squash, step=float(inst.slot))
     assert _le(b.mean_jct, m.mean_jct)
 
 
@@ -348,7 +368,7 @@ def test_tangent_bound_below_every_policy_on_every_shipped_trace(trace, cluster)
         m = res.metrics
         if m.n_completed < m.n_jobs:
             continue
-        b = lower_bounds(inst, Setting.of(res.schedule), tangents=2)
+        b = lower_bounds(inst, Setting.of(res.schedule), tangents=2, squash=2)
         assert _le(b.mean_jct, m.mean_jct), (name, b.mean_jct, m.mean_jct)
 
 
@@ -356,5 +376,5 @@ def test_tangent_bound_below_policies_on_a_trace_prefix():
     inst, runs = _policies_on("gavel-philly-2000", "gavel-108", 12,
                               ["tiresias.las", "gavel.max_min_fairness", "gavel.fifo"])
     for name, res in runs:
-        b = lower_bounds(inst, Setting.of(res.schedule), tangents=2)
+        b = lower_bounds(inst, Setting.of(res.schedule), tangents=2, squash=2)
         assert _le(b.mean_jct, res.metrics.mean_jct), (name, b.mean_jct)

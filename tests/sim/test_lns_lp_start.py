@@ -131,3 +131,29 @@ def test_bad_options_are_refused():
     with pytest.raises(ModelNotApplicable, match="allowed"):
         simulate(inst, FastestSrpt(allowed=np.ones((2, 3), dtype=bool)))
     assert set(LP_KEYS) < set(ORDERS)
+
+
+def test_fill_gives_idle_gpus_to_waiting_jobs_only():
+    """Both jobs allowed only on the fast GPU: without fill the longer one waits while
+    the slow GPU idles; with fill it starts on the slow GPU, and the shorter job keeps
+    the fast one."""
+    from optsched.core.validate import producing
+    from optsched.sim.simulator import simulate
+
+    nodes = (Node("n0", {"fast": 1}), Node("n1", {"slow": 1}))
+    jobs = (Job("x", 0.0, 1, 100.0, {"fast": 1.0, "slow": 0.5}),
+            Job("y", 0.0, 1, 40.0, {"fast": 1.0, "slow": 0.5}))
+    inst = Instance(Cluster(nodes), jobs, slot=10.0)
+    mask = np.array([[True, False], [True, False]])  # types in the cluster's order
+    assert inst.cluster.gpu_types == ("fast", "slow")
+    runs = {}
+    for fill in (False, True):
+        with producing(STRICT):
+            runs[fill] = simulate(inst, FastestSrpt(allowed=mask, fill=fill))
+        _check(inst, runs[fill])
+    assert runs[False].schedule.completion == pytest.approx({"y": 40.0, "x": 140.0})
+    assert runs[True].schedule.completion["y"] == pytest.approx(40.0)
+    # x: 40 s on slow (20 iterations), then 80 on fast
+    assert runs[True].schedule.completion["x"] == pytest.approx(120.0)
+    with pytest.raises(InvalidOption, match="fill"):
+        FastestSrpt(fill=1)
