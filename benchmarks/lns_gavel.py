@@ -40,7 +40,13 @@ def main() -> None:
     ap.add_argument("--wide-window-h", type=float, default=1000.0)
     ap.add_argument("--wide-intervals", type=int, default=36)
     ap.add_argument("--tangents", type=int, default=2,
-                    help="busy-time tangents of the wide bound (0: plain only)")
+                    help="busy-time tangents of the wide bound")
+    ap.add_argument("--squash", type=int, default=1,
+                    help="squashed-area tangent points of the wide bound")
+    ap.add_argument("--plain", action="store_true",
+                    help="also the wide bound without tangents and squashed rows")
+    ap.add_argument("--share-min", type=float, default=0.5,
+                    help="share_min of the LP-guided starts")
     ap.add_argument("--guide-tangents", type=int, default=0,
                     help="tangents of the LP that guides the LP-guided starts")
     ap.add_argument("--name", default="lns_gavel")
@@ -61,16 +67,17 @@ def main() -> None:
         {"kind": "bound", "name": f"lower_bounds defaults ({bound.source['mean_jct']})",
          "mean_jct_h": bound.mean_jct / H, "cpu_s": round(b_cpu, 1)}]
     b, bw = bound.mean_jct, bound.mean_jct
-    for tg in sorted({0, args.tangents}):
+    configs = [(args.tangents, args.squash)] + ([(0, 0)] if args.plain else [])
+    for tg, sq in configs:
         c0 = time.process_time()
         wide = lower_bounds(inst, methods=("per_job", "interval_lp"),
                             window=args.wide_window_h * H, intervals=args.wide_intervals,
-                            tangents=tg, max_columns=10**7, time_limit=1200.0)
+                            tangents=tg, squash=sq, max_columns=10**7, time_limit=1800.0)
         w_cpu = time.process_time() - c0
         bw = max(bw, wide.mean_jct)
         rows.append({"kind": "bound", "name": f"interval_lp, window {args.wide_window_h:g} h, "
-                                              f"{args.wide_intervals} intervals, tangents {tg} "
-                                              f"({wide.source['mean_jct']})",
+                                              f"{args.wide_intervals} intervals, tangents {tg}, "
+                                              f"squash {sq} ({wide.source['mean_jct']})",
                      "mean_jct_h": wide.mean_jct / H, "cpu_s": round(w_cpu, 1),
                      "note": str(wide.extra.get("interval_lp", wide.skipped))})
         print(rows[-1], flush=True)
@@ -100,7 +107,7 @@ def main() -> None:
     print(f"LP guide {guide.lp}, {g_cpu:.1f} s CPU", flush=True)
     for order in ("srpt", "completion"):
         c0, t0 = time.process_time(), time.perf_counter()
-        res = lp_guided_start(inst, order=order, guide=guide)
+        res = lp_guided_start(inst, order=order, guide=guide, share_min=args.share_min)
         name = f"lns.lp_guided ({order})"
         starts[name] = res
         rows.append({"kind": "start", "name": f"{name}, LP type per job (constructive)",
@@ -150,14 +157,15 @@ def main() -> None:
                           "windows without improvement), 10 s per window MILP",
                 "seed": 0,
                 "wide_bound": f"interval_lp, window {args.wide_window_h:g} h, "
-                              f"{args.wide_intervals} intervals, tangents 0 and {args.tangents}",
+                              f"{args.wide_intervals} intervals, tangents {args.tangents}, "
+                              f"squash {args.squash}",
                 "lp_guide": f"interval_lp, window {args.wide_window_h:g} h, "
                             f"{args.wide_intervals} intervals, tangents {args.guide_tangents}, "
-                            "share_min 1 (the LP's main type)"},
+                            f"share_min {args.share_min}, fill"},
         notes=(f"gap = mean JCT / certified lower bound ({b / H:.2f} h with the defaults, "
                f"{bw / H:.2f} h with a {args.wide_window_h:g} h interval-LP window, "
-               f"{args.wide_intervals} intervals, the better of tangents 0 and "
-               f"{args.tangents}); the "
+               f"{args.wide_intervals} intervals, tangents {args.tangents}, squash "
+               f"{args.squash}); the "
                f"best schedule found has mean JCT {lns_best:.2f} h. by_block: windows that "
                "improved / windows tried per block length m (rounds). CPU seconds of this "
                "process; the machine (2 cores) was shared with other work, so wall times "

@@ -278,7 +278,7 @@ class LpList:
 
 
 
-def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float = 1.0,
+def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float = 0.5,
                     fill: bool = True, guide: LpGuide | None = None, seed: int = 0,
                     **lp_options: Any) -> Result:
     r"""A start for :func:`optsched.sim.lns.improve`: the interval LP's type choice,
@@ -293,8 +293,8 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
         (static order, :class:`LpList`).
     share_min : float
         :math:`\theta \in [0, 1]`: job :math:`j` may use type :math:`k` only if
-        :math:`y_{jk} \ge \theta \max_k y_{jk}` (default 1: the LP's main type; 0: every
-        type it has a rate on).
+        :math:`y_{jk} \ge \theta \max_k y_{jk}` (default 0.5; 1: the LP's main type;
+        0: every type it has a rate on).
     fill : bool
         With ``order="srpt"``: GPUs left idle by the allowed pairs go to the waiting
         jobs on any type (:class:`~optsched.sim.lns.FastestSrpt`'s ``fill``; default).

@@ -52,12 +52,14 @@ def instances(draw):
 
 @settings(max_examples=examples(30), deadline=None)
 @given(instances(), st.sampled_from(ORDERS), st.sampled_from([0.0, 0.5, 1.0]),
-       st.integers(0, 2))
-def test_every_start_validates_on_random_instances(inst, order, share_min, tangents):
-    guide = lp_guide(inst, tangents=tangents)
-    res = lp_guided_start(inst, order=order, share_min=share_min, guide=guide)
+       st.integers(0, 2), st.integers(0, 1), st.booleans())
+def test_every_start_validates_on_random_instances(inst, order, share_min, tangents, squash,
+                                                   fill):
+    guide = lp_guide(inst, tangents=tangents, squash=squash)
+    res = lp_guided_start(inst, order=order, share_min=share_min, guide=guide, fill=fill)
     _check(inst, res)
-    if share_min == 1.0:  # every job only on its LP main type(s) it has a rate on
+    if share_min == 1.0 and not (fill and order == "srpt"):
+        # every job only on its LP main type(s)
         main = guide.shares >= guide.shares.max(axis=1, keepdims=True) - 1e-9
         types = inst.cluster.gpu_types
         for a in res.schedule.allocations:
