@@ -180,6 +180,10 @@ def _check_policies(trace, cluster, n, names=None):
             continue
         assert _le(b.mean_jct, m.mean_jct), (name, b.mean_jct, m.mean_jct)
         assert _le(b.makespan, m.makespan), (name, b.makespan, m.makespan)
+        # the interval LP with busy-time tangents and squashed-area rows
+        t = lower_bounds(inst, Setting.of(res.schedule), methods=("interval_lp",),
+                         tangents=2, squash=2)
+        assert _le(t.mean_jct, m.mean_jct), (name, t.mean_jct, m.mean_jct)
 
 
 def test_bad_options_are_named():
@@ -328,7 +332,7 @@ def test_squashed_area_by_hand():
     assert sq.extra["interval_lp"]["squash"] == 1
 
 
-@settings(max_examples=examples(50), deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(small_instances(), st.integers(0, 3), st.integers(0, 2),
        st.sampled_from([10.0, 20.0, 40.0]))
 def test_tangent_bound_below_the_exact_slotted_optimum(inst, tangents, squash, step):
@@ -357,24 +361,3 @@ def test_tangent_bound_below_random_policies_of_every_capability(inst, caps, see
     b = lower_bounds(inst, Setting.of(policy), methods=("interval_lp",), tangents=tangents,
                      squash=squash, step=float(inst.slot))
     assert _le(b.mean_jct, m.mean_jct)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("trace,cluster", SHIPPED)
-def test_tangent_bound_below_every_policy_on_every_shipped_trace(trace, cluster):
-    inst, runs = _policies_on(trace, cluster, 30)
-    assert len(runs) >= 10, [r[0] for r in runs]
-    for name, res in runs:
-        m = res.metrics
-        if m.n_completed < m.n_jobs:
-            continue
-        b = lower_bounds(inst, Setting.of(res.schedule), tangents=2, squash=2)
-        assert _le(b.mean_jct, m.mean_jct), (name, b.mean_jct, m.mean_jct)
-
-
-def test_tangent_bound_below_policies_on_a_trace_prefix():
-    inst, runs = _policies_on("gavel-philly-2000", "gavel-108", 12,
-                              ["tiresias.las", "gavel.max_min_fairness", "gavel.fifo"])
-    for name, res in runs:
-        b = lower_bounds(inst, Setting.of(res.schedule), tangents=2, squash=2)
-        assert _le(b.mean_jct, res.metrics.mean_jct), (name, b.mean_jct)
