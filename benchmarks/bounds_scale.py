@@ -8,13 +8,16 @@ Cases (each bound computed in a child process, timed by ``process_time`` for CPU
 * the whole Philly trace (82,247 jobs, tiresias-n256g8, 2,048 GPUs) at load 1 (values
   from ``results/philly_scale.json``) and at 6x arrivals (values from
   ``results/philly_load6_full.json``);
-* its first 20,000 jobs at 6x arrivals (values from ``results/philly_load6.json``).
+* its first 20,000 jobs at 6x arrivals (values from ``results/philly_load6.json``);
+* on request (``--cases gavel-2000-tight --name bounds_gavel_tight``), Gavel's trace with
+  54 intervals, the interval LP's busy-time tangents and squashed-area rows
+  (a 1.35-million-column LP).
 
 Per case: each bound method's mean-JCT and makespan bound, the best, CPU seconds, peak
 memory; per committed policy run: its value and value / bound (the gap: how far from
 the optimum the policy can at most be).
 
-    python benchmarks/bounds_scale.py
+    python benchmarks/bounds_scale.py [--cases CASE ...] [--name NAME]
 """
 
 from __future__ import annotations
@@ -42,6 +45,22 @@ CASES = {
                             load=1.0, policies=GAVEL_2000,
                             options=dict(window=1000 * 3600.0, intervals=36,
                                          max_columns=240_000, time_limit=600.0)),
+    # the same window, 54 intervals (18.5 h), and the tightenings of the interval LP:
+    # two busy-time tangents per column, one squashed-area row per (type, interval)
+    "gavel-2000-tight": dict(trace="gavel-philly-2000", cluster="gavel-108", jobs=None,
+                             load=1.0, policies=GAVEL_2000,
+                             options=dict(methods=("per_job", "pooled", "interval_lp"),
+                                          window=1000 * 3600.0, intervals=54, tangents=2,
+                                          squash=1, max_columns=2_000_000,
+                                          time_limit=1800.0)),
+    # the same over a 1,500-hour window (54 intervals of 27.8 h): fewer long jobs reach
+    # their late columns, which have no capacity row
+    "gavel-2000-tight-1500": dict(trace="gavel-philly-2000", cluster="gavel-108", jobs=None,
+                                  load=1.0, policies=GAVEL_2000,
+                                  options=dict(methods=("per_job", "pooled", "interval_lp"),
+                                               window=1500 * 3600.0, intervals=54,
+                                               tangents=2, squash=1, max_columns=2_000_000,
+                                               time_limit=1800.0)),
     "philly-load1": dict(trace="philly", cluster=None, jobs=None, load=1.0,
                          policies=("philly_scale", 82247)),
     "philly-load6": dict(trace="philly", cluster=None, jobs=None, load=6.0,
@@ -125,7 +144,10 @@ def _policy_values(spec) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--cases", nargs="*", default=list(CASES))
+    ap.add_argument("--cases", nargs="*",
+                    default=[c for c in CASES if not c.startswith("gavel-2000-tight")])
+    ap.add_argument("--name", default="bounds_scale",
+                    help="results file name (another name keeps bounds_scale's)")
     args = ap.parse_args()
     if args.child:
         _child(args.child)
@@ -145,7 +167,9 @@ def main() -> None:
                "methods": "; ".join(
                    f"{m} {v['total_completion'] is not None and 'jct' or 'cmax'}"
                    for m, v in methods.items()),
-               "skipped": "; ".join(f"{m}: {w}" for m, w in b["skipped"].items()) or "-"}
+               "skipped": "; ".join(f"{m}: {w}" for m, w in b["skipped"].items()) or "-",
+               "options": ", ".join(f"{k}={v}" for k, v in
+                                    CASES[case].get("options", {}).items()) or "defaults"}
         rows.append(row)
         for p in _policy_values(CASES[case]["policies"]):
             rows.append({"case": case, "jobs": r["n_jobs"], "policy": p["policy"],
@@ -155,12 +179,13 @@ def main() -> None:
                                           if p["makespan_h"] is not None else None)})
         print(case, row["mean_jct_h"], row["makespan_h"], row["cpu_s"], flush=True)
     write_results(
-        "bounds_scale", rows,
+        args.name, rows,
         ["case", "jobs", "policy", "mean_jct_h", "gap_mean_jct", "makespan_h", "gap_makespan",
-         "mean_jct_from", "makespan_from", "cpu_s", "wall_s", "peak_rss_mib", "skipped"],
+         "mean_jct_from", "makespan_from", "cpu_s", "wall_s", "peak_rss_mib", "skipped",
+         "options"],
         title="Certified lower bounds at scale, and each committed policy's gap",
-        params={"bounds": "optsched.sim.bounds.lower_bounds defaults (gavel-2000-fine: "
-                          "window 1000 h, 36 intervals, 240,000 columns)",
+        params={"bounds": "optsched.sim.bounds.lower_bounds with each case's options "
+                          "(column options)",
                 "policy_values": "committed results gap_gavel2000 (sweep of every policy), "
                                  "simulate_gavel, lns_gavel (best schedule found), "
                                  "philly_scale, philly_load6_full, philly_load6"},

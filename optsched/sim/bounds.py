@@ -70,6 +70,32 @@ The bounds (each a theorem, proved in ``docs/bounds.md``)
     :math:`y` of the right signs the Lagrangian :math:`\min_{l \le x \le u}
     (c - A^\top y)^\top x + \sum_i y_i \beta_i` is a lower bound (weak duality), so the
     reported value does not rely on the solver's tolerances.
+
+    *Busy-time tangents* (``tangents`` :math:`m \ge 1`): within an interval, the
+    fraction credited to type :math:`k` grows at rate at most :math:`1/t_{jk}`,
+    :math:`t_{jk} = E_j / (G_j \tau_{jk} \bar\rho_j)`, so it contributes at least
+    :math:`s_{j\ell} x_{jk\ell} + t_{jk} x_{jk\ell}^2 / 2` to :math:`\mu_j` (packed
+    at full rate from :math:`s_{j\ell}`), not only :math:`s_{j\ell} x_{jk\ell}`.
+    The convex term is replaced by the maximum :math:`h` of its tangents at
+    :math:`u i / m`, :math:`i = 0..m`, :math:`u` the column's upper bound; each column
+    is split into :math:`m + 1` pieces of slopes :math:`t_{jk} u i / m` (widths
+    :math:`u/2m, u/m, \dots, u/m, u/2m`) that enter every row like the column and the
+    busy-time row with their slope added. Filling the pieces in order gives exactly
+    :math:`h(x) \le t x^2/2`, so every schedule still gives a feasible point with its
+    own objective: the theorem holds, and the LP has :math:`m + 1` times the columns.
+
+    *Squashed area* (``squash`` :math:`Q \ge 1`): the area credited to type :math:`k`
+    grows at rate at most :math:`M_k`, so in interval :math:`\ell`,
+    :math:`\sum_j a_{jk} \int (t - b_\ell)\, dF_{jk} \ge A_{k\ell}^2 / 2M_k
+    \ge A_0 A_{k\ell} / M_k - A_0^2 / 2M_k` with :math:`A_{k\ell} = \sum_j a_{jk}
+    x_{jk\ell}` (Queyranne's inequality for one machine of speed :math:`M_k`, the
+    squashed-area argument of Schwiegelshohn et al., per type and interval), for
+    :math:`A_0 = (q/Q) M_k (b_{\ell+1} - b_\ell)`. Each finite column gets one more
+    part counted at the interval's end :math:`b_{\ell+1}` in the busy-time row; the
+    :math:`Q` rows per (type, interval) bound the parts' area-weighted busy time from
+    below. A schedule's column splits between its start-side pieces and its end part
+    so that its busy contribution is exactly the schedule's (intermediate values), so
+    the theorem still holds.
 ``release_lp`` (makespan)
     :math:`\min T` subject to every job's work split over types, and for every release
     time :math:`s` in a set :math:`\mathcal{S}`, the jobs released at or after :math:`s`
@@ -89,6 +115,10 @@ References
   SODA 1997 (the preemptive ratio rule minimises :math:`\sum w_j \mu_j`).
 * Hall, Schulz, Shmoys, Wein. Scheduling to minimize average completion time: off-line
   and on-line approximation algorithms. Math. Oper. Res. 22(3), 1997 (interval-indexed LPs).
+* Queyranne. Structure of a simple scheduling polyhedron. Math. Programming 58, 1993
+  (:math:`\sum_j p_j C_j \ge (\sum_j p_j)^2/2 + \dots` on one machine).
+* Schwiegelshohn, Ludwig, Wolf, Turek, Yu. Smart SMART bounds for weighted response
+  time scheduling. SIAM J. Comput. 28(1), 1998 (squashed area of parallel jobs).
 """
 
 from __future__ import annotations
@@ -393,10 +423,17 @@ def _grid(d: _Data, step: float, window: float) -> np.ndarray:
     return start + step * np.arange(L + 1)
 
 
-def _interval_lp(d: _Data, weights: np.ndarray, b: np.ndarray, window: float) -> LinearProgram:
-    """The interval LP with a window per job: job :math:`j` has columns for the intervals
+def _interval_lp(d: _Data, weights: np.ndarray, b: np.ndarray, window: float,
+                 tangents: int = 0, meta: dict | None = None,
+                 squash: int = 0) -> LinearProgram:
+    r"""The interval LP with a window per job: job :math:`j` has columns for the intervals
     that start before :math:`r_j + H` and one *late* column per type for what it does
-    after them (start :math:`s` = their end, no capacity row: a relaxation)."""
+    after them (start :math:`s` = their end, no capacity row: a relaxation). With
+    ``tangents`` :math:`m \ge 1` each column is split into the :math:`m + 1` pieces of
+    the busy-time minorant (module docstring). ``meta``, if given, receives each
+    column's job, type, start :math:`s`, interval (-1: late) and busy-time coefficient.
+    With ``squash`` :math:`Q \ge 1` each finite column gets an end part and the
+    :math:`Q` squashed-area rows per (type, interval) are added (module docstring)."""
     n, K = d.rate.shape
     L = b.size - 1
     area, jt, p = d.area, d.jobtime, d.p
@@ -416,27 +453,59 @@ def _interval_lp(d: _Data, weights: np.ndarray, b: np.ndarray, window: float) ->
     lp = LinearProgram(sense="min", name="interval-bound")
     usable = np.isfinite(area)
     reps = usable[jj].sum(axis=1)
-    cj = np.repeat(jj, reps)
-    cl = np.repeat(ll, reps)
-    cs = np.repeat(s, reps)
-    ck = np.nonzero(usable[jj])[1]
-    avail = np.repeat(e - s, reps)
+    # one base column per (job, type, interval): its pair (job, interval) and data
+    col = {"j": np.repeat(jj, reps), "l": np.repeat(ll, reps), "s": np.repeat(s, reps),
+           "e": np.repeat(e, reps), "pair": np.repeat(np.arange(jj.size), reps),
+           "k": np.nonzero(usable[jj])[1]}
     with np.errstate(invalid="ignore", divide="ignore"):
-        ub = np.minimum(1.0, avail / jt[cj, ck])
-    x = lp.add_variables("x", cj.size, lb=0.0, ub=ub)
+        col["ub"] = np.minimum(1.0, (col["e"] - col["s"]) / jt[col["j"], col["k"]])
+    col["busy"] = col["s"].copy()  # the coefficient of the column in mu_j
+    base = col
+    if tangents:
+        # column split into tangents + 1 pieces of a convex piecewise-linear minorant of
+        # jt x^2 / 2 (tangents at u i / m): piece i has slope jt u i / m
+        m = tangents
+        frac = np.r_[0.5, np.ones(m - 1), 0.5] / m
+        col = {key: np.repeat(v, m + 1) for key, v in base.items()}
+        i_ = np.tile(np.arange(m + 1), base["j"].size)
+        col["busy"] = col["s"] + jt[col["j"], col["k"]] * col["ub"] * i_ / m
+        col["ub"] = col["ub"] * frac[i_]
+    if squash:
+        # a part done at the end of its interval, for the squashed-area rows
+        fb = {key: v[base["l"] >= 0] for key, v in base.items()}
+        fb["busy"] = fb["e"].copy()
+        col = {key: np.concatenate([col[key], fb[key]]) for key in col}
+    cj, ck, cl, cs = col["j"], col["k"], col["l"], col["s"]
+    x = lp.add_variables("x", cj.size, lb=0.0, ub=col["ub"])
+    if meta is not None:  # what each column is, for a reader of the primal solution
+        meta.update(job=cj, type=ck, start=cs, interval=cl, busy=col["busy"])
     C = lp.add_variables("C", n, lb=d.r + p, cost=weights)
     lp.add_constraints("work", rows=cj, cols=x.index, vals=1.0, lb=1.0, ub=1.0, n_rows=n)
     fin = np.flatnonzero(cl >= 0)
     lp.add_constraints("capacity", rows=cl[fin] * K + ck[fin], cols=x.index[fin],
                        vals=area[cj[fin], ck[fin]],
                        ub=(np.diff(b)[:, None] * d.M[None, :]).ravel(), n_rows=L * K)
-    pair = np.repeat(np.arange(jj.size), reps)
     fp = np.flatnonzero(np.isfinite(e))
-    lp.add_constraints("jobtime", rows=pair[fin], cols=x.index[fin], vals=jt[cj[fin], ck[fin]],
-                       ub=(e - s)[fp], n_rows=fp.size)
+    # the finite pairs are numbered first (late pairs were appended after them)
+    lp.add_constraints("jobtime", rows=col["pair"][fin], cols=x.index[fin],
+                       vals=jt[cj[fin], ck[fin]], ub=(e - s)[fp], n_rows=fp.size)
     lp.add_constraints("mean_busy", rows=np.concatenate([np.arange(n), cj]),
                        cols=np.concatenate([C.index, x.index]),
-                       vals=np.concatenate([np.ones(n), -cs]), lb=p / 2.0, n_rows=n)
+                       vals=np.concatenate([np.ones(n), -col["busy"]]), lb=p / 2.0, n_rows=n)
+    if squash:
+        # per (interval, type) and tangent point A0 = q/Q of its capacity:
+        # sum_j a_jk (busy - b_l x) >= A0 (sum_j a_jk x) / M_k - A0^2 / (2 M_k)
+        Q = squash
+        dl = np.diff(b)
+        q = np.arange(1, Q + 1) / Q
+        a = area[cj[fin], ck[fin]]
+        off = col["busy"][fin] - b[cl[fin]]
+        rows = ((cl[fin] * K + ck[fin])[:, None] * Q + np.arange(Q)[None, :]).ravel()
+        vals = (a[:, None] * (off[:, None] - dl[cl[fin]][:, None] * q[None, :])).ravel()
+        cols = np.repeat(x.index[fin], Q)
+        lb = -(d.M[None, :, None] * dl[:, None, None] ** 2 * q[None, None, :] ** 2 / 2.0)
+        lp.add_constraints("squashed", rows=rows, cols=cols, vals=vals, lb=lb.ravel(),
+                           n_rows=L * K * Q)
     return lp
 
 
@@ -558,7 +627,8 @@ def _solve_certified(lp: LinearProgram, time_limit: float | None) -> tuple[float
 def lower_bounds(instance: Instance, setting: Setting | None = None, *,
                  methods: Sequence[str] = METHODS, intervals: int = 24,
                  window: float | None = None, step: float | None = None,
-                 release_buckets: int = 200, max_columns: int | None = None,
+                 tangents: int = 0, squash: int = 0, release_buckets: int = 200,
+                 max_columns: int | None = None,
                  time_limit: float | None = 60.0) -> Bounds:
     r"""Certified lower bounds on the mean JCT, weighted mean JCT and makespan of every
     schedule of ``instance`` in ``setting`` (module docstring).
@@ -583,6 +653,14 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
         row, so any window gives a valid bound, a longer one a tighter one.
     step : float, optional
         Interval length in seconds (default ``max(slot, window / intervals)``).
+    tangents : int
+        Tangents of the busy-time minorant in ``interval_lp`` (0: off, the LP above;
+        :math:`m \ge 1`: every column split into :math:`m + 1` pieces, so the LP has
+        :math:`m + 1` times the columns, and a tighter bound; module docstring).
+    squash : int
+        Tangent points :math:`Q` of the squashed-area rows of ``interval_lp`` (0: none;
+        :math:`Q \ge 1`: one more column per (job, type, interval) and :math:`Q` rows
+        per (type, interval); module docstring).
     release_buckets : int
         Release times kept in ``release_lp`` (fewer keep the bound valid, only weaker).
     max_columns : int, optional
@@ -609,6 +687,9 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
     """
     setting, methods, max_columns = _bound_options(instance, setting, methods, intervals,
                                                    release_buckets, max_columns)
+    for name, v in (("tangents", tangents), ("squash", squash)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise InvalidOption(name, v, "must be an integer >= 0")
     d = _data(instance, setting)
     tally = _Tally()
     if setting.colocation:
@@ -625,7 +706,9 @@ def lower_bounds(instance: Instance, setting: Setting | None = None, *,
     if "interval_lp" in methods:
         with tally.timed("interval_lp"):
             _interval_bound(d, float(instance.slot), tally, intervals=intervals,
-                            window=window, step=step, max_columns=max_columns,
+                            window=window, step=step, tangents=int(tangents),
+                            squash=int(squash),
+                            max_columns=max_columns,
                             time_limit=time_limit)
     if "release_lp" in methods:
         with tally.timed("release_lp"):
@@ -712,12 +795,14 @@ def _pooled_bound(d: _Data, tally: _Tally) -> None:
 
 
 def _interval_bound(d: _Data, slot: float, tally: _Tally, *, intervals: int,
-                    window: float | None, step: float | None, max_columns: int,
+                    window: float | None, step: float | None, tangents: int,
+                    squash: int, max_columns: int,
                     time_limit: float | None) -> None:
     n = d.r.size
     H = float(window) if window is not None else _default_window(d)
     dt = float(step) if step is not None else max(slot, H / intervals)
-    per_interval = int(np.isfinite(d.area).sum())
+    # the columns per interval (each split into tangents + 1 pieces)
+    per_interval = int(np.isfinite(d.area).sum()) * (tangents + 1 + (squash > 0))
     if step is None and per_interval * (H / dt + 2) + n > max_columns:
         # coarser steps to fit the column budget (any step gives a valid bound)
         fit = (max_columns - n) / per_interval - 2
@@ -729,15 +814,18 @@ def _interval_bound(d: _Data, slot: float, tally: _Tally, *, intervals: int,
                                         f"per job window) > max_columns {max_columns:,}")
         return
     b = _grid(d, dt, H)
-    v1, msg = _solve_certified(_interval_lp(d, np.ones(n), b, H), time_limit)
+    v1, msg = _solve_certified(_interval_lp(d, np.ones(n), b, H, tangents, squash=squash),
+                               time_limit)
     v2 = v1
     if v1 is not None and not np.all(d.wt == 1):
-        v2, msg = _solve_certified(_interval_lp(d, d.wt, b, H), time_limit)
+        v2, msg = _solve_certified(_interval_lp(d, d.wt, b, H, tangents, squash=squash),
+                                   time_limit)
     if v1 is None or v2 is None:
         tally.skipped["interval_lp"] = msg
     else:
         tally.record("interval_lp", v1, v2, None)
-        tally.extra["interval_lp"] = {"window": H, "step": dt, "lp": msg}
+        tally.extra["interval_lp"] = {"window": H, "step": dt, "tangents": tangents,
+                                      "squash": squash, "lp": msg}
 
 
 def _release_bound(d: _Data, tally: _Tally, release_buckets: int, max_columns: int,

@@ -58,6 +58,7 @@ from optsched.core.result import Result, Status
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.core.validate import Capabilities, rules_of, validate_schedule
 from optsched.errors import InvalidInput, InvalidOption, InvalidSchedule, ModelNotApplicable
+from optsched.sim.lns_lp_start import place_gang
 from optsched.sim.lns_window import Window, WindowJob, build_window, start_vector
 from optsched.solvers import solve_program
 
@@ -861,6 +862,13 @@ class FastestSrpt:
     * ``"fastest"``: shortest remaining time on the fastest type first, fastest type
       with room.
 
+    ``allowed`` (a boolean array [jobs of the instance, types], optional) removes
+    pairs: :func:`optsched.sim.lns_lp_start.lp_guided_start` passes the types the
+    interval LP's solution uses for each job. With ``fill``, the GPUs the allowed pairs
+    leave idle in a round then go to the jobs still waiting (smallest remaining GPU
+    area first, each on its fastest type with room, allowed or not): the round's
+    allocation only grows, nothing is reserved for later rounds.
+
     On Gavel's 2,000-job trace (gavel-108) these give mean JCTs of 63.3, 73.0 and 81.4 h
     (``benchmarks/lns_gavel.py``). Clairvoyant (``needs_work``): a start for offline
     improvement, not an online policy of any paper. :math:`O(nK \log(nK) + nH)` per
@@ -871,7 +879,15 @@ class FastestSrpt:
     event_driven = False
 
     def __init__(self, min_speed: float = 0.0, rule: str = "area",
-                 name: str = "lns.fastest_srpt") -> None:
+                 name: str = "lns.fastest_srpt", allowed: Any = None,
+                 fill: bool = False) -> None:
+        if not isinstance(fill, bool):
+            raise InvalidOption("fill", fill, "must be true or false")
+        self.fill = fill
+        self.allowed = None if allowed is None else np.asarray(allowed, dtype=bool)
+        if self.allowed is not None and self.allowed.ndim != 2:
+            raise InvalidOption("allowed", self.allowed.shape,
+                                "must be a boolean array [n_jobs, n_types]")
         if rule not in ("ratio", "area", "fastest"):
             raise InvalidOption("rule", rule, "must be 'ratio', 'area' or 'fastest'")
         self.rule = rule
@@ -881,14 +897,17 @@ class FastestSrpt:
         self.min_speed = float(min_speed)
         self.name = name
 
-    def allocate(self, state: Any) -> list:
-        from optsched.core.schedule import Placement
+    def check(self, instance: Instance) -> None:
+        if self.allowed is not None and self.allowed.shape != (
+                instance.n_jobs, len(instance.cluster.gpu_types)):
+            raise ModelNotApplicable("allowed", self.allowed.shape,
+                                     f"must be [{instance.n_jobs} jobs, "
+                                     f"{len(instance.cluster.gpu_types)} types]")
 
+    def allocate(self, state: Any) -> list:
         if not len(state.ids):
             return []
-        types = state.gpu_types
         left = state.capacity.astype(np.int64).copy()
-        nodes = [n.name for n in state.cluster.nodes]
         T = state.throughput_matrix
         best = T.max(axis=1)
         W = state.workers
@@ -897,6 +916,8 @@ class FastestSrpt:
         # there: rate / best / remaining time; fastest type first at equal job
         n, K = T.shape
         ok = (T > 0) & (T >= self.min_speed * best[:, None])
+        if self.allowed is not None:
+            ok &= self.allowed[np.asarray(state.index)]
         score = np.where(ok, (T / best[:, None]) / rem[:, None], -np.inf)
         if self.rule == "area":  # per GPU held: Smith's ratio with the gang's area
             score = np.where(ok, score / W[:, None], -np.inf)
@@ -904,8 +925,7 @@ class FastestSrpt:
             score = np.where(ok, -rem[:, None] * 4 + T / best[:, None], -np.inf)
         jj, kk = np.nonzero(ok)
         order = np.lexsort((state.arrivals[jj], -score[jj, kk]))
-        prev = state.previous_by_job
-        out = []
+        out: list = []
         done = np.zeros(n, dtype=bool)
         for t in order.tolist():
             m, k = int(jj[t]), int(kk[t])
@@ -914,23 +934,19 @@ class FastestSrpt:
             w = int(W[m])
             if left[:, k].sum() < w:
                 continue
-            jid = state.ids[m]
             done[m] = True
-            before = prev.get(jid, [])
-            if before and all(q.gpu_type == types[k] for q in before) and all(
-                    left[state.cluster.node_index(q.node), k] >= q.gpus for q in before):
-                for q in before:
-                    left[state.cluster.node_index(q.node), k] -= q.gpus
-                    out.append(Placement(jid, q.node, types[k], q.gpus))
-                continue
-            need = w
-            for h in np.argsort(-left[:, k], kind="stable").tolist():
-                if left[h, k] <= 0 or need == 0:
-                    break
-                g = int(min(left[h, k], need))
-                left[h, k] -= g
-                need -= g
-                out.append(Placement(jid, nodes[h], types[k], g))
+            out += place_gang(state, left, state.ids[m], k, w)
+        if self.fill and self.allowed is not None:
+            # GPUs the allowed pairs leave idle this round: the jobs still waiting, the
+            # smallest remaining area first, each on its fastest usable type with room
+            usable = (T > 0) & (T >= self.min_speed * best[:, None])
+            wait = np.flatnonzero(~done)
+            for m in wait[np.lexsort((state.arrivals[wait], (rem * W)[wait]))].tolist():
+                w = int(W[m])
+                for k in np.argsort(-T[m], kind="stable").tolist():
+                    if usable[m, k] and left[:, k].sum() >= w:
+                        out += place_gang(state, left, state.ids[m], k, w)
+                        break
         return out
 
 

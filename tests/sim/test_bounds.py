@@ -180,6 +180,10 @@ def _check_policies(trace, cluster, n, names=None):
             continue
         assert _le(b.mean_jct, m.mean_jct), (name, b.mean_jct, m.mean_jct)
         assert _le(b.makespan, m.makespan), (name, b.makespan, m.makespan)
+        # the interval LP with busy-time tangents and squashed-area rows
+        t = lower_bounds(inst, Setting.of(res.schedule), methods=("interval_lp",),
+                         tangents=2, squash=2)
+        assert _le(t.mean_jct, m.mean_jct), (name, t.mean_jct, m.mean_jct)
 
 
 def test_bad_options_are_named():
@@ -291,3 +295,69 @@ def test_large_trace_prefix_gets_its_lps_within_the_default_budget():
     # beyond the certificate's rounding
     assert b.by_method["interval_lp"]["total_completion"] >= \
         b.by_method["per_job"]["total_completion"] * (1 - 1e-6)
+
+
+def test_busy_time_tangents_by_hand():
+    """Two 1-GPU jobs of 100 s on one GPU at t = 0, intervals of 100 s. Split half and
+    half over the first two intervals, each job's plain busy-time row gives only
+    C >= 0.5 * 0 + 0.5 * 100 + 50 = 100 (the per-job bound, 200 in all). With tangents
+    at 0.5 and 1, each half adds 100 * 0.5^2 / 2 = 12.5: C >= 125 each, 250 in all
+    (the LP's optimum; the schedule's optimum is 300)."""
+    inst = _inst([Job("a", 0.0, 1, 100.0, {"a": 1.0}), Job("b", 0.0, 1, 100.0, {"a": 1.0})],
+                 gpus=(("a", 1),))
+    kw = dict(methods=("interval_lp",), window=200.0, step=100.0)
+    plain = lower_bounds(inst, **kw).by_method["interval_lp"]["total_completion"]
+    tang = lower_bounds(inst, tangents=2, **kw).by_method["interval_lp"]["total_completion"]
+    assert plain == pytest.approx(200.0, rel=1e-7)
+    assert tang == pytest.approx(250.0, rel=1e-7)
+    assert lower_bounds(inst, tangents=2, **kw).extra["interval_lp"]["tangents"] == 2
+    with pytest.raises(InvalidOption, match="tangents"):
+        lower_bounds(inst, tangents=-1)
+    with pytest.raises(InvalidOption, match="squash"):
+        lower_bounds(inst, squash=1.5)
+
+
+def test_squashed_area_by_hand():
+    """The same two jobs in one interval of 200 s: the plain LP puts both at its start
+    (C >= 100 each); the squashed-area row (area 200 on one GPU: sum of area x offset
+    >= 200^2 / 2) forces the second job's work later, and the LP reaches the optimum,
+    300."""
+    inst = _inst([Job("a", 0.0, 1, 100.0, {"a": 1.0}), Job("b", 0.0, 1, 100.0, {"a": 1.0})],
+                 gpus=(("a", 1),))
+    kw = dict(methods=("interval_lp",), window=200.0, step=200.0)
+    plain = lower_bounds(inst, **kw).by_method["interval_lp"]["total_completion"]
+    sq = lower_bounds(inst, squash=1, **kw)
+    assert plain == pytest.approx(200.0, rel=1e-7)
+    assert sq.by_method["interval_lp"]["total_completion"] == pytest.approx(300.0, rel=1e-7)
+    assert sq.extra["interval_lp"]["squash"] == 1
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(small_instances(), st.integers(0, 3), st.integers(0, 2),
+       st.sampled_from([10.0, 20.0, 40.0]))
+def test_tangent_bound_below_the_exact_slotted_optimum(inst, tangents, squash, step):
+    try:
+        exact = optsched.solve(inst, model="tiresias", method="exact", time_limit=20)
+    except ModelNotApplicable:
+        exact = None
+    assume(exact is not None and exact.status.value == "optimal")
+    kw = dict(methods=("per_job", "interval_lp"), step=step)
+    b = lower_bounds(inst, tangents=tangents, squash=squash, **kw)
+    assert _le(b.mean_jct * inst.n_jobs, exact.objective)
+    # the parts sum to a point of the plain LP at no higher cost: never below it
+    plain = lower_bounds(inst, **kw).by_method["interval_lp"]["total_completion"]
+    assert b.by_method["interval_lp"]["total_completion"] >= plain * (1 - 1e-7) - 1e-6
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(capability_instances(), st.sampled_from(CAPS), st.integers(0, 3), st.integers(0, 3),
+       st.integers(0, 2))
+def test_tangent_bound_below_random_policies_of_every_capability(inst, caps, seed, tangents,
+                                                                   squash):
+    policy = RandomPolicy(**caps)
+    res = simulate(inst, policy, seed=seed, max_time=5000.0)
+    m = res.metrics
+    assume(m.n_completed == m.n_jobs)
+    b = lower_bounds(inst, Setting.of(policy), methods=("interval_lp",), tangents=tangents,
+                     squash=squash, step=float(inst.slot))
+    assert _le(b.mean_jct, m.mean_jct)
