@@ -57,8 +57,30 @@ def add_parsers(subparsers) -> None:
                         "per_job is always computed")
     p.add_argument("--time-limit", type=float, default=60.0,
                    help="seconds per LP (default 60)")
+    lp = p.add_argument_group("interval LP (tighter bounds cost more; docs/bounds.md)")
+    lp.add_argument("--window", type=float, metavar="HOURS",
+                    help="hours after its release with one column per interval "
+                         "(default: from the instance)")
+    lp.add_argument("--intervals", type=int, default=24,
+                    help="intervals per job window (default 24)")
+    lp.add_argument("--tangents", type=int, default=0, metavar="M",
+                    help="busy-time tangents (default 0: off; M+1 times the columns)")
+    lp.add_argument("--squash", type=int, default=0, metavar="Q",
+                    help="squashed-area rows per type and interval (default 0: off)")
     p.add_argument("--json", action="store_true", help="print the bounds as JSON")
     p.set_defaults(func=cmd_bound)
+
+
+def _lp_options(args) -> dict:
+    """The interval LP's options, checked (each named by its flag)."""
+    for flag, v, low in (("--intervals", args.intervals, 2), ("--tangents", args.tangents, 0),
+                         ("--squash", args.squash, 0)):
+        if v < low:
+            raise InvalidOption(flag, v, f"must be an integer >= {low}")
+    if args.window is not None and not args.window > 0:
+        raise InvalidOption("--window", args.window, "must be > 0 hours")
+    return dict(intervals=args.intervals, tangents=args.tangents, squash=args.squash,
+                window=None if args.window is None else args.window * 3600.0)
 
 
 def _setting(args):
@@ -111,7 +133,8 @@ def cmd_bound(args) -> int:
     setting = _setting(args)
     inst = build_instance(args)
     objectives, jct_methods, util_methods = _plan(args, inst)
-    b = lower_bounds(inst, setting, methods=jct_methods, time_limit=args.time_limit) \
+    lp = _lp_options(args)
+    b = lower_bounds(inst, setting, methods=jct_methods, time_limit=args.time_limit, **lp) \
         if jct_methods is not None else None
     u = utility_upper_bound(inst, setting, methods=util_methods, time_limit=args.time_limit) \
         if util_methods is not None else None

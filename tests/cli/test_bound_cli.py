@@ -40,6 +40,18 @@ def test_bound_takes_a_policys_capabilities_from_the_registry(policy, flag, caps
     assert setting[flag] is True
 
 
+def test_bound_tighter_interval_lp_from_the_command_line(capsys):
+    """--tangents and --squash reach the interval LP: they only tighten the relaxation
+    (docs/bounds.md), so its bound can only rise, and on this contended prefix it does."""
+    args = ["bound", "--trace", "gavel-philly-2000", "--cluster", "gavel-108", "--jobs", "40",
+            "--load", "50", "--objective", "mean_jct", "--method", "interval_lp", "--json"]
+    assert main(args) == 0
+    plain = json.loads(capsys.readouterr().out)["by_method"]["interval_lp"]
+    assert main(args + ["--tangents", "2", "--squash", "1"]) == 0
+    tight = json.loads(capsys.readouterr().out)["by_method"]["interval_lp"]
+    assert tight["total_completion"] > plain["total_completion"]
+
+
 def test_bound_of_a_forking_policy_is_no_larger(capsys):
     args = ["bound", "--trace", "gavel-philly-2000", "--cluster", "gavel-108", "--jobs", "20",
             "--json", "--method", "per_job"]
@@ -57,6 +69,10 @@ def test_bound_of_a_forking_policy_is_no_larger(capsys):
     (["--trace", "tiresias-60", "--policy", "no.such"], "policy"),
     (["--trace", "tiresias-60", "--time-limit", "0"], "--time-limit"),
     (["--trace", "tiresias-60", "--jobs", "0"], "--jobs"),
+    (["--trace", "tiresias-60", "--tangents", "-1"], "--tangents"),
+    (["--trace", "tiresias-60", "--squash", "-2"], "--squash"),
+    (["--trace", "tiresias-60", "--intervals", "1"], "--intervals"),
+    (["--trace", "tiresias-60", "--window", "0"], "--window"),
 ])
 def test_bound_bad_input_exits_2(argv, field, capsys):
     assert main(["bound", *argv]) == 2
