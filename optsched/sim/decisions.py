@@ -426,8 +426,11 @@ class DecisionChecker:
                     and np.frombuffer(self._admitted, dtype=np.uint8)[pids].all():
                 ids = pids.tolist()
                 start = L
+        by_object = self._seen_object.get  # the common case, without a call of _known
         for raw in placements[start:] if start else placements:
-            pid = self._known(raw)
+            pid = by_object(id(raw))
+            if pid is None:
+                pid = self._known(raw)
             if pid is None:
                 try:
                     pid = self._admit(t, raw, active)

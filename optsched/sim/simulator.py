@@ -176,7 +176,6 @@ class _Epoch:
         #: the check that made the epoch, and the jobs whose gangs it found changed
         self.serial, self.changed_jobs = serial, changed_jobs
         self._set: set | None = None
-        self._canonical: bool | None = None  # are all of placements canonical
 
     @classmethod
     def build(cls, placements: list, gangs: dict[int, dict[int, list[int]]],
@@ -273,10 +272,6 @@ class _Epoch:
             return False
         if all(map(operator.is_, placements, self.placed)):
             return True  # the checked placements themselves, in their order
-        if self._canonical is None:
-            self._canonical = all(map(_canonical, old))
-        if self._canonical and all(map(operator.is_, placements, old)):
-            return True  # the very objects checked before
         if placements != old:  # the cheaper tests that say no come first
             if self._set is None:
                 self._set = set(old)

@@ -905,8 +905,8 @@ class TiresiasPolicy:
         GPUs anywhere (lease extension, best fit or fewest nodes; never refused), and a
         job that keeps its previous GPUs takes exactly ``workers`` of them; so the first
         pass selects, in priority order, each usable job whose gang is no larger than the
-        GPUs still free: a prefix of the order up to the first gang that does not fit
-        (one cumulative sum), then one job at a time among the rest. In the second pass
+        GPUs still free: runs of consecutive gangs that fit (one cumulative sum each),
+        skipping to the next gang that fits after each one that does not. In the second pass
         the selected jobs that ran before keep their GPUs (the previous decision's
         placements fit together), then the others are placed in priority order on what
         is left, exactly as the full passes do; when the previous placements do not fit
@@ -920,19 +920,20 @@ class TiresiasPolicy:
             return None
         total = int(view.capacity[:, 0].sum())
         w = np.where(view.throughput_matrix[:, 0] > 0, view.workers, total + 1)[order]
-        cum = np.cumsum(w)
-        p = int(np.searchsorted(cum, total, side="right"))
-        chosen = order[:p].tolist()
-        left = total - (int(cum[p - 1]) if p else 0)
-        i, n = p, len(w)
+        chosen: list[int] = []
+        left, i, n = total, 0, len(w)
         while i < n and left > 0:
-            hit = np.flatnonzero(w[i:] <= left)
+            cum = np.cumsum(w[i:])
+            p = int(np.searchsorted(cum, left, side="right"))  # the run that fits
+            if p:
+                chosen += order[i:i + p].tolist()
+                left -= int(cum[p - 1])
+                i += p
+                continue
+            hit = np.flatnonzero(w[i:] <= left)  # skip to the next gang that fits
             if not hit.size:
                 break
             i += int(hit[0])
-            chosen.append(int(order[i]))
-            left -= int(w[i])
-            i += 1
         ran = view.ran_before
         ids = view.ids
         new = [m for m in chosen if not ran[m]]
