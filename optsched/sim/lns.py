@@ -58,7 +58,7 @@ from optsched.core.result import Result, Status
 from optsched.core.schedule import Allocation, Schedule, merge_intervals
 from optsched.core.validate import Capabilities, rules_of, validate_schedule
 from optsched.errors import InvalidInput, InvalidOption, InvalidSchedule, ModelNotApplicable
-from optsched.sim.lns_lp_start import place_gang
+from optsched.sim.lns_gangs import place_most_room
 from optsched.sim.lns_window import Window, WindowJob, build_window, start_vector
 from optsched.solvers import solve_program
 
@@ -935,7 +935,7 @@ class FastestSrpt:
             if left[:, k].sum() < w:
                 continue
             done[m] = True
-            out += place_gang(state, left, state.ids[m], k, w)
+            out += place_most_room(state, left, state.ids[m], k, w)
         if self.fill and self.allowed is not None:
             # GPUs the allowed pairs leave idle this round: the jobs still waiting, the
             # smallest remaining area first, each on its fastest usable type with room
@@ -945,7 +945,7 @@ class FastestSrpt:
                 w = int(W[m])
                 for k in np.argsort(-T[m], kind="stable").tolist():
                     if usable[m, k] and left[:, k].sum() >= w:
-                        out += place_gang(state, left, state.ids[m], k, w)
+                        out += place_most_room(state, left, state.ids[m], k, w)
                         break
         return out
 

@@ -54,8 +54,9 @@ from optsched.core.instance import Instance
 from optsched.core.result import Result, Status
 from optsched.core.validate import Capabilities, producing
 from optsched.errors import InvalidOption, SolverFailed
+from optsched.sim.lns_gangs import place_most_room
 
-__all__ = ["LpGuide", "lp_guide", "LpList", "lp_guided_start", "place_gang", "LP_KEYS",
+__all__ = ["LpGuide", "lp_guide", "LpList", "lp_guided_start", "LP_KEYS",
            "ORDERS"]
 
 #: The LP keys :class:`LpList` can follow.
@@ -173,33 +174,6 @@ def lp_guide(instance: Instance, *, window: float | None = None, intervals: int 
                       f"{res.objective:.6g}", seconds=time.process_time() - t0)
 
 
-def place_gang(state: Any, left: np.ndarray, jid: str, k: int, w: int) -> list:
-    """``w`` GPUs of type ``k`` for job ``jid``: its nodes of the previous round if they
-    are all of type ``k`` and still fit, else the nodes with most room of ``left``
-    first (``left[h, k]`` decreased in place). The caller checked that ``w`` fit."""
-    from optsched.core.schedule import Placement
-
-    types = state.gpu_types
-    before = state.previous_by_job.get(jid, [])
-    out = []
-    if before and all(q.gpu_type == types[k] for q in before) and all(
-            left[state.cluster.node_index(q.node), k] >= q.gpus for q in before):
-        for q in before:
-            left[state.cluster.node_index(q.node), k] -= q.gpus
-            out.append(Placement(jid, q.node, types[k], q.gpus))
-        return out
-    nodes = state.cluster.nodes
-    need = w
-    for h in np.argsort(-left[:, k], kind="stable").tolist():
-        if left[h, k] <= 0 or need == 0:
-            break
-        g = int(min(left[h, k], need))
-        left[h, k] -= g
-        need -= g
-        out.append(Placement(jid, nodes[h].name, types[k], g))
-    return out
-
-
 class LpList:
     r"""Round-based list scheduling in a fixed priority order, fastest type with room.
 
@@ -270,7 +244,7 @@ class LpList:
                 if not ok[m, k]:
                     break
                 if free[k] >= w:
-                    out += place_gang(state, left, state.ids[m], k, w)
+                    out += place_most_room(state, left, state.ids[m], k, w)
                     free[k] -= w
                     break
         return out
