@@ -7,6 +7,7 @@ program's own sense (checked for min and max), so they are returned unchanged.
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -266,6 +267,22 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     solve_seconds = time.perf_counter() - t0
 
     info, sol = h.getInfo(), h.getSolution()
+    if status == "kOptimal" and start is not None and data.is_mip \
+            and not (_gap_closed(info, mip_gap) and _solution_matches(data, sol, info)):
+        # HiGHS has been seen to report the optimum of a program given a MIP start while
+        # handing back the start as its solution (a 6-column program of the Salus model,
+        # highspy 1.16): not the proved point, so the program is solved again without it
+        left = None if time_limit is None else max(0.0, time_limit - solve_seconds)
+        again = solve(data, solver=solver, time_limit=left, mip_gap=mip_gap,
+                      threads=threads, seed=seed, verbose=verbose, options=options)
+        note = (f"HiGHS reported the optimum {info.objective_function_value:g} (dual bound "
+                f"{info.mip_dual_bound:g}) with a solution that does not attain it; solved "
+                "again without the MIP start")
+        return again.replace(build_seconds=again.build_seconds + build,
+                             solve_seconds=again.solve_seconds + solve_seconds,
+                             message=(again.message + "; " if again.message else "") + note,
+                             extra={**again.extra, "start_report": start_report(log or []),
+                                    "start_discarded": note})
     has_x = info.primal_solution_status == highspy.kSolutionStatusFeasible
     x = np.asarray(sol.col_value, dtype=float) if has_x else None
     bound = float(info.mip_dual_bound) if data.is_mip else None
@@ -275,6 +292,27 @@ def solve(data: ProgramData, *, solver: str | None = None, time_limit=None, mip_
     if log is not None:
         res = res.replace(extra={**res.extra, "start_report": start_report(log)})
     return res
+
+
+def _gap_closed(info, mip_gap: float | None) -> bool:
+    """Whether HiGHS's incumbent and dual bound are within its gap tolerances (the relative
+    ``mip_gap``, default HiGHS's 1e-4, or its absolute 1e-6)."""
+    obj, bound = float(info.objective_function_value), float(info.mip_dual_bound)
+    if not (math.isfinite(obj) and math.isfinite(bound)):
+        return False
+    diff = abs(obj - bound)
+    rel = 1e-4 if mip_gap is None else float(mip_gap)
+    return diff <= max(1e-6, rel * max(abs(obj), abs(bound))) * (1 + 1e-9)
+
+
+def _solution_matches(data: ProgramData, sol, info) -> bool:
+    """Whether the solution HiGHS hands back attains the objective value it reports."""
+    x = np.asarray(sol.col_value, dtype=float)
+    if x.shape != data.c.shape:
+        return False
+    obj = float(info.objective_function_value)
+    val = float(data.c @ x) + float(data.offset)
+    return abs(val - obj) <= 1e-6 * max(1.0, abs(obj))
 
 
 def _outcome(data: ProgramData, status: str, message: str, x, bound, sol,

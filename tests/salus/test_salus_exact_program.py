@@ -222,3 +222,22 @@ def test_improve_plan_leaves_the_critical_gpu():
     L = lane_limits(view, "makespan", None, True, True)
     better = improve_plan(view, [[[0, 1, 2, 3]], []], L, kicks=0)
     assert gpu_makespans(view, better).max() == pytest.approx(20.0)
+
+
+def test_admitted_optimum_with_a_horizon_and_a_mip_start():
+    """A case where HiGHS reported the optimum (2 jobs within the horizon) but handed back
+    the MIP start (1 job) as its solution: the solver layer solves again without the start,
+    so the exact answer admits both jobs the lane manager admits."""
+    from optsched.core.instance import Cluster, GpuMemory, Instance, Job, Node
+    from optsched.salus import exact, lane_manager
+
+    def job(i, w, p, e, c):
+        return Job(id=f"j{i}", arrival=0.0, workers=1, work=w, throughput={"v100": 1.0},
+                   memory=GpuMemory(persistent=p, ephemeral=e), compute_share=c)
+
+    inst = Instance(cluster=Cluster((Node("g0", {"v100": 1}, gpu_memory={"v100": 2.0}),)),
+                    jobs=(job(0, 30.0, 0.0, 400.0, 0.25), job(1, 20.0, 300.0, 100.0, 0.25),
+                          job(2, 30.0, 0.0, 100.0, 1.0)), slot=360.0, horizon=32.0)
+    res = exact(inst, objective="admitted")
+    assert res.objective == 2.0 and res.bound == 2.0
+    assert lane_manager(inst, objective="admitted", realize="fluid").objective <= res.objective
