@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -223,6 +223,13 @@ class RoundMechanism:
                 continue
             out.extend(Placement(ids[m], nodes[h].name, types[k], g) for h, g in hs2)
         return out
+
+
+def _solver_failed(name: str, view: ClusterView, sol: LPAllocation) -> NoReturn:
+    """Raise :class:`SolverFailed` for policy ``name``'s failed solve at this view."""
+    res = sol.result
+    raise SolverFailed(f"policy {name!r} at t={view.time:g} ({len(view.ids)} jobs)",
+                       sol.status.value, res.message if res is not None else "")
 
 
 # --------------------------------------------------------------------------- solvers
@@ -526,10 +533,7 @@ class GavelPolicy:
             self._lp_solves += sol.lp_solves
             self._lp_seconds += sol.seconds
             if not sol.ok:
-                res = sol.result
-                raise SolverFailed(f"policy {self.name!r} at t={view.time:g} "
-                                   f"({len(view.ids)} jobs)", sol.status.value,
-                                   res.message if res is not None else "")
+                _solver_failed(self.name, view, sol)
             self._ids, self._X = view.ids, sol.X
             self.rounds.reset_counters(view.time)
         return self._X
@@ -981,10 +985,7 @@ class GavelPackedPolicy:
             self._lp_solves += sol.lp_solves
             self._seconds += sol.seconds
             if not sol.ok:
-                res = sol.result
-                raise SolverFailed(f"policy {self.name!r} at t={view.time:g} "
-                                   f"({len(view.ids)} jobs)", sol.status.value,
-                                   res.message if res is not None else "")
+                _solver_failed(self.name, view, sol)
             self._ids, self._alloc = view.ids, (sol.X, pairs, Y)
             self.rounds.reset_counters(view.time)
         return self._alloc
