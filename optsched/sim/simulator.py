@@ -559,7 +559,6 @@ class _Run:
         self.preempt = np.zeros(n, dtype=np.int64)
         self.migrate = np.zeros(n, dtype=np.int64)
         self.completion: dict[str, float] = {}
-        self.is_done = [False] * n
         self.active: list[int] = []  # arrived, unfinished (arrival order)
         self.active_ix = np.zeros(0, dtype=np.int64)  # the same as an array
         self.done_mask = np.zeros(n, dtype=bool)
@@ -793,7 +792,7 @@ class _Run:
     def _count_moves(self, ep: _Epoch) -> None:
         """Preemptions and migrations of the jobs that ran in the previous epoch."""
         book = ep.book
-        is_done, preempt, migrate, prev = self.is_done, self.preempt, self.migrate, \
+        is_done, preempt, migrate, prev = self.done_mask, self.preempt, self.migrate, \
             self.prev_book
         jobs: Any = prev
         if ep.changed_jobs is not None and self.prev_serial == ep.serial - 1:
@@ -840,8 +839,6 @@ class _Run:
         finished = g_ix[fin_mask].tolist()
         for e in np.flatnonzero(fin_mask).tolist():
             self.completion[self.job_ids[g_ix[e]]] = _completion(float(g_stop[e]), kappa)
-        for i in finished:
-            self.is_done[i] = True
         self.done_mask[finished] = True
         return finished
 
@@ -910,7 +907,7 @@ class _Run:
             "preemptions": {jobs[i].id: int(preempt[i]) for i in range(self.n)},
             "migrations": {jobs[i].id: int(migrate[i]) for i in range(self.n)},
             "total_preemptions": int(preempt.sum()), "total_migrations": int(migrate.sum()),
-            "unfinished": [j.id for i, j in enumerate(jobs) if not self.is_done[i]],
+            "unfinished": [j.id for i, j in enumerate(jobs) if not self.done_mask[i]],
             "max_time": self.max_time,
             "until_met": None if self.waiting is None else not self.waiting,
             "queued_jobs": int(self.queue.waited.sum()), "queue_seconds": q.seconds,
