@@ -267,10 +267,14 @@ def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
             return given
         need = np.maximum(0.0, rem[E] - R * d)
         eff = np.where(ncop > 0, efficiency, 1.0)[:, None] * tau  # nE x B, effective rates
-        mp = np.where(ok, np.minimum(eff * d, need[:, None]) / p[None, :], -np.inf)
-        top = mp.max()
-        cand = ok & (mp >= top - 1e-12 * max(1.0, abs(top)))
-        sec = np.where(cand, tau / p[None, :], -np.inf)
+        # a price at the floor makes the ratio +inf: such buckets tie at the top and the
+        # tolerance must not turn into inf - inf
+        with np.errstate(over="ignore"):
+            mp = np.where(ok, np.minimum(eff * d, need[:, None]) / p[None, :], -np.inf)
+            top = mp.max()
+            tol = 1e-12 * max(1.0, abs(top)) if np.isfinite(top) else 0.0
+            cand = ok & (mp >= top - tol)
+            sec = np.where(cand, tau / p[None, :], -np.inf)
         e, b = (int(v) for v in np.unravel_index(int(np.argmax(sec)), sec.shape))
         if not ok[e, b]:  # pragma: no cover - guarded by the cand mask
             e, b = np.argwhere(ok)[0]

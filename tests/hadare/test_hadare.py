@@ -462,3 +462,24 @@ def test_no_fork_bound_holds_for_non_forking_policies(inst):
         if m.n_completed == inst.n_jobs:
             assert m.makespan >= b.makespan * (1 - 1e-9)
             assert m.mean_jct >= b.mean_jct * (1 - 1e-9)
+
+
+def test_fill_ranks_floor_prices_without_nan():
+    """Prices that underflowed to zero sit at the float floor, so progress per price is
+    +inf for every bucket: the fill still gives each idle GPU, with no inf - inf in its
+    tolerance."""
+    from optsched.hadar.model import build_model
+    from optsched.hadare.policy import fill_idle_gpus
+
+    inst = make([(1, 8e3, 0.0, {"v100": 2e3, "k80": 1e3}, Ut("constant", value=1)),
+                 (1, 8e3, 0.0, {"v100": 2e3, "k80": 1e3}, Ut("constant", value=1))],
+                [{"v100": 1}, {"k80": 1}], T=8)
+    m = build_model(inst)
+    idle = m.bucket_cap.copy()
+    copies: dict = {}
+    with np.errstate(all="raise"):
+        given = fill_idle_gpus(m, 0, [0, 1], copies, idle, m.E.copy(), np.ones(2),
+                               np.zeros(idle.size))
+    assert given == 2 and idle.sum() == 0
+    # one copy each (F = 1): both jobs run
+    assert copies == {0: {0: [0, 1]}, 1: {1: [1, 1]}}

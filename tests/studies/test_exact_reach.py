@@ -66,12 +66,12 @@ def test_ladder_stops_at_the_first_miss_and_resumes():
         calls.append((model, n))
         return exact_reach.run_cell(model, n, time_limit)
 
-    sizes = {"tiresias": [4, 8], "salus": [30, 60]}.__getitem__
-    rows = exact_reach.run_ladder(["tiresias", "salus"], 1e6, [], time_limit=3.0,
+    sizes = {"tiresias": [4, 8], "hadar": [120, 240]}.__getitem__
+    rows = exact_reach.run_ladder(["tiresias", "hadar"], 1e6, [], time_limit=3.0,
                                   sizes=sizes, runner=runner)
-    # tiresias' tiny cells are solved; Salus' 30 jobs are far from 1 % in 3 s (9.7 % at
-    # 1 s, 2.7 % at 60 s), so its 60 is never run
-    assert calls == [("tiresias", 4), ("tiresias", 8), ("salus", 30)]
+    # tiresias' tiny cells are solved; Hadar's 120 jobs are far from 1 % in 3 s (1,093 %
+    # at 3 s, 1.6 % at 60 s), so its 240 is never run
+    assert calls == [("tiresias", 4), ("tiresias", 8), ("hadar", 120)]
     assert [exact_reach.reached(r) for r in rows] == [True, True, False]
     miss = rows[-1]
     assert miss["status"] == "time_limit" and miss["gap"] > exact_reach.GAP
@@ -82,7 +82,7 @@ def test_ladder_stops_at_the_first_miss_and_resumes():
     assert rows[1]["t_1pct"] == next(c[0] for c in curve if c[3] is not None
                                      and c[3] <= 0.01)
     # resumed: nothing left to run
-    again = exact_reach.run_ladder(["tiresias", "salus"], 1e6, rows, time_limit=3.0,
+    again = exact_reach.run_ladder(["tiresias", "hadar"], 1e6, rows, time_limit=3.0,
                                    sizes=sizes, runner=runner)
     assert len(calls) == 3 and again == rows
     # a budget below one time limit starts nothing
@@ -90,4 +90,4 @@ def test_ladder_stops_at_the_first_miss_and_resumes():
     assert len(calls) == 3
     summ = {s["model"]: s for s in exact_reach.summary(rows)}
     assert summ["tiresias"]["reach"] == 8 and summ["tiresias"]["first_miss"] is None
-    assert summ["salus"]["reach"] == 0 and summ["salus"]["first_miss"] == 30
+    assert summ["hadar"]["reach"] == 0 and summ["hadar"]["first_miss"] == 120
