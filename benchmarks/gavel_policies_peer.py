@@ -72,6 +72,9 @@ PAIRS = [
     ("min_total_duration_perf@measured_sf1", "gavel.min_total_duration", {}),
     ("finish_time_fairness_packed@measured_sf1", "gavel.finish_time_fairness_packed", {}),
     ("finish_time_fairness_perf@measured_sf1", "gavel.finish_time_fairness", {}),
+    # Gandiva's random pairs (Gavel's GandivaPolicy(seed=0)): the same pairing seed
+    ("gandiva@measured", "gavel.gandiva", {"pairing_seed": 0}),
+    ("gandiva@measured_physical", "gavel.gandiva", {"pairing_seed": 0}),
 ]
 #: The inputs a pair may name after "@" (default "all": the first n jobs of the trace).
 #: "measured": the first n jobs whose (job type, scale factor) Gavel measured, so that

@@ -28,7 +28,8 @@ LP and a bottleneck MILP per level), ``min_total_duration`` (makespan) and
 ``max_min_fairness_water_filling_packed`` and ``fifo_packed`` (pairs of jobs on the same
 GPUs at the instance's measured co-located rates: the model in
 :mod:`optsched.gavel.model`, "Space sharing", the programs in :mod:`optsched.gavel.exact`,
-the policies in :mod:`optsched.gavel.policy`).
+the policies in :mod:`optsched.gavel.policy`), and ``gandiva`` (Gandiva's random pairs as
+Gavel's allocation, :class:`optsched.gavel.policy.GavelGandivaPolicy`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from optsched.gavel.policy import (
     SOLVERS,
     GavelFIFO,
     GavelFIFOPolicy,
+    GavelGandivaPolicy,
     GavelPackedFIFOPolicy,
     GavelPackedPolicy,
     GavelPolicy,
@@ -58,6 +60,7 @@ from optsched.registry import Method, PaperSpec, PolicySpec, register
 
 __all__ = ["exact", "bound", "isolated", "agnostic", "fifo", "rounds", "GavelPolicy",
            "GavelFIFOPolicy", "GavelPackedPolicy", "GavelPackedFIFOPolicy", "GavelFIFO",
+           "GavelGandivaPolicy",
            "RoundMechanism", "realised_fractions", "round_state", "objective_value",
            "OBJECTIVES", "demo_instance", "SPEC"]
 
@@ -112,6 +115,11 @@ SPEC = register(PaperSpec(
           for kind in PACKED_KINDS),
         PolicySpec("fifo_packed", factory=GavelPackedFIFOPolicy, aliases=("fifo_packed",),
                    declared=_PACKED),
+        PolicySpec("gandiva", factory=GavelGandivaPolicy, declared=_PACKED,
+                   draws="the pairs of jobs packed together, at each allocation of an "
+                         "over-subscribed cluster (unless pairing_seed is given); the order of a "
+                         "combination's GPU types of equal priority, every round",
+                   draws_if=None),
     ),
     reference="Narayanan et al., Heterogeneity-Aware Cluster Scheduling Policies for Deep "
               "Learning Workloads, OSDI'20",

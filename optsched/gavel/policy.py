@@ -38,6 +38,7 @@ Registered names (:mod:`optsched.gavel`; aliases without the ``gavel.`` prefix):
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, NoReturn
@@ -77,7 +78,8 @@ from optsched.sim.policy import ClusterView
 __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFOPolicy", "GavelFIFO", "SOLVERS",
            "KIND_OPTIONS", "AGNOSTIC", "realised_fractions", "tied_types", "reference_throughputs",
            "candidate_pairs", "PackedRounds", "GavelPackedPolicy", "GavelPackedFIFOPolicy",
-           "PACKING_THRESHOLD", "PACKED_KINDS", "PACKED_KIND_OPTIONS"]
+           "PACKING_THRESHOLD", "PACKED_KINDS", "PACKED_KIND_OPTIONS", "GavelGandivaPolicy",
+           "normalised_pair_throughput"]
 
 
 class RoundMechanism:
@@ -1080,4 +1082,203 @@ class GavelPackedFIFOPolicy:
         Y = np.zeros((len(rows), K))
         for p, (_, _, k) in enumerate(rows):
             Y[p, k] = 1.0
+        return self.rounds.allocate(state, X, pairs, Y)
+
+
+# --------------------------------------------------------------------------- gandiva
+def normalised_pair_throughput(view: ClusterView, a: int, b: int, rate: Any = None) -> float:
+    r""":math:`\nu(a, b)` of :class:`GavelGandivaPolicy` for visible jobs ``a`` and ``b`` (view
+    positions): each job's co-located rate over its isolated rate, summed over both jobs
+    and every GPU type; 0 when some type lacks a positive co-located rate for either job.
+
+    Complexity: :math:`O(K)` rate look-ups.
+    """
+    rate = rate or _RateCache()
+    T, ids = view.throughput_matrix, view.ids
+    total = 0.0
+    for k, t in enumerate(view.gpu_types):
+        ra, rb = rate(view, ids[a], ids[b], t), rate(view, ids[b], ids[a], t)
+        if ra <= 0 or rb <= 0 or T[a, k] <= 0 or T[b, k] <= 0:
+            return 0.0
+        total += ra / T[a, k] + rb / T[b, k]
+    return total
+
+
+class GavelGandivaPolicy:
+    r"""Gavel's ``gandiva`` policy: Gandiva's random packing as a Gavel allocation.
+
+    Gandiva (Xiao et al., OSDI'18) time-slices jobs and packs pairs of jobs onto the same
+    GPUs, keeping a pair only while packing pays off. Gavel (Narayanan et al., OSDI'20, §7
+    baselines; its ``GandivaPolicy``) expresses it as an allocation over *combinations*
+    (a job alone, or a pair of jobs sharing GPUs) run by its round mechanism:
+
+    1. Pairs from earlier allocations are kept only while both jobs are visible and their
+       normalised packed throughput is at least 1:
+
+       .. math:: \nu(a, b) = \sum_{k} \Big(\frac{R_{a|b,k}}{T_{ak}} +
+                 \frac{R_{b|a,k}}{T_{bk}}\Big) \ge 1,
+
+       summed over every GPU type k of the cluster, with :math:`\nu = 0` when some type has
+       no positive co-located rate for either job. A job left alone is never kept: it is
+       offered for pairing again at the next allocation.
+    2. If the visible jobs ask for no more GPUs than the cluster has,
+       :math:`\sum_m W_m \le \sum_k c_k`, nothing is packed: every job m gets the equal split
+       :math:`x_{mk} = c_k / (n W_m)`.
+    3. Otherwise every job not in a kept pair joins a pool (in job order) and pairs are drawn
+       at random: at most as many draws as the pool's initial size, each drawing two jobs of
+       the pool; two jobs of equal gang size :math:`W` are paired and leave the pool, a draw
+       of unequal sizes is wasted. Jobs left in the pool run alone. With :math:`M`
+       combinations, each gets :math:`x_{Ck} = c_k / (M W_C)`.
+
+    Rows are then scaled to :math:`\sum_k x_{Ck} \le 1`, and :class:`PackedRounds` turns
+    them into rounds (Gavel's priorities over combinations, leftover GPUs to single jobs).
+    The allocation is recomputed when the set of visible jobs changes, as for the other
+    Gavel policies here (docs/gavel.md says when Gavel's code recomputes it).
+
+    Where this differs from Gavel's code: a job (or a pair) gets no share of a GPU type it
+    cannot run on (no isolated rate, or no positive co-located rate for either job of the
+    pair); Gavel's code hands out the share and its round mechanism then skips the entry,
+    so the share is lost either way. On instances without a co-location table no pair can
+    run, so none is drawn: every job runs alone at the equal split of 2. or 3.
+
+    The pairing draws use Python's :class:`random.Random`, seeded with ``pairing_seed``
+    when given (Gavel's ``GandivaPolicy(seed=...)``: with the same seed and the same
+    sequence of allocations it draws the same pairs as Gavel's code), else from the
+    simulation's generator.
+
+    Reference: Xiao et al., Gandiva: Introspective Cluster Scheduling for Deep Learning,
+    OSDI'18 (§3.3 packing); Narayanan et al., OSDI'20, Gavel's ``scheduler/policies/gandiva.py``
+    (commit c4fa40097339e9608ab71fd64c8bdea96a5e4a4c).
+
+    Run by :class:`PackedRounds`; ``event_driven = False``; declares ``colocation``.
+
+    Parameters
+    ----------
+    pairing_seed : int, optional
+        Seed of the pairing draws (Gavel's ``GandivaPolicy(seed=...)``); default: drawn
+        from the simulation's generator, so the simulation's seed decides.
+    reset_interval : float
+        Minimum seconds between counter resets (Gavel's 1920 s).
+    fill_leftover : bool
+        Let single jobs take GPUs the allocation leaves free (default True, as Gavel).
+
+    Complexity: per allocation :math:`O(n K)` plus :math:`O(n)` draws of two jobs
+    (each :math:`O(n)` for the pool's list removal, as Gavel's), so :math:`O(n^2)`.
+    """
+
+    event_driven = False
+    needs_work = False
+    colocation = True
+
+    def __init__(self, *, pairing_seed: int | None = None, reset_interval: float = 1920.0,
+                 fill_leftover: bool = True, name: str | None = None):
+        if pairing_seed is not None and (isinstance(pairing_seed, bool)
+                                         or not isinstance(pairing_seed, int)
+                                         or pairing_seed < 0):
+            raise InvalidOption("pairing_seed", pairing_seed, "must be an integer >= 0")
+        if not isinstance(fill_leftover, bool):
+            raise InvalidOption("fill_leftover", fill_leftover, "must be true or false")
+        if (isinstance(reset_interval, bool) or not isinstance(reset_interval, (int, float))
+                or not reset_interval >= 0):
+            raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
+        self.name = name or "gandiva"
+        self.pairing_seed = pairing_seed
+        self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover)
+        self.reset()
+
+    def reset(self) -> None:
+        self.rounds.reset()
+        self._rng: random.Random | None = None
+        self._rate = _RateCache()
+        #: job id -> its partner's id, both ways, for the kept pairs
+        self._partner: dict[str, str] = {}
+        self._ids: tuple[str, ...] | None = None
+        self._alloc: tuple[np.ndarray, Pairs, np.ndarray] | None = None
+        self._allocations = self._packed_allocations = 0
+        self._pairs_drawn = self._pairs_dropped = 0
+
+    def stats(self) -> dict[str, Any]:
+        return {"allocation_solves": self._allocations,
+                "packed_allocations": self._packed_allocations,
+                "pairs_drawn": self._pairs_drawn, "pairs_dropped": self._pairs_dropped}
+
+    def check(self, instance) -> None:
+        check_single_type_gangs(instance, self.name)
+
+    def _drop_stale_pairs(self, view: ClusterView, pos: dict[str, int]) -> None:
+        for a, b in list(self._partner.items()):
+            if a > b:  # each pair once
+                continue
+            if (a not in pos or b not in pos
+                    or normalised_pair_throughput(view, pos[a], pos[b], self._rate) < 1.0):
+                del self._partner[a], self._partner[b]
+                self._pairs_dropped += 1
+
+    def _draw_pairs(self, view: ClusterView, order: list[int]) -> None:
+        assert self._rng is not None
+        ids, W = view.ids, view.workers
+        pool = [ids[m] for m in order if ids[m] not in self._partner]
+        w = {ids[m]: int(W[m]) for m in order}
+        for _ in range(len(pool)):
+            if len(pool) < 2:
+                break
+            a, b = self._rng.sample(pool, 2)
+            if w[a] != w[b]:
+                continue
+            pool.remove(a)
+            pool.remove(b)
+            self._partner[a], self._partner[b] = b, a
+            self._pairs_drawn += 1
+
+    def allocation(self, view: ClusterView) -> tuple[np.ndarray, Pairs, np.ndarray]:
+        """``(X, pairs, Y)`` of the class docstring for the visible jobs (recomputed
+        when they change)."""
+        if self._ids == view.ids and self._alloc is not None:
+            return self._alloc
+        if self._rng is None:
+            self._rng = random.Random(self.pairing_seed if self.pairing_seed is not None
+                                      else int(view.rng.integers(2 ** 63)))
+        T, W = view.throughput_matrix, view.workers
+        n, K = T.shape
+        c = view.gpus_per_type.astype(float)
+        pos = {j: m for m, j in enumerate(view.ids)}
+        self._drop_stale_pairs(view, pos)
+        X = np.zeros((n, K))
+        rows: list[tuple[int, int]] = []
+        if W.sum() <= c.sum():
+            X[:] = c[None, :] / n / W[:, None]
+        else:
+            self._packed_allocations += 1
+            if view.pair_rates is not None:
+                self._draw_pairs(view, sorted(range(n), key=lambda m: int(view.index[m])))
+            rows = sorted((min(pos[a], pos[b]), max(pos[a], pos[b]))
+                          for a, b in self._partner.items() if a < b)
+            paired = {m for r in rows for m in r}
+            M = n - len(paired) + len(rows)
+            for m in range(n):
+                if m not in paired:
+                    X[m] = c / M / W[m]
+        X /= np.maximum(X.sum(axis=1), 1.0)[:, None]
+        X[T <= 0] = 0.0
+        P = len(rows)
+        R = np.zeros((P, 2, K))
+        Y = np.zeros((P, K))
+        for p, (a, b) in enumerate(rows):
+            for k, t in enumerate(view.gpu_types):
+                ra = self._rate(view, view.ids[a], view.ids[b], t)
+                rb = self._rate(view, view.ids[b], view.ids[a], t)
+                if ra > 0 and rb > 0 and T[a, k] > 0 and T[b, k] > 0:
+                    R[p, 0, k], R[p, 1, k] = ra, rb
+            Y[p] = c / (n - P) / W[a]
+        if P:
+            Y /= np.maximum(Y.sum(axis=1), 1.0)[:, None]
+            Y[(R[:, 0, :] <= 0) | (R[:, 1, :] <= 0)] = 0.0
+        pairs = Pairs(np.array(rows, dtype=np.int64).reshape(-1, 2), R)
+        self._allocations += 1
+        self._ids, self._alloc = view.ids, (X, pairs, Y)
+        self.rounds.reset_counters(view.time)
+        return self._alloc
+
+    def allocate(self, state: ClusterView) -> list[Placement]:
+        X, pairs, Y = self.allocation(state)
         return self.rounds.allocate(state, X, pairs, Y)
