@@ -74,7 +74,22 @@ PAIRS = [
     ("finish_time_fairness_perf@measured_sf1", "gavel.finish_time_fairness", {}),
     # Gandiva's random pairs (Gavel's GandivaPolicy(seed=0)): the same pairing seed
     ("gandiva@measured", "gavel.gandiva", {"pairing_seed": 0}),
+    ("gandiva@measured", "gavel.gandiva", {"pairing_seed": 0, "queue": "per_type"}),
     ("gandiva@measured_physical", "gavel.gandiva", {"pairing_seed": 0}),
+    ("gandiva@measured_physical", "gavel.gandiva", {"pairing_seed": 0, "queue": "per_type"}),
+    # the round mechanism walking per-type queues as Gavel's code does
+    ("isolated", "gavel.isolated", {"queue": "per_type"}),
+    ("finish_time_fairness", "gavel.finish_time_fairness_agnostic", {"queue": "per_type"}),
+    ("min_total_duration_perf", "gavel.min_total_duration", {"queue": "per_type"}),
+    ("max_min_fairness_water_filling_perf", "gavel.max_min_fairness_water_filling",
+     {"queue": "per_type"}),
+    ("max_min_fairness_packed@measured_sf1", "gavel.max_min_fairness_packed",
+     {"queue": "per_type"}),
+    ("max_min_fairness_perf@measured_sf1", "gavel.max_min_fairness", {"queue": "per_type"}),
+    ("max_min_fairness_packed@measured_sf1_physical", "gavel.max_min_fairness_packed",
+     {"queue": "per_type"}),
+    ("max_min_fairness_perf@measured_sf1_physical", "gavel.max_min_fairness",
+     {"queue": "per_type"}),
 ]
 #: The inputs a pair may name after "@" (default "all": the first n jobs of the trace).
 #: "measured": the first n jobs whose (job type, scale factor) Gavel measured, so that

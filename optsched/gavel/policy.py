@@ -79,7 +79,33 @@ __all__ = ["RoundMechanism", "GavelPolicy", "GavelFIFOPolicy", "GavelFIFO", "SOL
            "KIND_OPTIONS", "AGNOSTIC", "realised_fractions", "tied_types", "reference_throughputs",
            "candidate_pairs", "PackedRounds", "GavelPackedPolicy", "GavelPackedFIFOPolicy",
            "PACKING_THRESHOLD", "PACKED_KINDS", "PACKED_KIND_OPTIONS", "GavelGandivaPolicy",
-           "normalised_pair_throughput"]
+           "normalised_pair_throughput", "QUEUES", "type_walk"]
+
+
+#: Orders of the round mechanism's queue: ``"global"`` (optsched's default) and
+#: ``"per_type"`` (Gavel's code).
+QUEUES = ("global", "per_type")
+
+
+def _check_queue(queue: Any) -> str:
+    if queue not in QUEUES:
+        raise InvalidOption("queue", queue, f"must be one of {list(QUEUES)}")
+    return queue
+
+
+def type_walk(view: ClusterView, T: np.ndarray, random_order: bool) -> np.ndarray:
+    """Rank of each GPU type in the walk of ``queue="per_type"`` (0 first): the types by
+    decreasing median rate of the jobs that can use them (Gavel's code walks v100, p100,
+    k80, which this gives on its throughputs), or a fresh random order every round for
+    heterogeneity-agnostic policies (Gavel's code shuffles the types for them)."""
+    K = T.shape[1]
+    if random_order:
+        return view.rng.permutation(K)
+    med = np.array([np.median(T[T[:, k] > 0, k]) if (T[:, k] > 0).any() else 0.0
+                    for k in range(K)])
+    rank = np.empty(K, dtype=np.int64)
+    rank[np.lexsort((np.arange(K), -med))] = np.arange(K)
+    return rank
 
 
 class RoundMechanism:
@@ -101,15 +127,27 @@ class RoundMechanism:
         per-type queues v100 -> p100 -> k80 for Perf policies and shuffles the order
         every round for agnostic ones. Neither uses the types' column order, so the
         mechanism is symmetric under relabelling the types.
+    queue : "global" or "per_type"
+        ``"global"`` (default): one queue of every (job, type) entry, in the order above.
+        ``"per_type"``: Gavel's code's order (``Scheduler._schedule_jobs_on_workers_helper``
+        without its global queue): the types are walked one after the other
+        (:func:`type_walk`: fastest first, or shuffled every round for agnostic
+        policies), each type's entries in decreasing priority, deficit and X, then
+        arrival. A job whose share is positive on a faster type is then placed there
+        before any slower type's queue is seen, whatever its priority on the slower one
+        (a lone job with a share of every type runs on the fastest one every round,
+        where the global queue realises its shares). Offered to reproduce Gavel's code;
+        the global queue is the paper's Alg. 1 (one priority over all entries).
     """
 
     def __init__(self, reset_interval: float = 1920.0, *, fill_leftover: bool = True,
-                 type_order: str = "fastest"):
+                 type_order: str = "fastest", queue: str = "global"):
         if type_order not in ("fastest", "random"):
             raise InvalidOption("type_order", type_order, "must be 'fastest' or 'random'")
         self.reset_interval = float(reset_interval)
         self.fill_leftover = bool(fill_leftover)
         self.type_order = type_order
+        self.queue = _check_queue(queue)
         self.reset()
 
     def reset(self) -> None:
@@ -172,9 +210,15 @@ class RoundMechanism:
             rank = view.rng.permutation(K)[k_idx]
         else:
             rank = np.zeros(len(k_idx), dtype=np.int64)
-        speed = -T[m_idx, k_idx] if self.type_order == "fastest" else np.zeros(len(k_idx))
-        order = np.lexsort((rank, speed, m_idx, -X[m_idx, k_idx], -deficit[m_idx, k_idx],
-                            -prio[m_idx, k_idx]))
+        if self.queue == "per_type":
+            walk = type_walk(view, T, self.type_order == "random")
+            order = np.lexsort((m_idx, -X[m_idx, k_idx], -deficit[m_idx, k_idx],
+                                -prio[m_idx, k_idx], walk[k_idx]))
+        else:
+            speed = (-T[m_idx, k_idx] if self.type_order == "fastest"
+                     else np.zeros(len(k_idx)))
+            order = np.lexsort((rank, speed, m_idx, -X[m_idx, k_idx],
+                                -deficit[m_idx, k_idx], -prio[m_idx, k_idx]))
         free_k = view.gpus_per_type.astype(np.int64).tolist()
         W = view.workers.tolist()
         chosen: dict[int, int] = {}
@@ -461,6 +505,9 @@ class GavelPolicy:
         The ``_agnostic`` makespan and finish-time-fairness policies only: the GPU type
         whose rate they take as every type's (:func:`reference_throughputs`; default
         ``"v100"``, Gavel's).
+    queue : "global" or "per_type"
+        The round mechanism's queue (:class:`RoundMechanism`; default ``"global"``,
+        ``"per_type"`` is Gavel's code's order).
 
     Notes
     -----
@@ -479,7 +526,7 @@ class GavelPolicy:
                  pareto: bool | str | None = None, aggregate: bool | None = None,
                  weighted: bool | None = None, prices: dict | None = None,
                  slo_factor: float | None = None, reference: str | None = None,
-                 point: str | None = None):
+                 point: str | None = None, queue: str = "global"):
         if kind not in SOLVERS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(SOLVERS)}")
         given = {k: v for k, v in (("pareto", pareto), ("aggregate", aggregate),
@@ -512,7 +559,7 @@ class GavelPolicy:
         # a heterogeneity-agnostic policy must not order types by their throughputs
         self.rounds = RoundMechanism(
             reset_interval, fill_leftover=fill_leftover,
-            type_order="random" if kind in AGNOSTIC else "fastest")
+            type_order="random" if kind in AGNOSTIC else "fastest", queue=queue)
         self.reset()
 
     def reset(self) -> None:
@@ -734,12 +781,16 @@ class PackedRounds:
     :math:`X_{mk} = 0` on usable types then take the GPUs still free. Placement as
     :class:`optsched.gavel.policy.RoundMechanism` (lease extension, larger gangs
     first); a pair's two jobs get the same GPUs, each placement naming the other as
-    ``partner``.
+    ``partner``. ``queue="per_type"`` walks the types one after the other instead
+    (Gavel's code's order, :class:`RoundMechanism`; a pair ranks on each type by its own
+    priority there).
     """
 
-    def __init__(self, reset_interval: float = 1920.0, *, fill_leftover: bool = True):
+    def __init__(self, reset_interval: float = 1920.0, *, fill_leftover: bool = True,
+                 queue: str = "global"):
         self.reset_interval = float(reset_interval)
         self.fill_leftover = bool(fill_leftover)
+        self.queue = _check_queue(queue)
         self.reset()
 
     def reset(self) -> None:
@@ -775,8 +826,13 @@ class PackedRounds:
         rank = view.rng.permutation(K)[k_idx] if np.any(
             np.bincount(c_idx, minlength=C) > 1) else np.zeros(len(k_idx), dtype=np.int64)
         first = np.array([min(mm) for mm in members], dtype=np.int64)[c_idx]
-        order = np.lexsort((rank, -speed[c_idx, k_idx], first, -A[c_idx, k_idx],
-                            -deficit[c_idx, k_idx], -prio[c_idx, k_idx]))
+        if self.queue == "per_type":
+            walk = type_walk(view, T, False)
+            order = np.lexsort((first, -A[c_idx, k_idx], -deficit[c_idx, k_idx],
+                                -prio[c_idx, k_idx], walk[k_idx]))
+        else:
+            order = np.lexsort((rank, -speed[c_idx, k_idx], first, -A[c_idx, k_idx],
+                                -deficit[c_idx, k_idx], -prio[c_idx, k_idx]))
         free_k = view.gpus_per_type.astype(np.int64).copy()
         busy: set[int] = set()
         chosen: dict[int, int] = {}
@@ -918,6 +974,9 @@ class GavelPackedPolicy:
         the program returns (default ``"vertex"``; ``"interior"`` for the kind Gavel's
         code gets, see :func:`~optsched.gavel.exact.max_min_fairness_packed` and
         :func:`~optsched.gavel.exact.min_total_duration_packed`).
+    queue : "global" or "per_type"
+        The round mechanism's queue (:class:`PackedRounds`; ``"per_type"`` is Gavel's
+        code's order, see :class:`RoundMechanism`).
     """
 
     event_driven = False
@@ -929,7 +988,7 @@ class GavelPackedPolicy:
                  reset_interval: float = 1920.0, fill_leftover: bool = True,
                  weighted: bool | None = None, point: str | None = None,
                  prices: dict | None = None, slo_factor: float | None = None,
-                 name: str | None = None):
+                 name: str | None = None, queue: str = "global"):
         if kind not in PACKED_KINDS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(PACKED_KINDS)}")
         for key, given in (("weighted", weighted), ("point", point), ("prices", prices),
@@ -961,7 +1020,7 @@ class GavelPackedPolicy:
                         "weighted": True if weighted is None else weighted,
                         "point": point or "vertex", "prices": prices,
                         "slo_factor": slo_factor}
-        self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover)
+        self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover, queue=queue)
         self.reset()
 
     def reset(self) -> None:
@@ -1161,6 +1220,9 @@ class GavelGandivaPolicy:
         Minimum seconds between counter resets (Gavel's 1920 s).
     fill_leftover : bool
         Let single jobs take GPUs the allocation leaves free (default True, as Gavel).
+    queue : "global" or "per_type"
+        The round mechanism's queue (:class:`PackedRounds`; ``"per_type"`` is Gavel's
+        code's order, see :class:`RoundMechanism`).
 
     Complexity: per allocation :math:`O(n K)` plus :math:`O(n)` draws of two jobs
     (each :math:`O(n)` for the pool's list removal, as Gavel's), so :math:`O(n^2)`.
@@ -1171,7 +1233,8 @@ class GavelGandivaPolicy:
     colocation = True
 
     def __init__(self, *, pairing_seed: int | None = None, reset_interval: float = 1920.0,
-                 fill_leftover: bool = True, name: str | None = None):
+                 fill_leftover: bool = True, name: str | None = None,
+                 queue: str = "global"):
         if pairing_seed is not None and (isinstance(pairing_seed, bool)
                                          or not isinstance(pairing_seed, int)
                                          or pairing_seed < 0):
@@ -1183,7 +1246,7 @@ class GavelGandivaPolicy:
             raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
         self.name = name or "gandiva"
         self.pairing_seed = pairing_seed
-        self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover)
+        self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover, queue=queue)
         self.reset()
 
     def reset(self) -> None:

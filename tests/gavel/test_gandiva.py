@@ -122,3 +122,71 @@ def test_bad_options_name_the_option(option, value):
     with pytest.raises(InvalidOption) as e:
         get_policy("gavel.gandiva", **{option: value})
     assert e.value.path == option
+
+
+# ------------------------------------------------------------------ the queue option
+def _lone_job() -> Instance:
+    """One job on 1 V100 + 3 K80: its equal split is 1/4 V100, 3/4 K80."""
+    cl = Cluster((Node("n0", {"v100": 1, "k80": 3}),))
+    return Instance(cl, (Job("a", 0.0, 1, 10 * 4 * 60.0, {"v100": 10.0, "k80": 2.0}),),
+                    slot=60.0)
+
+
+def test_global_queue_realises_the_shares_per_type_queue_runs_fastest_first():
+    on = {}
+    for queue in ("global", "per_type"):
+        res = simulate(_lone_job(), get_policy("gavel.gandiva", queue=queue), seed=0,
+                       progress=False)
+        on[queue] = [a.gpu_type for a in res.schedule.allocations]
+    # Gavel's code walks the V100 queue first: the lone job never sees the K80s
+    assert set(on["per_type"]) == {"v100"}
+    # one global queue over X / f: the K80 share (3/4) comes first and is realised
+    assert on["global"][0] == "k80" and "v100" in on["global"]
+
+
+def test_type_walk_is_fastest_first_or_drawn():
+    from optsched.gavel.policy import type_walk
+
+    T = np.array([[1.0, 5.0, 3.0], [0.0, 4.0, 2.0], [2.0, 0.0, 9.0]])
+
+    class V:
+        rng = np.random.default_rng(0)
+
+    # medians over the jobs that can use each type: 1.5, 4.5, 3.0
+    assert type_walk(V, T, False).tolist() == [2, 0, 1]
+    drawn = {tuple(type_walk(V, T, True).tolist()) for _ in range(30)}
+    assert len(drawn) > 1 and all(sorted(d) == [0, 1, 2] for d in drawn)
+
+
+@pytest.mark.parametrize("policy", ["gavel.max_min_fairness", "gavel.isolated",
+                                    "gavel.max_min_fairness_packed", "gavel.gandiva"])
+def test_bad_queue_names_the_option(policy):
+    with pytest.raises(InvalidOption) as e:
+        get_policy(policy, queue="per-type")
+    assert e.value.path == "queue"
+
+
+@pytest.mark.slow  # 3 s
+def test_pinned_peer_run_of_gandiva_with_gavels_queue():
+    """benchmarks/results/gavel_queue_peer.json (Gavel c4fa400's GandivaPolicy(seed=0)
+    on the first 100 measured jobs of its trace, gavel-108): with Gavel's per-type queue
+    and the same pairing seed our run reproduces the pinned row, mean JCT within 1 % of
+    Gavel's."""
+    import json
+
+    from paths import BENCHMARKS
+
+    sys_path = str(BENCHMARKS)
+    import sys
+
+    if sys_path not in sys.path:
+        sys.path.insert(0, sys_path)
+    import gavel_policies_peer as peer
+
+    rows = json.loads((BENCHMARKS / "results/gavel_queue_peer.json").read_text())["rows"]
+    row = next(r for r in rows if r["gavel_policy"] == "gandiva@measured"
+               and "per_type" in r["ours_policy"])
+    o = peer.run_ours(100, "gavel.gandiva", {"pairing_seed": 0, "queue": "per_type"},
+                      "measured")
+    assert o["mean_jct"] / 3600 == pytest.approx(row["ours_mean_jct_h"], rel=1e-9)
+    assert o["mean_jct"] / 3600 == pytest.approx(row["gavel_mean_jct_h"], rel=0.01)
