@@ -12,6 +12,12 @@ Definitions (time in seconds; :math:`C_j` completion, :math:`a_j` arrival):
 * CRU (cluster resource utilization): busy GPU-seconds / (total GPUs x makespan), with a
   shared GPU counted by its share;
 * queueing delay: first start - arrival, for jobs that started;
+* waiting time :math:`(C_j - a_j) - |\bigcup_i [s_i, e_i)|`, over the intervals
+  :math:`[s_i, e_i)` of the job's allocations (any GPU, any share, any copy): the time a
+  completed job spent in the system holding no GPU, so :math:`0 \le` waiting
+  :math:`\le` JCT and queueing delay :math:`\le` waiting. The two differ for a
+  time-sharing scheduler, which starts a job at once and then parks it between rounds
+  (Gavel's rounds), against one that starts a job late and runs it without a break;
 * weighted utility :math:`\sum_j w_j f_j(C_j - a_j)` over completed jobs
   (:meth:`optsched.core.instance.Job.value`);
 * finish-time fairness :math:`\rho_j = (C_j - a_j) / t^{iso}_j` (Themis, NSDI'20; Gavel
@@ -54,9 +60,11 @@ class Metrics:
     mean_ftf: float | None
     max_ftf: float | None
     mean_slowdown: float | None
+    mean_waiting_time: float | None = None
     completion: dict[str, float] = field(default_factory=dict)
     jct: dict[str, float] = field(default_factory=dict)
     queueing_delay: dict[str, float] = field(default_factory=dict)
+    waiting_time: dict[str, float] = field(default_factory=dict)
     unfinished: tuple[str, ...] = ()
 
     @property
@@ -74,11 +82,12 @@ class Metrics:
             "n_jobs", "n_completed", "n_unfinished", "mean_jct", "p50_jct", "p99_jct",
             "makespan", "cru",
             "busy_gpu_seconds", "mean_queueing_delay", "utility", "mean_ftf", "max_ftf",
-            "mean_slowdown")}
+            "mean_slowdown", "mean_waiting_time")}
         if per_job:
             d["completion"] = dict(self.completion)
             d["jct"] = dict(self.jct)
             d["queueing_delay"] = dict(self.queueing_delay)
+            d["waiting_time"] = dict(self.waiting_time)
             d["unfinished"] = list(self.unfinished)
         return d
 
@@ -96,6 +105,18 @@ def isolated_runtime(instance: Instance) -> np.ndarray:
     return instance.work / rate
 
 
+def _covered(intervals: list[tuple[float, float]]) -> float:
+    """Length of the union of ``intervals`` (sorted and merged: O(k log k) for k
+    intervals)."""
+    total, end = 0.0, -np.inf
+    for s, e in sorted(intervals):
+        if e <= end:
+            continue
+        total += e - max(s, end)
+        end = e
+    return total
+
+
 def compute_metrics(instance: Instance, schedule: Schedule) -> Metrics:
     """Metrics of ``schedule`` (assumed validated by :func:`optsched.validate_schedule`).
 
@@ -110,11 +131,14 @@ def compute_metrics(instance: Instance, schedule: Schedule) -> Metrics:
     jobs = {j.id: j for j in instance.jobs}
     jct = {jid: c - jobs[jid].arrival for jid, c in comp.items()}
     first: dict[str, float] = {}
+    spans: dict[str, list[tuple[float, float]]] = {}
     busy = 0.0
     for a in schedule.allocations:
         first[a.job] = min(first.get(a.job, np.inf), a.start)
         busy += a.gpus * a.share * (a.end - a.start)
+        spans.setdefault(a.job, []).append((a.start, a.end))
     qd = {jid: t - jobs[jid].arrival for jid, t in first.items()}
+    wait = {jid: d - _covered(spans.get(jid, [])) for jid, d in jct.items()}
     v = np.array(list(jct.values()), dtype=float)
     if comp:
         start = min(j.arrival for j in instance.jobs)
@@ -136,5 +160,7 @@ def compute_metrics(instance: Instance, schedule: Schedule) -> Metrics:
         makespan=makespan, cru=cru, busy_gpu_seconds=float(busy),
         mean_queueing_delay=stat(np.mean, np.array(list(qd.values()), dtype=float)),
         utility=util, mean_ftf=stat(np.mean, ftf), max_ftf=stat(np.max, ftf),
-        mean_slowdown=stat(np.mean, slow), completion=comp, jct=jct, queueing_delay=qd,
+        mean_slowdown=stat(np.mean, slow),
+        mean_waiting_time=stat(np.mean, np.array(list(wait.values()), dtype=float)),
+        completion=comp, jct=jct, queueing_delay=qd, waiting_time=wait,
         unfinished=tuple(j.id for j in instance.jobs if j.id not in comp))

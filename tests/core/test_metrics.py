@@ -65,6 +65,34 @@ def test_jct_statistics_by_hand(shared):
     assert m.utility == 3.0
 
 
+def test_waiting_time_by_hand(shared):
+    inst, s = shared
+    m = compute_metrics(inst, s)
+    # time in the system holding no GPU: A 10 - 10 = 0, B 30 - 30 = 0 (a shared GPU is
+    # held), C 17 - (5 + 5) = 7: 5 s before its first start and 2 s between [35, 40) and
+    # [42, 47); its queueing delay is 5
+    assert m.waiting_time == {"A": 0, "B": 0, "C": 7}
+    assert m.mean_waiting_time == pytest.approx(7 / 3)
+    for jid, w in m.waiting_time.items():
+        assert m.queueing_delay[jid] <= w <= m.jct[jid]
+    assert m.to_dict()["mean_waiting_time"] == m.mean_waiting_time
+    assert m.to_dict()["waiting_time"] == m.waiting_time
+
+
+def test_waiting_time_counts_overlapping_allocations_once():
+    # a 2-worker gang over two nodes ([0, 10) on both), then one copy on [8, 14) of a
+    # forked job: the union is [0, 14), so 20 - 14 = 6 s of waiting
+    cl = Cluster((Node("n0", {"k80": 1}), Node("n1", {"k80": 1})))
+    inst = Instance(cl, (Job("A", 0, 1, 140, {"k80": 5}),), slot=1)
+    allocs = (Allocation("A", 0, 10, "n0", "k80", 1, copy=0),
+              Allocation("A", 0, 10, "n1", "k80", 1, copy=1),
+              Allocation("A", 8, 14, "n0", "k80", 1, copy=0))
+    m = compute_metrics(inst, Schedule(allocs, {"A": 20}, forking=True))
+    assert m.waiting_time == {"A": pytest.approx(6)}
+    # a job that never held a GPU is not in the average (it has no JCT either)
+    assert compute_metrics(inst, Schedule((), {})).mean_waiting_time is None
+
+
 def test_makespan_and_cru_with_arrivals_and_sharing(shared):
     inst, s = shared
     m = compute_metrics(inst, s)
@@ -253,7 +281,8 @@ def test_metrics_of_a_schedule_that_completes_nothing():
     m = compute_metrics(inst, s)
     assert (m.n_completed, m.unfinished) == (0, ("A",))
     assert m.mean_jct is m.p50_jct is m.p99_jct is m.makespan is m.cru is None
-    assert m.mean_ftf is m.max_ftf is m.mean_slowdown is None
+    assert m.mean_ftf is m.max_ftf is m.mean_slowdown is m.mean_waiting_time is None
+    assert m.waiting_time == {}
     assert m.busy_gpu_seconds == 10 and m.utility == 0
     assert m.queueing_delay == {"A": 0} and m.mean_queueing_delay == 0
 

@@ -146,6 +146,7 @@ def test_quick_run_carries_bounds_and_gaps(quick):
     out, _ = quick
     rows = {r["key"]: r for r in json.loads((out / "REPRODUCTION.json").read_text())["rows"]}
     expect = {"hadar_vs_gavel": {"makespan", "utility"},
+              "hadar_jct_vs_yarn": {"mean_jct"}, "hadar_jct_vs_gavel": {"mean_jct"},
               "hadare_vs_hadar": {"makespan", "utility"}, "tiresias_vs_fifo": {"mean_jct"}}
     for key, r in rows.items():
         if key in expect:
@@ -180,3 +181,73 @@ def test_run_gaps_rejects_an_objective_it_does_not_bound():
 
     with pytest.raises(InvalidOption, match="objectives"):
         run_gaps(None, {}, ("cru",))
+
+
+HADAR_IPDPS = ("hadar_jct_vs_yarn", "hadar_jct_vs_gavel", "hadar_queueing_delay", "hadar_ftf")
+
+
+@pytest.mark.slow
+def test_hadar_abstract_rows_are_the_ratios_of_their_runs(quick):
+    """The four rows of Hadar's IPDPS abstract: each factor is the baseline's figure over
+    Hadar's, the JCT rows agree with the mean JCTs their gap tables record, and every
+    row names the alternative settings that locate its cause."""
+    out, _ = quick
+    rows = {r["key"]: r for r in json.loads((out / "REPRODUCTION.json").read_text())["rows"]}
+    for key in HADAR_IPDPS:
+        r = rows[key]
+        assert r["measured"] > 0 and "gavel-philly-2000" in r["instance"], key
+        assert "half the arrival rate" in r["notes"] and "constant utilities" in r["notes"]
+    for key, base in (("hadar_jct_vs_yarn", "YARN-CS"), ("hadar_jct_vs_gavel", "Gavel")):
+        jct = {b["run"]: b["value"] for b in rows[key]["bounds"]}
+        assert set(jct) == {"Hadar", "Gavel", "YARN-CS"}
+        assert rows[key]["measured"] == pytest.approx(jct[base] / jct["Hadar"])
+    # the Gavel row's ceiling is the certified bound: no schedule beats Gavel by more
+    (bound,) = {b["bound"] for b in rows["hadar_jct_vs_gavel"]["bounds"]}
+    gavel = next(b["value"] for b in rows["hadar_jct_vs_gavel"]["bounds"]
+                 if b["run"] == "Gavel")
+    assert f"more than {gavel / bound:.2f}x better than Gavel" in rows[
+        "hadar_jct_vs_gavel"]["notes"]
+    assert "waiting time" in rows["hadar_queueing_delay"]["notes"]
+
+
+def test_hadar_abstract_verdicts_use_the_stated_tolerances():
+    """13 % shorter and 1.5 % better are factors 1/0.87 and 1/0.985, reproduced within
+    5 % and 1 % of them; the JCT factors within the default 10 %."""
+    from optsched.studies.reproduce import _verdict
+    from optsched.studies.reproduce.hadar_ftf import CLAIM as FTF
+    from optsched.studies.reproduce.hadar_jct_vs_gavel import CLAIM as JCT
+    from optsched.studies.reproduce.hadar_queueing_delay import CLAIM as QD
+
+    assert QD.paper_factor == pytest.approx(1 / 0.87)
+    assert _verdict(QD, 1 / 0.87) == "reproduced"
+    assert _verdict(QD, 1.10) == "reproduced"                       # 9 % shorter
+    assert _verdict(QD, 1.07) == "same direction, smaller factor"   # 6.5 % shorter
+    assert _verdict(QD, 0.5) == "not reproduced"
+    assert FTF.paper_factor == pytest.approx(1 / 0.985)
+    assert _verdict(FTF, 1.01) == "reproduced"                      # 1 % better
+    assert _verdict(FTF, 1.003) == "not reproduced"                 # 0.3 % better
+    assert _verdict(FTF, 1.04) == "larger factor"                   # 3.8 % better
+    assert _verdict(JCT, 2.3) == "reproduced" and _verdict(JCT, 2.2) != "reproduced"
+
+
+def test_hadar_abstract_settings_are_gavel_trace_and_cluster():
+    """The headline setting is the whole shipped trace on gavel-108 at its recorded
+    arrivals; the half-rate alternative is the same jobs arriving twice as slowly."""
+    from dataclasses import replace
+
+    from optsched.registry import policy_spec
+    from optsched.studies.reproduce import _hadar_ipdps as h
+
+    main, *alts = h.settings(quick=False)
+    assert (main.jobs, main.load, main.utilities) == (None, 1.0, "sigmoid")
+    by = {s.key: s for s in alts}
+    assert by["half_rate"].jobs == by["prefix"].jobs and by["half_rate"].load == 0.5
+    assert by["constant"].utilities == "constant"
+    for name in h.POLICIES.values():
+        policy_spec(name)                                           # registered
+    small = h.instance(replace(by["half_rate"], jobs=6))
+    ref = h.instance(replace(by["prefix"], jobs=6))
+    assert small.cluster.gpus_per_type == {"k80": 36, "p100": 36, "v100": 36}
+    assert [j.arrival for j in small.jobs] == pytest.approx([2 * j.arrival for j in ref.jobs])
+    assert [j.work for j in small.jobs] == [j.work for j in ref.jobs]
+    assert all(j.utility is not None for j in small.jobs)
