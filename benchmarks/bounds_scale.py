@@ -61,6 +61,13 @@ CASES = {
                                                window=1500 * 3600.0, intervals=54,
                                                tangents=2, squash=1, max_columns=2_000_000,
                                                time_limit=1800.0)),
+    # the same with three busy-time tangents per column
+    "gavel-2000-tight-1500-t3": dict(trace="gavel-philly-2000", cluster="gavel-108",
+                                     jobs=None, load=1.0, policies=GAVEL_2000,
+                                     options=dict(methods=("per_job", "pooled", "interval_lp"),
+                                                  window=1500 * 3600.0, intervals=54,
+                                                  tangents=3, squash=1,
+                                                  max_columns=2_500_000, time_limit=3600.0)),
     "philly-load1": dict(trace="philly", cluster=None, jobs=None, load=1.0,
                          policies=("philly_scale", 82247)),
     "philly-load6": dict(trace="philly", cluster=None, jobs=None, load=6.0,

@@ -252,8 +252,8 @@ class LpList:
 
 
 
-def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float = 0.5,
-                    share_weight: float = 0.0, fill: bool = True,
+def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float = 0.15,
+                    share_weight: float | None = None, fill: bool = True,
                     guide: LpGuide | None = None, seed: int = 0,
                     **lp_options: Any) -> Result:
     r"""A start for :func:`optsched.sim.lns.improve`: the interval LP's type choice,
@@ -268,16 +268,17 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
         (static order, :class:`LpList`).
     share_min : float
         :math:`\theta \in [0, 1]`: job :math:`j` may use type :math:`k` only if
-        :math:`y_{jk} \ge \theta \max_k y_{jk}` (default 0.5; 1: the LP's main type;
+        :math:`y_{jk} \ge \theta \max_k y_{jk}` (default 0.15; 1: the LP's main type;
         0: every type it has a rate on).
-    share_weight : float
+    share_weight : float, optional
         :math:`\gamma \ge 0`, with ``order="srpt"``: each allowed pair's area score
         :math:`\tau_{jk} / \rho_j` is multiplied by :math:`(y_{jk} / \max_k
         y_{jk})^\gamma`, so a job prefers the types the LP gives most of its work, and
-        jobs compete for a type with the LP's preference for it (default 0: the plain
-        area rule). On Gavel's 2,000-job trace :math:`\gamma = 1` with
-        :math:`\theta = 0.15` gives 53.99 h mean JCT against 54.36 h for
-        :math:`\gamma = 0, \theta = 0.5` (``docs/lns.md``).
+        jobs compete for a type with the LP's preference for it (0: the plain area
+        rule). Default 1 with ``order="srpt"``, 0 with an LP key (which has no score).
+        On Gavel's 2,000-job trace :math:`\gamma = 1, \theta = 0.15` gives 53.99 h
+        mean JCT, :math:`\gamma = 0, \theta = 0.5` (the former defaults) 54.36 h
+        (``docs/lns.md``).
     fill : bool
         With ``order="srpt"``: GPUs left idle by the allowed pairs go to the waiting
         jobs on any type (:class:`~optsched.sim.lns.FastestSrpt`'s ``fill``; default).
@@ -318,6 +319,8 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
     if isinstance(share_min, bool) or not isinstance(share_min, (int, float)) \
             or not 0 <= share_min <= 1:
         raise InvalidOption("share_min", share_min, "must be a number in [0, 1]")
+    if share_weight is None:
+        share_weight = 1.0 if order == "srpt" else 0.0
     if isinstance(share_weight, bool) or not isinstance(share_weight, (int, float)) \
             or not math.isfinite(share_weight) or share_weight < 0:
         raise InvalidOption("share_weight", share_weight, "must be a finite number >= 0")

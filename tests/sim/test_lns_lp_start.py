@@ -57,7 +57,7 @@ def test_every_start_validates_on_random_instances(inst, order, share_min, tange
                                                    fill, share_weight):
     guide = lp_guide(inst, tangents=tangents, squash=squash)
     res = lp_guided_start(inst, order=order, share_min=share_min, guide=guide, fill=fill,
-                          share_weight=share_weight if order == "srpt" else 0.0)
+                          share_weight=share_weight if order == "srpt" else None)
     _check(inst, res)
     if share_min == 1.0 and not (fill and order == "srpt"):
         # every job only on its LP main type(s)
@@ -92,7 +92,7 @@ def test_the_lp_type_choice_uses_comparative_advantage():
     jobs = (Job("x", 0.0, 1, 100.0, {"fast": 1.0, "slow": 0.1}),
             Job("y", 0.0, 1, 60.0, {"fast": 1.0, "slow": 0.8}))
     inst = Instance(Cluster(nodes), jobs, slot=10.0)
-    free = lp_guided_start(inst, share_min=0.0)
+    free = lp_guided_start(inst, share_min=0.0, share_weight=0.0)
     guided = lp_guided_start(inst)
     for res in (free, guided):
         _check(inst, res)
@@ -125,6 +125,10 @@ def test_bad_options_are_refused():
             lp_guided_start(inst, share_weight=bad)
     with pytest.raises(InvalidOption, match="share_weight"):
         lp_guided_start(inst, order="completion", share_weight=1.0)
+    g5 = lp_guide(inst)
+    assert lp_guided_start(inst, guide=g5).extra["lp_guide"]["share_weight"] == 1.0
+    assert lp_guided_start(inst, order="completion",
+                           guide=g5).extra["lp_guide"]["share_weight"] == 0.0
     with pytest.raises(InvalidOption, match="alpha"):
         lp_guide(inst, alpha=0.0)
     g = lp_guide(inst)
