@@ -34,7 +34,8 @@ from common import RESULTS, write_results
 
 #: Gavel-2000 policy values: every policy's sweep cell, the older committed runs, and
 #: the best schedule the large-neighbourhood search found.
-GAVEL_2000 = [("gap_gavel2000", None), ("simulate_gavel", None), ("lns_gavel", None)]
+GAVEL_2000 = [("gap_gavel2000", None), ("simulate_gavel", None), ("lns_gavel_best", None),
+              ("lns_gavel", None)]
 
 CASES = {
     "gavel-2000": dict(trace="gavel-philly-2000", cluster="gavel-108", jobs=None, load=1.0,
