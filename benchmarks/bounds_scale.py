@@ -34,7 +34,8 @@ from common import RESULTS, write_results
 
 #: Gavel-2000 policy values: every policy's sweep cell, the older committed runs, and
 #: the best schedule the large-neighbourhood search found.
-GAVEL_2000 = [("gap_gavel2000", None), ("simulate_gavel", None), ("lns_gavel", None)]
+GAVEL_2000 = [("gap_gavel2000", None), ("simulate_gavel", None), ("lns_gavel_best", None),
+              ("lns_gavel", None)]
 
 CASES = {
     "gavel-2000": dict(trace="gavel-philly-2000", cluster="gavel-108", jobs=None, load=1.0,
@@ -61,6 +62,13 @@ CASES = {
                                                window=1500 * 3600.0, intervals=54,
                                                tangents=2, squash=1, max_columns=2_000_000,
                                                time_limit=1800.0)),
+    # the same with three busy-time tangents per column
+    "gavel-2000-tight-1500-t3": dict(trace="gavel-philly-2000", cluster="gavel-108",
+                                     jobs=None, load=1.0, policies=GAVEL_2000,
+                                     options=dict(methods=("per_job", "pooled", "interval_lp"),
+                                                  window=1500 * 3600.0, intervals=54,
+                                                  tangents=3, squash=1,
+                                                  max_columns=2_500_000, time_limit=3600.0)),
     "philly-load1": dict(trace="philly", cluster=None, jobs=None, load=1.0,
                          policies=("philly_scale", 82247)),
     "philly-load6": dict(trace="philly", cluster=None, jobs=None, load=6.0,

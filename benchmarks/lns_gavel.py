@@ -16,9 +16,13 @@ how close to the certified lower bound on the mean JCT a schedule gets, and how 
    is reported against the defaults and against the best of them.
 
 Everything is timed in CPU seconds of this process (``time.process_time``); wall times
-are recorded but inflated on a shared machine.
+are recorded but inflated on a shared machine. ``--bound-from NAME`` takes the tight
+bound from a committed ``bounds_scale.py`` result (``results/NAME.json``, its
+``(bound)`` row, computed by the same code with its CPU seconds there) instead of
+solving it again; ``--policies`` (none: ``--policies``) chooses the shipped starts.
 
     python benchmarks/lns_gavel.py [--jobs N] [--budget S] [--tangents M]
+        [--share-min T] [--share-weight G] [--policies NAME ...] [--bound-from NAME]
 """
 
 from __future__ import annotations
@@ -45,8 +49,15 @@ def main() -> None:
                     help="squashed-area tangent points of the wide bound")
     ap.add_argument("--plain", action="store_true",
                     help="also the wide bound without tangents and squashed rows")
-    ap.add_argument("--share-min", type=float, default=0.5,
+    ap.add_argument("--share-min", type=float, default=0.15,
                     help="share_min of the LP-guided starts")
+    ap.add_argument("--share-weight", type=float, default=1.0,
+                    help="share_weight of the LP-guided area-SRPT start")
+    ap.add_argument("--policies", nargs="*", default=list(POLICIES),
+                    help="shipped policies simulated as starts")
+    ap.add_argument("--bound-from", default=None,
+                    help="take the tight bound from committed results/NAME.json "
+                         "(bounds_scale.py) instead of solving it")
     ap.add_argument("--guide-tangents", type=int, default=0,
                     help="tangents of the LP that guides the LP-guided starts")
     ap.add_argument("--name", default="lns_gavel")
@@ -68,6 +79,20 @@ def main() -> None:
          "mean_jct_h": bound.mean_jct / H, "cpu_s": round(b_cpu, 1)}]
     b, bw = bound.mean_jct, bound.mean_jct
     configs = [(args.tangents, args.squash)] + ([(0, 0)] if args.plain else [])
+    if args.bound_from:
+        import json
+
+        res_b = json.loads((RESULTS / f"{args.bound_from}.json").read_text())
+        row_b = next(r for r in res_b["rows"] if r["policy"] == "(bound)")
+        bw = max(bw, row_b["mean_jct_h"] * H)
+        rows.append({"kind": "bound", "name": f"{row_b['mean_jct_from']}, "
+                                              f"{row_b['options']} (from results/"
+                                              f"{args.bound_from}, commit "
+                                              f"{res_b['machine']['commit']})",
+                     "mean_jct_h": row_b["mean_jct_h"], "cpu_s": row_b["cpu_s"],
+                     "note": f"peak RSS {row_b['peak_rss_mib']} MiB"})
+        print(rows[-1], flush=True)
+        configs = []
     for tg, sq in configs:
         c0 = time.process_time()
         wide = lower_bounds(inst, methods=("per_job", "interval_lp"),
@@ -82,7 +107,7 @@ def main() -> None:
                      "note": str(wide.extra.get("interval_lp", wide.skipped))})
         print(rows[-1], flush=True)
     starts = {}
-    for name in POLICIES:
+    for name in args.policies:
         c0, t0 = time.process_time(), time.perf_counter()
         res = simulate(inst, name, bounds=False)
         starts[name] = res
@@ -107,7 +132,8 @@ def main() -> None:
     print(f"LP guide {guide.lp}, {g_cpu:.1f} s CPU", flush=True)
     for order in ("srpt", "completion"):
         c0, t0 = time.process_time(), time.perf_counter()
-        res = lp_guided_start(inst, order=order, guide=guide, share_min=args.share_min)
+        res = lp_guided_start(inst, order=order, guide=guide, share_min=args.share_min,
+                              share_weight=args.share_weight if order == "srpt" else 0.0)
         name = f"lns.lp_guided ({order})"
         starts[name] = res
         rows.append({"kind": "start", "name": f"{name}, LP type per job (constructive)",
@@ -117,10 +143,11 @@ def main() -> None:
                      "wall_s": round(time.perf_counter() - t0, 1),
                      "note": f"CPU includes the guide LP's {g_cpu:.1f} s ({guide.lp})"})
         print(rows[-1], flush=True)
-    shipped = min(POLICIES, key=lambda n: starts[n].metrics.mean_jct)
+    shipped = min(args.policies, key=lambda n: starts[n].metrics.mean_jct) \
+        if args.policies else None
     best = min(starts, key=lambda n: starts[n].metrics.mean_jct)
     runs = [(best, args.budget)]
-    if shipped != best:
+    if shipped is not None and shipped != best:
         runs.append((shipped, args.budget / 4))
     curves = {}
     for name, budget in runs:
@@ -145,6 +172,9 @@ def main() -> None:
                      "curve": curves[name]})
         print({k: v for k, v in rows[-1].items() if k != "curve"}, flush=True)
     lns_best = min(r["mean_jct_h"] for r in rows if r["kind"] == "lns")
+    wide_desc = (f"interval_lp from results/{args.bound_from}" if args.bound_from else
+                 f"interval_lp, window {args.wide_window_h:g} h, {args.wide_intervals} "
+                 f"intervals, tangents {args.tangents}, squash {args.squash}")
     write_results(
         args.name, rows,
         ["kind", "name", "start_h", "mean_jct_h", "gap", "gap_wide", "cpu_s", "wall_s",
@@ -156,16 +186,14 @@ def main() -> None:
                 "window": "16 jobs x 24 blocks, block 1..32 rounds (doubling after 8 "
                           "windows without improvement), 10 s per window MILP",
                 "seed": 0,
-                "wide_bound": f"interval_lp, window {args.wide_window_h:g} h, "
-                              f"{args.wide_intervals} intervals, tangents {args.tangents}, "
-                              f"squash {args.squash}",
+                "wide_bound": wide_desc,
                 "lp_guide": f"interval_lp, window {args.wide_window_h:g} h, "
                             f"{args.wide_intervals} intervals, tangents {args.guide_tangents}, "
-                            f"share_min {args.share_min}, fill"},
+                            f"share_min {args.share_min}, share_weight {args.share_weight} "
+                            "(area-SRPT start), fill",
+                "policies": " ".join(args.policies) or "none"},
         notes=(f"gap = mean JCT / certified lower bound ({b / H:.2f} h with the defaults, "
-               f"{bw / H:.2f} h with a {args.wide_window_h:g} h interval-LP window, "
-               f"{args.wide_intervals} intervals, tangents {args.tangents}, squash "
-               f"{args.squash}); the "
+               f"gap_wide: {bw / H:.2f} h, {wide_desc}); the "
                f"best schedule found has mean JCT {lns_best:.2f} h. by_block: windows that "
                "improved / windows tried per block length m (rounds). CPU seconds of this "
                "process; the machine (2 cores) was shared with other work, so wall times "

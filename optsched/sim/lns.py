@@ -867,7 +867,10 @@ class FastestSrpt:
     interval LP's solution uses for each job. With ``fill``, the GPUs the allowed pairs
     leave idle in a round then go to the jobs still waiting (smallest remaining GPU
     area first, each on its fastest type with room, allowed or not): the round's
-    allocation only grows, nothing is reserved for later rounds.
+    allocation only grows, nothing is reserved for later rounds. ``weights`` (a
+    non-negative array [jobs of the instance, types], optional) multiplies each pair's
+    score by :math:`\omega_{jk}`: ``lp_guided_start(share_weight=gamma)`` passes
+    :math:`(y_{jk} / \max_k y_{jk})^\gamma`, the LP's preference among a job's types.
 
     On Gavel's 2,000-job trace (gavel-108) these give mean JCTs of 63.3, 73.0 and 81.4 h
     (``benchmarks/lns_gavel.py``). Clairvoyant (``needs_work``): a start for offline
@@ -880,16 +883,25 @@ class FastestSrpt:
 
     def __init__(self, min_speed: float = 0.0, rule: str = "area",
                  name: str = "lns.fastest_srpt", allowed: Any = None,
-                 fill: bool = False) -> None:
+                 fill: bool = False, weights: Any = None) -> None:
         if not isinstance(fill, bool):
             raise InvalidOption("fill", fill, "must be true or false")
         self.fill = fill
+        self.weights = None if weights is None else np.asarray(weights, dtype=float)
+        if self.weights is not None and (self.weights.ndim != 2
+                                         or not np.all(np.isfinite(self.weights))
+                                         or np.any(self.weights < 0)):
+            raise InvalidOption("weights", self.weights.shape,
+                                "must be a finite, non-negative array [n_jobs, n_types]")
         self.allowed = None if allowed is None else np.asarray(allowed, dtype=bool)
         if self.allowed is not None and self.allowed.ndim != 2:
             raise InvalidOption("allowed", self.allowed.shape,
                                 "must be a boolean array [n_jobs, n_types]")
         if rule not in ("ratio", "area", "fastest"):
             raise InvalidOption("rule", rule, "must be 'ratio', 'area' or 'fastest'")
+        if rule == "fastest" and self.weights is not None:
+            raise InvalidOption("weights", "array", "scales the 'area' and 'ratio' "
+                                "scores; the 'fastest' rule takes none")
         self.rule = rule
         if isinstance(min_speed, bool) or not isinstance(min_speed, (int, float)) \
                 or not 0 <= min_speed <= 1:
@@ -898,11 +910,11 @@ class FastestSrpt:
         self.name = name
 
     def check(self, instance: Instance) -> None:
-        if self.allowed is not None and self.allowed.shape != (
-                instance.n_jobs, len(instance.cluster.gpu_types)):
-            raise ModelNotApplicable("allowed", self.allowed.shape,
-                                     f"must be [{instance.n_jobs} jobs, "
-                                     f"{len(instance.cluster.gpu_types)} types]")
+        shape = (instance.n_jobs, len(instance.cluster.gpu_types))
+        for name, a in (("allowed", self.allowed), ("weights", self.weights)):
+            if a is not None and a.shape != shape:
+                raise ModelNotApplicable(name, a.shape,
+                                         f"must be [{shape[0]} jobs, {shape[1]} types]")
 
     def allocate(self, state: Any) -> list:
         if not len(state.ids):
@@ -923,6 +935,9 @@ class FastestSrpt:
             score = np.where(ok, score / W[:, None], -np.inf)
         if self.rule == "fastest":
             score = np.where(ok, -rem[:, None] * 4 + T / best[:, None], -np.inf)
+        if self.weights is not None:
+            wk = self.weights[np.asarray(state.index)]
+            score = np.where(ok, np.where(ok, score, 0.0) * wk, -np.inf)
         jj, kk = np.nonzero(ok)
         order = np.lexsort((state.arrivals[jj], -score[jj, kk]))
         out: list = []

@@ -252,8 +252,9 @@ class LpList:
 
 
 
-def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float = 0.5,
-                    fill: bool = True, guide: LpGuide | None = None, seed: int = 0,
+def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float = 0.15,
+                    share_weight: float | None = None, fill: bool = True,
+                    guide: LpGuide | None = None, seed: int = 0,
                     **lp_options: Any) -> Result:
     r"""A start for :func:`optsched.sim.lns.improve`: the interval LP's type choice,
     list-scheduled (module docstring).
@@ -267,8 +268,17 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
         (static order, :class:`LpList`).
     share_min : float
         :math:`\theta \in [0, 1]`: job :math:`j` may use type :math:`k` only if
-        :math:`y_{jk} \ge \theta \max_k y_{jk}` (default 0.5; 1: the LP's main type;
+        :math:`y_{jk} \ge \theta \max_k y_{jk}` (default 0.15; 1: the LP's main type;
         0: every type it has a rate on).
+    share_weight : float, optional
+        :math:`\gamma \ge 0`, with ``order="srpt"``: each allowed pair's area score
+        :math:`\tau_{jk} / \rho_j` is multiplied by :math:`(y_{jk} / \max_k
+        y_{jk})^\gamma`, so a job prefers the types the LP gives most of its work, and
+        jobs compete for a type with the LP's preference for it (0: the plain area
+        rule). Default 1 with ``order="srpt"``, 0 with an LP key (which has no score).
+        On Gavel's 2,000-job trace :math:`\gamma = 1, \theta = 0.15` gives 53.99 h
+        mean JCT, :math:`\gamma = 0, \theta = 0.5` (the former defaults) 54.36 h
+        (``docs/lns.md``).
     fill : bool
         With ``order="srpt"``: GPUs left idle by the allowed pairs go to the waiting
         jobs on any type (:class:`~optsched.sim.lns.FastestSrpt`'s ``fill``; default).
@@ -288,8 +298,9 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
     Raises
     ------
     InvalidOption
-        An unknown ``order``, ``share_min`` outside :math:`[0, 1]`, or a ``guide`` of
-        another size.
+        An unknown ``order``, ``share_min`` outside :math:`[0, 1]`, ``share_weight``
+        negative, not finite or given with an LP-key order, or a ``guide`` of another
+        size.
     SolverFailed
         The LP had no optimum within its limit.
 
@@ -308,6 +319,15 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
     if isinstance(share_min, bool) or not isinstance(share_min, (int, float)) \
             or not 0 <= share_min <= 1:
         raise InvalidOption("share_min", share_min, "must be a number in [0, 1]")
+    if share_weight is None:
+        share_weight = 1.0 if order == "srpt" else 0.0
+    if isinstance(share_weight, bool) or not isinstance(share_weight, (int, float)) \
+            or not math.isfinite(share_weight) or share_weight < 0:
+        raise InvalidOption("share_weight", share_weight, "must be a finite number >= 0")
+    if share_weight and order != "srpt":
+        raise InvalidOption("share_weight", share_weight,
+                            f"weights the area scores of order='srpt'; order={order!r} "
+                            "follows a fixed LP key")
     inst = as_instance(instance)
     g = guide if guide is not None else lp_guide(inst, **lp_options)
     if g.shares.shape != (inst.n_jobs, len(inst.cluster.gpu_types)):
@@ -324,12 +344,20 @@ def lp_guided_start(instance: Instance, *, order: str = "srpt", share_min: float
         allowed[~allowed.any(axis=1)] = rates[~allowed.any(axis=1)] > 0
     if not isinstance(fill, bool):
         raise InvalidOption("fill", fill, "must be true or false")
-    policy: Any = FastestSrpt(allowed=allowed, fill=fill, name="lns.lp_guided") \
+    weights = None
+    if share_weight:
+        top = g.shares.max(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            weights = np.where(top > 0, np.clip(g.shares, 0.0, None) / top, 1.0) \
+                ** float(share_weight)
+    policy: Any = FastestSrpt(allowed=allowed, fill=fill, weights=weights,
+                              name="lns.lp_guided") \
         if order == "srpt" \
         else LpList(g.key(order), allowed, name="lns.lp_guided")
     with producing(Capabilities(source="lns.lp_guided")):
         res = simulate(inst, policy, seed=seed)
     extra = dict(res.extra)
     extra["lp_guide"] = {"lp": g.lp, "cpu_seconds": g.seconds, "order": order,
-                         "share_min": share_min, "fill": fill}
+                         "share_min": share_min, "share_weight": share_weight,
+                         "fill": fill}
     return res.replace(extra=extra)

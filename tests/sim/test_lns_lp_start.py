@@ -51,12 +51,13 @@ def instances(draw):
 
 
 @settings(max_examples=examples(30), deadline=None)
-@given(instances(), st.sampled_from(ORDERS), st.sampled_from([0.0, 0.5, 1.0]),
-       st.integers(0, 2), st.integers(0, 1), st.booleans())
+@given(instances(), st.sampled_from(ORDERS), st.sampled_from([0.0, 0.15, 0.5, 1.0]),
+       st.integers(0, 2), st.integers(0, 1), st.booleans(), st.sampled_from([0.0, 1.0, 2.5]))
 def test_every_start_validates_on_random_instances(inst, order, share_min, tangents, squash,
-                                                   fill):
+                                                   fill, share_weight):
     guide = lp_guide(inst, tangents=tangents, squash=squash)
-    res = lp_guided_start(inst, order=order, share_min=share_min, guide=guide, fill=fill)
+    res = lp_guided_start(inst, order=order, share_min=share_min, guide=guide, fill=fill,
+                          share_weight=share_weight if order == "srpt" else None)
     _check(inst, res)
     if share_min == 1.0 and not (fill and order == "srpt"):
         # every job only on its LP main type(s)
@@ -91,7 +92,7 @@ def test_the_lp_type_choice_uses_comparative_advantage():
     jobs = (Job("x", 0.0, 1, 100.0, {"fast": 1.0, "slow": 0.1}),
             Job("y", 0.0, 1, 60.0, {"fast": 1.0, "slow": 0.8}))
     inst = Instance(Cluster(nodes), jobs, slot=10.0)
-    free = lp_guided_start(inst, share_min=0.0)
+    free = lp_guided_start(inst, share_min=0.0, share_weight=0.0)
     guided = lp_guided_start(inst)
     for res in (free, guided):
         _check(inst, res)
@@ -119,6 +120,15 @@ def test_bad_options_are_refused():
         lp_guided_start(inst, order="fifo")
     with pytest.raises(InvalidOption, match="share_min"):
         lp_guided_start(inst, share_min=1.5)
+    for bad in (-0.5, float("nan"), float("inf"), True, "1"):
+        with pytest.raises(InvalidOption, match="share_weight"):
+            lp_guided_start(inst, share_weight=bad)
+    with pytest.raises(InvalidOption, match="share_weight"):
+        lp_guided_start(inst, order="completion", share_weight=1.0)
+    g5 = lp_guide(inst)
+    assert lp_guided_start(inst, guide=g5).extra["lp_guide"]["share_weight"] == 1.0
+    assert lp_guided_start(inst, order="completion",
+                           guide=g5).extra["lp_guide"]["share_weight"] == 0.0
     with pytest.raises(InvalidOption, match="alpha"):
         lp_guide(inst, alpha=0.0)
     g = lp_guide(inst)
@@ -132,6 +142,13 @@ def test_bad_options_are_refused():
     from optsched.sim.simulator import simulate
     with pytest.raises(ModelNotApplicable, match="allowed"):
         simulate(inst, FastestSrpt(allowed=np.ones((2, 3), dtype=bool)))
+    with pytest.raises(ModelNotApplicable, match="weights"):
+        simulate(inst, FastestSrpt(weights=np.ones((2, 3))))
+    for bad in (np.ones(3), -np.ones((5, 3)), np.full((5, 3), np.nan)):
+        with pytest.raises(InvalidOption, match="weights"):
+            FastestSrpt(weights=bad)
+    with pytest.raises(InvalidOption, match="weights"):
+        FastestSrpt(rule="fastest", weights=np.ones((5, 3)))
     assert set(LP_KEYS) < set(ORDERS)
 
 
@@ -159,3 +176,34 @@ def test_fill_gives_idle_gpus_to_waiting_jobs_only():
     assert runs[True].schedule.completion["x"] == pytest.approx(120.0)
     with pytest.raises(InvalidOption, match="fill"):
         FastestSrpt(fill=1)
+
+
+def test_share_weight_follows_the_lp_preference_among_allowed_types():
+    """Job x is a little faster on "fast" but the weights prefer "slow": weighted, x
+    takes the slow GPU and the other job, y, the fast one; unweighted both score the
+    fast GPU first and x, shorter, takes it. The LP-guided start passes the LP's
+    normalised shares as these weights."""
+    from optsched.core.validate import producing
+    from optsched.sim.simulator import simulate
+
+    nodes = (Node("n0", {"fast": 1}), Node("n1", {"slow": 1}))
+    jobs = (Job("x", 0.0, 1, 40.0, {"fast": 1.0, "slow": 0.8}),
+            Job("y", 0.0, 1, 100.0, {"fast": 1.0, "slow": 0.1}))
+    inst = Instance(Cluster(nodes), jobs, slot=10.0)
+    assert inst.cluster.gpu_types == ("fast", "slow")
+    weights = np.array([[0.2, 1.0], [1.0, 0.1]])
+    runs = {}
+    for name, w in (("plain", None), ("weighted", weights)):
+        with producing(STRICT):
+            runs[name] = simulate(inst, FastestSrpt(weights=w))
+        _check(inst, runs[name])
+    first = {name: {a.job: a.gpu_type for a in r.schedule.allocations if a.start == 0.0}
+             for name, r in runs.items()}
+    assert first["plain"]["x"] == "fast"
+    assert first["weighted"] == {"x": "slow", "y": "fast"}
+    assert runs["weighted"].schedule.completion == pytest.approx({"x": 50.0, "y": 100.0})
+    assert runs["weighted"].metrics.mean_jct < runs["plain"].metrics.mean_jct
+    # through the LP: y's work all on "fast", x's share recorded with the option
+    res = lp_guided_start(inst, share_min=0.0, share_weight=1.0)
+    _check(inst, res)
+    assert res.extra["lp_guide"]["share_weight"] == 1.0
