@@ -353,16 +353,20 @@ def run_ladder(models: list[str], budget: float, rows: list[dict],
                time_limit: float = TIME_LIMIT, sizes=ladder,
                runner=_run_subprocess, save=None) -> list[dict]:
     """Run the ladders of ``models`` (``sizes(model)``) within ``budget`` seconds,
-    keeping ``rows`` (cells already done are skipped; a model whose recorded ladder
-    already missed is done). A cell starts only if ``time_limit`` still fits the budget.
+    keeping ``rows`` (cells already done are skipped; a model's ladder stops below its
+    smallest recorded miss, so a ladder resumed with smaller sizes, ``--first``, runs
+    only those below it). A cell starts only if ``time_limit`` still fits the budget.
     ``save(rows)`` is called after each new cell. Returns all rows."""
     t0 = time.perf_counter()
     done = {(r["model"], r["n"]): r for r in rows}
     for model in models:
+        # a recorded miss ends the ladder there, also for a ladder of other sizes
+        missed = min((r["n"] for r in rows if r["model"] == model and not reached(r)),
+                     default=math.inf)
         for n in sizes(model):
+            if n >= missed:
+                break
             if (model, n) in done:
-                if not reached(done[model, n]):
-                    break
                 continue
             if time.perf_counter() - t0 + time_limit > budget:
                 print(f"budget spent: {model} n={n} not run")
@@ -389,6 +393,8 @@ def main() -> None:
     ap.add_argument("--name", default=NAME, help="result file name (results/NAME.md)")
     ap.add_argument("--merge", nargs=2, metavar=("BEFORE", "AFTER"),
                     help="write results/exact_reach from two result files' rows")
+    ap.add_argument("--first", type=int, default=FIRST,
+                    help="the ladder's first size (then doubling; default %(default)s)")
     ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="an option of every cell's exact method (value parsed as JSON), "
                          "e.g. slot=360; repeatable")
@@ -400,7 +406,9 @@ def main() -> None:
         row = run_cell(a.cell[0], int(a.cell[1]), a.time_limit, method_options)
         print(json.dumps(row, default=str), flush=True)
         os._exit(0)  # an abandoned HiGHS thread must not hold the process
-    params = {"time_limit": a.time_limit, "gap": GAP, "first": FIRST, "load": 50,
+    if a.first < 1:
+        ap.error(f"--first must be at least 1 (got {a.first})")
+    params = {"time_limit": a.time_limit, "gap": GAP, "first": a.first, "load": 50,
               "cluster": "gavel-108 (trace families)", "seed": 0}
     if method_options:
         params["method_options"] = method_options
@@ -412,6 +420,7 @@ def main() -> None:
         rows = [r for r in rows if r["model"] not in a.models]
     check_resumable(rows, a.models, method_options, a.name)
     rows = run_ladder(a.models, a.budget, rows, a.time_limit,
+                      sizes=partial(ladder, first=a.first),
                       runner=partial(_run_subprocess, method_options=method_options),
                       save=lambda rs: write(rs, params, a.name))
     write(rows, params, a.name)

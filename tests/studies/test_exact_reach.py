@@ -126,3 +126,26 @@ def test_a_ladder_is_not_resumed_under_other_method_options():
         exact_reach.check_resumable(rows, ["tiresias"], {}, "x")
     with pytest.raises(SystemExit, match="hadar n=15"):
         exact_reach.check_resumable(rows, ["hadar"], {"slot": 360.0}, "x")
+
+
+def test_a_smaller_first_size_runs_only_below_the_recorded_miss():
+    assert exact_reach.ladder("tiresias", 1)[:5] == [1, 2, 4, 8, 16]
+    assert exact_reach.ladder("tiresias", 1)[-2:] == [1024, 2000]
+    calls = []
+
+    def runner(model, n, time_limit):
+        calls.append(n)
+        return {"model": model, "n": n, "status": "optimal" if n < 4 else "time_limit",
+                "gap": 0.0 if n < 4 else 0.5}
+
+    recorded = [{"model": "tiresias", "n": 15, "status": "time_limit", "gap": 1.0}]
+    rows = exact_reach.run_ladder(["tiresias"], 1e6, list(recorded), 60.0,
+                                  sizes=lambda m: exact_reach.ladder(m, 1), runner=runner)
+    assert calls == [1, 2, 4]          # stops at its own miss
+    calls.clear()
+    rows = exact_reach.run_ladder(["tiresias"], 1e6, list(recorded), 60.0,
+                                  sizes=lambda m: [8, 16, 32], runner=lambda m, n, t:
+                                  {**runner(m, n, t), "status": "optimal", "gap": 0.0})
+    assert calls == [8] and [r["n"] for r in rows] == [15, 8]   # never 16: 15 missed
+    summ = exact_reach.summary(rows)[0]
+    assert summ["reach"] == 8 and summ["first_miss"] == 15
