@@ -17,7 +17,10 @@ Per case: each bound method's mean-JCT and makespan bound, the best, CPU seconds
 memory; per committed policy run: its value and value / bound (the gap: how far from
 the optimum the policy can at most be).
 
-    python benchmarks/bounds_scale.py [--cases CASE ...] [--name NAME]
+    python benchmarks/bounds_scale.py [--cases CASE ...] [--name NAME] [--keep]
+
+``--keep`` keeps the rows of the cases not run from the result file (e.g. ``--cases
+philly-load6 --keep`` after a new committed policy run on that case).
 """
 
 from __future__ import annotations
@@ -158,6 +161,14 @@ def _policy_values(spec) -> list[dict]:
     return out
 
 
+def keep_rows(name: str, cases: list[str]) -> list[dict]:
+    """The rows of ``results/NAME.json`` whose case is not in ``cases``."""
+    path = RESULTS / f"{name}.json"
+    if not path.exists():
+        return []
+    return [r for r in json.loads(path.read_text())["rows"] if r["case"] not in cases]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -165,6 +176,8 @@ def main() -> None:
                     default=[c for c in CASES if not c.startswith("gavel-2000-tight")])
     ap.add_argument("--name", default="bounds_scale",
                     help="results file name (another name keeps bounds_scale's)")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the result file's rows of the cases not run")
     args = ap.parse_args()
     if args.child:
         _child(args.child)
@@ -195,6 +208,9 @@ def main() -> None:
                          "gap_makespan": (p["makespan_h"] / row["makespan_h"]
                                           if p["makespan_h"] is not None else None)})
         print(case, row["mean_jct_h"], row["makespan_h"], row["cpu_s"], flush=True)
+    kept = keep_rows(args.name, args.cases) if args.keep else []
+    rows = sorted(kept + rows, key=lambda r: list(CASES).index(r["case"])
+                  if r["case"] in CASES else len(CASES))
     write_results(
         args.name, rows,
         ["case", "jobs", "policy", "mean_jct_h", "gap_mean_jct", "makespan_h", "gap_makespan",
@@ -205,7 +221,10 @@ def main() -> None:
                           "(column options)",
                 "policy_values": "committed results gap_gavel2000 (sweep of every policy), "
                                  "simulate_gavel, lns_gavel (best schedule found), "
-                                 "philly_scale, philly_load6_full, philly_load6"},
+                                 "philly_scale, philly_load6_full, philly_load6",
+                **({"kept": "rows of the cases not in this run, from the earlier file: "
+                            + ", ".join(dict.fromkeys(r["case"] for r in kept))}
+                   if kept else {})},
         notes="gap = policy value / certified lower bound: the policy is at most that factor "
               "from the optimum. CPU and memory: the bound's child process (peak RSS with the "
               "interpreter, imports and the trace). Machine: 2 cores shared with other work.")

@@ -21,9 +21,17 @@ The ladder honours a total wall-clock budget (``--budget``, seconds) and is resu
 cells already in ``results/exact_reach.json`` are kept and skipped (``--redo`` drops a
 model's rows first). Results are written after every cell.
 
+``--option KEY=VALUE`` (repeatable; values parsed as JSON, as ``optsched solve
+--option``) is passed to every cell's exact method, e.g. ``--option slot=360`` fixes
+Tiresias' grid at the family's 6-minute round instead of the default coarsened one;
+the options are in the parameters and in every row (``method_options``). Use another
+``--name`` for such a ladder, so that the default grid's rows are not mixed with it.
+
     python benchmarks/exact_reach.py                          # every model, 1 h budget
     python benchmarks/exact_reach.py --models tiresias --budget 600
     python benchmarks/exact_reach.py --cell tiresias 60       # one cell, JSON on stdout
+    python benchmarks/exact_reach.py --models tiresias --option slot=360 \
+        --name exact_reach_tiresias_fixed                     # a fixed 6-minute grid
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from common import RESULTS, write_results
@@ -102,13 +111,15 @@ def reached(row: dict) -> bool:
     return row.get("status") in ("optimal", "time_limit") and gap is not None and gap <= GAP
 
 
-def _options(model: str, time_limit: float, log: Path) -> dict:
+def _options(model: str, time_limit: float, log: Path,
+             method_options: dict | None = None) -> dict:
     """The time limit and HiGHS's log file, where the exact method declares them (AlloX's
-    matching declares no option: it runs without a limit, under the cell's kill timer)."""
+    matching declares no option: it runs without a limit, under the cell's kill timer),
+    and ``method_options`` (``--option``), which the method checks like any option."""
     from optsched import registry
 
     declared = registry.get_model(model).method("exact").options
-    opts: dict = {}
+    opts: dict = dict(method_options or {})
     if "time_limit" in declared:
         opts["time_limit"] = time_limit
     if "options" in declared:
@@ -122,8 +133,10 @@ def first_within(curve: list, gap: float = GAP) -> float | None:
     return next((c[0] for c in curve if c[3] is not None and c[3] <= gap), None)
 
 
-def run_cell(model: str, n: int, time_limit: float = TIME_LIMIT) -> dict:
-    """Solve one cell in this process and return its row (used by ``--cell``)."""
+def run_cell(model: str, n: int, time_limit: float = TIME_LIMIT,
+             method_options: dict | None = None) -> dict:
+    """Solve one cell in this process and return its row (used by ``--cell``);
+    ``method_options`` go to the exact method with the time limit."""
     import optsched.solvers.highs as highs_backend
 
     programs: list[dict] = []
@@ -139,21 +152,23 @@ def run_cell(model: str, n: int, time_limit: float = TIME_LIMIT) -> dict:
 
     highs_backend.solve = observed
     try:
-        return _solve_cell(model, n, time_limit, programs)
+        return _solve_cell(model, n, time_limit, programs, method_options or {})
     finally:
         highs_backend.solve = solve
 
 
-def _solve_cell(model: str, n: int, time_limit: float, programs: list[dict]) -> dict:
+def _solve_cell(model: str, n: int, time_limit: float, programs: list[dict],
+                method_options: dict) -> dict:
     from optsched import registry
 
     inst = family(model, n)
-    facts = describe(model, inst)
+    facts = {**describe(model, inst), "method_options": method_options}
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "highs.log"
         cpu0, t0 = time.process_time(), time.perf_counter()
         try:
-            res = registry.solve(inst, model, "exact", **_options(model, time_limit, log))
+            res = registry.solve(inst, model, "exact",
+                                 **_options(model, time_limit, log, method_options))
         except Exception as exc:  # a refusal (ModelTooLarge) or a failure is a miss
             return {"model": model, "n": n, **facts, "status": type(exc).__name__,
                     "message": str(exc)[:300], "wall_s": time.perf_counter() - t0,
@@ -177,11 +192,22 @@ def _solve_cell(model: str, n: int, time_limit: float, programs: list[dict]) -> 
     return row
 
 
-def _run_subprocess(model: str, n: int, time_limit: float) -> dict:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
+def cell_command(model: str, n: int, time_limit: float,
+                 method_options: dict | None = None) -> list[str]:
+    """The command solving one cell in a fresh process (``--cell``), the method options
+    passed on as ``--option KEY=JSON``."""
     cmd = [sys.executable, str(HERE / "exact_reach.py"), "--cell", model, str(n),
            "--time-limit", str(time_limit)]
+    for key, value in (method_options or {}).items():
+        cmd += ["--option", f"{key}={json.dumps(value)}"]
+    return cmd
+
+
+def _run_subprocess(model: str, n: int, time_limit: float,
+                    method_options: dict | None = None) -> dict:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    cmd = cell_command(model, n, time_limit, method_options)
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, check=False,
                              timeout=time_limit + KILL_AFTER, cwd=HERE, env=os.environ)
@@ -200,7 +226,7 @@ def _run_subprocess(model: str, n: int, time_limit: float) -> dict:
 
 
 COLUMNS = ["model", "n", "contention", "status", "gap", "t_1pct", "objective", "bound",
-           "build_s", "highs_s", "cpu_s", "process_cpu_s", "columns", "rows", "slots"]
+           "build_s", "highs_s", "cpu_s", "process_cpu_s", "columns", "rows", "slot", "slots"]
 
 
 def summary(rows: list[dict]) -> list[dict]:
@@ -311,20 +337,36 @@ def load_rows(name: str = NAME) -> list[dict]:
     return list(json.loads(path.read_text())["rows"])
 
 
+def check_resumable(rows: list[dict], models: list[str], method_options: dict,
+                    name: str) -> None:
+    """Refuse to resume a ladder whose recorded cells of ``models`` were solved with other
+    method options (their reach would be mixed with this run's)."""
+    for r in rows:
+        if r["model"] in models and r.get("method_options", {}) != method_options:
+            raise SystemExit(
+                f"results/{name}.json has {r['model']} n={r['n']} solved with method "
+                f"options {r.get('method_options', {})}, not {method_options}: use another "
+                "--name, or --redo")
+
+
 def run_ladder(models: list[str], budget: float, rows: list[dict],
                time_limit: float = TIME_LIMIT, sizes=ladder,
                runner=_run_subprocess, save=None) -> list[dict]:
     """Run the ladders of ``models`` (``sizes(model)``) within ``budget`` seconds,
-    keeping ``rows`` (cells already done are skipped; a model whose recorded ladder
-    already missed is done). A cell starts only if ``time_limit`` still fits the budget.
+    keeping ``rows`` (cells already done are skipped; a model's ladder stops below its
+    smallest recorded miss, so a ladder resumed with smaller sizes, ``--first``, runs
+    only those below it). A cell starts only if ``time_limit`` still fits the budget.
     ``save(rows)`` is called after each new cell. Returns all rows."""
     t0 = time.perf_counter()
     done = {(r["model"], r["n"]): r for r in rows}
     for model in models:
+        # a recorded miss ends the ladder there, also for a ladder of other sizes
+        missed = min((r["n"] for r in rows if r["model"] == model and not reached(r)),
+                     default=math.inf)
         for n in sizes(model):
+            if n >= missed:
+                break
             if (model, n) in done:
-                if not reached(done[model, n]):
-                    break
                 continue
             if time.perf_counter() - t0 + time_limit > budget:
                 print(f"budget spent: {model} n={n} not run")
@@ -351,20 +393,35 @@ def main() -> None:
     ap.add_argument("--name", default=NAME, help="result file name (results/NAME.md)")
     ap.add_argument("--merge", nargs=2, metavar=("BEFORE", "AFTER"),
                     help="write results/exact_reach from two result files' rows")
+    ap.add_argument("--first", type=int, default=FIRST,
+                    help="the ladder's first size (then doubling; default %(default)s)")
+    ap.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option of every cell's exact method (value parsed as JSON), "
+                         "e.g. slot=360; repeatable")
     a = ap.parse_args()
+    from optsched.cli.common import parse_options
+
+    method_options = parse_options(a.option)
     if a.cell:
-        row = run_cell(a.cell[0], int(a.cell[1]), a.time_limit)
+        row = run_cell(a.cell[0], int(a.cell[1]), a.time_limit, method_options)
         print(json.dumps(row, default=str), flush=True)
         os._exit(0)  # an abandoned HiGHS thread must not hold the process
-    params = {"time_limit": a.time_limit, "gap": GAP, "first": FIRST, "load": 50,
+    if a.first < 1:
+        ap.error(f"--first must be at least 1 (got {a.first})")
+    params = {"time_limit": a.time_limit, "gap": GAP, "first": a.first, "load": 50,
               "cluster": "gavel-108 (trace families)", "seed": 0}
+    if method_options:
+        params["method_options"] = method_options
     if a.merge:
         merge(a.merge[0], a.merge[1], params)
         return
     rows = load_rows(a.name)
     if a.redo:
         rows = [r for r in rows if r["model"] not in a.models]
+    check_resumable(rows, a.models, method_options, a.name)
     rows = run_ladder(a.models, a.budget, rows, a.time_limit,
+                      sizes=partial(ladder, first=a.first),
+                      runner=partial(_run_subprocess, method_options=method_options),
                       save=lambda rs: write(rs, params, a.name))
     write(rows, params, a.name)
 

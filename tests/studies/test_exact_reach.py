@@ -91,3 +91,61 @@ def test_ladder_stops_at_the_first_miss_and_resumes():
     summ = {s["model"]: s for s in exact_reach.summary(rows)}
     assert summ["tiresias"]["reach"] == 8 and summ["tiresias"]["first_miss"] is None
     assert summ["hadar"]["reach"] == 0 and summ["hadar"]["first_miss"] == 120
+
+
+def test_method_options_reach_the_exact_method_and_the_row():
+    # a column limit below the program's size: the method refuses, so the option got there
+    row = exact_reach.run_cell("tiresias", 4, 3.0, {"max_columns": 10})
+    assert row["status"] == "ModelTooLarge" and "10" in row["message"]
+    assert row["method_options"] == {"max_columns": 10}
+    assert not exact_reach.reached(row)
+    # a fixed grid: the slot asked for is the slot solved on
+    row = exact_reach.run_cell("tiresias", 4, 10.0, {"slot": 7200.0})
+    assert row["slot"] == 7200.0 and row["method_options"] == {"slot": 7200.0}
+    assert row["status"] == "optimal" and exact_reach.reached(row)
+    assert exact_reach.run_cell("tiresias", 4, 10.0)["method_options"] == {}
+
+
+def test_cell_command_passes_the_options_as_json():
+    from optsched.cli.common import parse_options
+
+    opts = {"slot": 360.0, "mip_start": False, "max_columns": 300000}
+    cmd = exact_reach.cell_command("tiresias", 15, 60.0, opts)
+    assert cmd[2:6] == ["--cell", "tiresias", "15", "--time-limit"]
+    given = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--option"]
+    assert parse_options(given) == opts
+    assert "--option" not in exact_reach.cell_command("tiresias", 15, 60.0)
+
+
+def test_a_ladder_is_not_resumed_under_other_method_options():
+    rows = [{"model": "tiresias", "n": 15, "method_options": {"slot": 360.0}},
+            {"model": "hadar", "n": 15}]
+    exact_reach.check_resumable(rows, ["tiresias"], {"slot": 360.0}, "x")
+    exact_reach.check_resumable(rows, ["hadar"], {}, "x")
+    with pytest.raises(SystemExit, match="tiresias n=15 solved with method options"):
+        exact_reach.check_resumable(rows, ["tiresias"], {}, "x")
+    with pytest.raises(SystemExit, match="hadar n=15"):
+        exact_reach.check_resumable(rows, ["hadar"], {"slot": 360.0}, "x")
+
+
+def test_a_smaller_first_size_runs_only_below_the_recorded_miss():
+    assert exact_reach.ladder("tiresias", 1)[:5] == [1, 2, 4, 8, 16]
+    assert exact_reach.ladder("tiresias", 1)[-2:] == [1024, 2000]
+    calls = []
+
+    def runner(model, n, time_limit):
+        calls.append(n)
+        return {"model": model, "n": n, "status": "optimal" if n < 4 else "time_limit",
+                "gap": 0.0 if n < 4 else 0.5}
+
+    recorded = [{"model": "tiresias", "n": 15, "status": "time_limit", "gap": 1.0}]
+    rows = exact_reach.run_ladder(["tiresias"], 1e6, list(recorded), 60.0,
+                                  sizes=lambda m: exact_reach.ladder(m, 1), runner=runner)
+    assert calls == [1, 2, 4]          # stops at its own miss
+    calls.clear()
+    rows = exact_reach.run_ladder(["tiresias"], 1e6, list(recorded), 60.0,
+                                  sizes=lambda m: [8, 16, 32], runner=lambda m, n, t:
+                                  {**runner(m, n, t), "status": "optimal", "gap": 0.0})
+    assert calls == [8] and [r["n"] for r in rows] == [15, 8]   # never 16: 15 missed
+    summ = exact_reach.summary(rows)[0]
+    assert summ["reach"] == 8 and summ["first_miss"] == 15
