@@ -21,7 +21,8 @@ objective (total normalized throughput :math:`\sum_j T_j`).
   free GPUs if :math:`g_j > 1`, else servers by fewest free GPUs first,
   ``_get_underutilized_servers``) and on each reduce co-located peers that hold more
   than the fair share down to it, in Synergy's order (fewest servers spanned, then most
-  CPU per GPU, then most memory per GPU), until the job fits (``_reallocate_peer``).
+  CPU per GPU, then most memory per GPU, then the order in which they were placed this
+  round), until the job fits (``_reallocate_peer``).
 
 **Placement-sensitive mode** (``place=True``; Synergy's ``+place`` schedulers,
 ``allocate_synergy_placement`` / ``_top_synergy_gpus_placement``): every attempt above
@@ -244,8 +245,12 @@ def _tune(state: RoundPlacement, fit: Fit = _first_fit) -> dict[str, list[int]]:
         parts = _choose_servers(state, g)
         for s, k in parts:
             short = np.maximum(0.0, [k * c - state.free_c[s], k * m - state.free_m[s]])
+            # a stable sort of the server's jobs in placement order: Synergy sorts its
+            # per-server job list, appended as jobs are placed, so equal keys go in the
+            # order they were placed (two peers above the fair share that tie now had
+            # equal keys at every earlier sort, so its in-place sorts keep that order)
             peers = sorted(state.on_server[s], key=lambda p: (
-                len(state.placed[p].parts), -state.placed[p].cpu, -state.placed[p].memory, p))
+                len(state.placed[p].parts), -state.placed[p].cpu, -state.placed[p].memory))
             for second_pass in (False, True):
                 for p in peers:
                     if np.all(short <= TOL):

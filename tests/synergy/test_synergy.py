@@ -174,6 +174,25 @@ def test_greedy_lets_a_later_job_jump_ahead():
     assert g.extra["below_fair"] == ["1"]
 
 
+@pytest.mark.parametrize("order", [["B", "A", "C"], ["A", "B", "C"]])
+def test_tune_reduces_tied_peers_in_placement_order(order):
+    # One server of 4 GPUs, 12 cores, 250 GB (fair share 3 cores, 62.5 GB per GPU). The
+    # first two jobs of the order take their best case, 6 cores each: the server's 12.
+    # C fits neither its best case nor the fair share (no core left), so one peer above
+    # the fair share is cut to it. A and B tie on Synergy's peer key (1 server, 6 cores,
+    # 62.5 GB); Synergy sorts the server's job list stably, so the peer placed first is
+    # cut, whatever the instance order (A is job 0). Synergy's TETRIS+tune on its
+    # Philly 50/0/50 stream first departs from an index tie-break at 22.3 h (jobs 193
+    # and 93 on one server).
+    hungry = Sensitivity(CPU, MEM, ((0.5, 0.5, 0.5), (1, 1, 1), (2, 2, 2)), 6.0, 62.5)
+    inst = Instance(cluster([4]), tuple(job(i, 1, hungry) for i in "ABC"))
+    r = tune(inst, order=order)
+    first, second = order[0], order[1]
+    assert r.extra["config"] == {first: (3.0, 62.5), second: (6.0, 62.5), "C": (3.0, 62.5)}
+    assert r.extra["relative_throughput"] == {first: 1.0, second: 2.0, "C": 1.0}
+    assert r.extra["reduced_peers"] == [first]
+
+
 # --------------------------------------------------------------------------- properties
 @given(instances())
 def test_heuristics_fit_and_tune_is_fair(inst):
