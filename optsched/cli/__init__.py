@@ -158,7 +158,7 @@ def run() -> None:
     # stops by itself (seconds past the limit); the command's work is done and its
     # files are written (atomically, synced), so the process ends here
     if (code in (EXIT_SIGINT, EXIT_SIGTERM) and highs is not None
-            and (highs.unstopped() or highs.interrupted())) \
+            and (highs.unstopped() or highs.interrupted() or highs.running())) \
             or (common is not None and common.abandoned_solves_running()):
         for stream in (sys.stdout, sys.stderr):
             try:

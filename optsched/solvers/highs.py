@@ -367,11 +367,12 @@ def _run(h, time_limit: float | None, interruptible: bool = True) -> bool:
         return True
     if hasattr(h, "HandleUserInterrupt"):
         h.HandleUserInterrupt = True
-    thread = threading.Thread(target=h.run, name="highs-solve", daemon=True)
-    thread.start()
+    thread = threading.Thread(target=h.run, name=THREAD_NAME, daemon=True)
     deadline = (None if time_limit is None
                 else time.perf_counter() + time_limit * 1.02 + DEADLINE_GRACE)
     try:
+        # started inside the try: an interrupt arriving as it starts still stops it
+        thread.start()
         while thread.is_alive():
             step = 0.1 if deadline is None else min(0.1, deadline - time.perf_counter())
             thread.join(max(step, 0.0))
@@ -381,12 +382,24 @@ def _run(h, time_limit: float | None, interruptible: bool = True) -> bool:
     except KeyboardInterrupt:
         if hasattr(h, "cancelSolve"):
             h.cancelSolve()
-        thread.join(0.5)
+        if thread.ident is not None:
+            thread.join(0.5)
         _INTERRUPTED.append(thread)
         if thread.is_alive():
             _UNSTOPPED.append(thread)
         raise
     return True
+
+
+#: the name of the threads :func:`_run` runs HiGHS in
+THREAD_NAME = "highs-solve"
+
+
+def running() -> bool:
+    """Whether a HiGHS solve of this process is still running in a thread of its own,
+    whatever stopped the caller (an interrupt may land outside :func:`_run`'s wait,
+    between two solves of one method, while a solve it does not know of runs on)."""
+    return any(t.name == THREAD_NAME and t.is_alive() for t in threading.enumerate())
 
 
 #: solves an interrupt could not stop (their threads still run): the command line

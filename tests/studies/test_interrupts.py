@@ -248,8 +248,10 @@ def test_reproduction_store_of_other_settings_is_refused(tmp_path, monkeypatch, 
 
 
 # -------------------------------------------------------------- Ctrl-C on a command
+# the large cells: the whole Philly trace, about 85 s each (a prefix of a few thousand jobs
+# now finishes within the second the test waits)
 SLOW_SWEEP = {"name": "slow", "seeds": [0], "simulate": {
-    "policies": ["tiresias.las", "tiresias.srtf"], "traces": ["philly"], "jobs": [5, 4000]}}
+    "policies": ["tiresias.las", "tiresias.srtf"], "traces": ["philly"], "jobs": [5, 82247]}}
 
 
 def test_ctrl_c_stops_a_parallel_sweep_at_once(tmp_path):
@@ -276,8 +278,9 @@ def test_ctrl_c_stops_a_parallel_sweep_at_once(tmp_path):
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_stops_a_simulation(tmp_path, sig, code):
     result = tmp_path / "sim.json"
-    proc = start("simulate", "--policy", "tiresias.las", "--trace", "philly", "--jobs", "5000",
-                 "--out", str(result), "--progress")
+    # the whole Philly trace: about 85 s, so the signal always lands mid-run
+    proc = start("simulate", "--policy", "tiresias.las", "--trace", "philly", "--out",
+                 str(result), "--progress")
     wait_for_stderr(proc)                          # the progress bar: simulating
     time.sleep(0.5)
     if sig == signal.SIGINT:
