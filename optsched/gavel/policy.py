@@ -1229,6 +1229,8 @@ class GavelGandivaPolicy:
         Gavel's run: 0.994 with ``"per_type"``, 1.494 with ``"global"``
         (benchmarks/results/gavel_queue_peer.md).
 
+    Notes
+    -----
     Complexity: per allocation :math:`O(n K)` plus :math:`O(n)` draws of two jobs
     (each :math:`O(n)` for the pool's list removal, as Gavel's), so :math:`O(n^2)`.
     """
