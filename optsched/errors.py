@@ -53,6 +53,12 @@ class InvalidOption(InvalidInput):
     """A keyword option (method, backend, time limit, ...) has a bad value."""
 
 
+class InvalidRecord(InvalidInput):
+    """A benchmark-library record is refused: its best-known value has no proof, or its
+    proof (a schedule or an allocation) fails the validator or does not reproduce the
+    value it claims; ``path`` names the instance (and the objective)."""
+
+
 class ModelNotApplicable(InvalidInput):
     """The instance is well formed but outside the model's assumptions.
 
