@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from optsched.cli import bound, improve, models, plot, simulate, studies
+from optsched.cli import bench, bound, improve, models, plot, simulate, studies
 from optsched.cli.common import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from optsched.core.files import output_error
 from optsched.errors import InvalidInput, InvalidOutput, OptschedError
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     studies.add_parsers(sub)
     bound.add_parsers(sub)
     improve.add_parsers(sub)
+    bench.add_parsers(sub)
     return p
 
 

@@ -32,7 +32,7 @@ from optsched.studies.sweep.cells import (
 from optsched.studies.sweep.config import SweepConfig
 from optsched.studies.sweep.table import COLUMNS, FORMATS, require_pyarrow, write_table
 
-__all__ = ["run_cell", "run_sweep", "ENGINES"]
+__all__ = ["run_cell", "run_sweep", "run_engine", "ENGINES"]
 
 ENGINES = ("local", "dask")
 
@@ -172,10 +172,13 @@ def _plain(v: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- engines
-def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None]) -> None:
+def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None],
+               fn: Callable[[Any], dict] = run_cell) -> None:
+    """``sink(fn(p))`` for every ``p`` of ``todo`` on ``workers`` local processes (``fn``
+    importable at module level, as the workers are spawned)."""
     if workers <= 1 or len(todo) <= 1:
         for p in todo:
-            sink(run_cell(p))
+            sink(fn(p))
         return
     import multiprocessing as mp
 
@@ -185,7 +188,7 @@ def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None]) -> 
                              initializer=ignore_sigint)
     try:
         with sigint_blocked():  # the workers are started here (on submit)
-            futures = [ex.submit(run_cell, p) for p in todo]
+            futures = [ex.submit(fn, p) for p in todo]
         for fut in as_completed(futures):
             sink(fut.result())
     except BaseException:
@@ -195,7 +198,10 @@ def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None]) -> 
 
 
 def _run_dask(todo: list[dict], workers: int, sink: Callable[[dict], None],
-              scheduler: str | None, client: Any = None) -> None:
+              scheduler: str | None, client: Any = None,
+              fn: Callable[[Any], dict] = run_cell) -> None:
+    """``sink(fn(p))`` for every ``p`` of ``todo`` on a Dask cluster (``scheduler``, else a
+    LocalCluster of ``workers`` processes)."""
     try:
         from distributed import Client, LocalCluster
         from distributed import as_completed as dask_completed
@@ -214,7 +220,7 @@ def _run_dask(todo: list[dict], workers: int, sink: Callable[[dict], None],
         own.insert(0, client)
     futures: list[Any] = []
     try:
-        futures = [client.submit(run_cell, p, pure=False) for p in todo]
+        futures = [client.submit(fn, p, pure=False) for p in todo]
         for fut in dask_completed(futures):
             sink(fut.result())
     except BaseException:
@@ -224,6 +230,21 @@ def _run_dask(todo: list[dict], workers: int, sink: Callable[[dict], None],
     finally:
         for obj in own:
             obj.close()
+
+
+def run_engine(todo: list[dict], sink: Callable[[dict], None], fn: Callable[[Any], dict], *,
+               engine: str = "local", workers: int = 1, scheduler: str | None = None,
+               client: Any = None) -> None:
+    """``sink(fn(p))`` for every ``p`` of ``todo``, on local processes or Dask (the
+    engines of sweeps, for any other study made of independent cells)."""
+    if engine not in ENGINES:
+        raise UnknownName("engine", engine, f"known engines: {', '.join(ENGINES)}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidOption("workers", workers, "must be an integer >= 1")
+    if engine == "local":
+        _run_local(todo, workers, sink, fn)
+    else:
+        _run_dask(todo, workers, sink, scheduler, client, fn)
 
 
 def _read_store(path: Path) -> dict[str, dict]:
