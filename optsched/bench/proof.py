@@ -34,7 +34,7 @@ Every schedule passes :func:`~optsched.core.validate.validate_schedule` with the
 :class:`~optsched.core.validate.Capabilities` (:func:`optsched.registry.capabilities`)
 and, in slotted time, the proof's slot; then the model's structure
 (:mod:`optsched.bench._checks`); then the value is computed by the model's own code.
-":math:`\forall j`" marks objectives that count every job: a job missing from the
+Where an objective counts every job, a job missing from the
 schedule's ``completion`` is refused.
 
 Per model (objectives, default first; "all" marks those that count every job):
@@ -146,8 +146,9 @@ def proof_of(model: str, result: Result, *, instance: Instance | None = None
     Parameters
     ----------
     model : str
-        The model that produced ``result``: ``"gavel"`` gives an allocation proof, every
-        other model a schedule proof.
+        The model (or simulated policy) that produced ``result``: a result with a
+        schedule gives a schedule proof; a ``"gavel"`` result without one, an allocation
+        proof.
     result : Result
         A result with a solution: a schedule, or for Gavel ``values["X"]``.
     instance : Instance, optional
@@ -162,7 +163,7 @@ def proof_of(model: str, result: Result, *, instance: Instance | None = None
 
     Complexity: :math:`O(a)` for :math:`a` allocations, :math:`O(nK)` for Gavel.
     """
-    if model == "gavel":
+    if model == "gavel" and result.schedule is None:
         X = result.values.get("X")
         if X is None:
             raise InvalidRecord("proof", result.status.value, f"this {model} result "
