@@ -390,3 +390,18 @@ def test_simulation_rules_refuse_what_they_do_not_license():
     with pytest.raises(InvalidRecord, match="sharing"):
         evaluate_simulation(inst, proof, "makespan", where="sim/salus")
     assert evaluate_simulation(inst, proof, "makespan", rules="salus") == res.objective
+
+
+def test_unknown_job_ids_are_refused():
+    inst, res, proof = _allox_case()
+    sched = proof["schedule"]
+    old = sched["allocations"][0]["job"]
+    rename = {old: "ghost"}
+    bad = {**proof, "schedule": {
+        **sched, "allocations": [{**a, "job": rename.get(a["job"], a["job"])}
+                                 for a in sched["allocations"]],
+        "completion": {rename.get(k, k): v for k, v in sched["completion"].items()}}}
+    with pytest.raises(InvalidRecord, match="allox/x") as e:
+        evaluate("allox", inst, bad, where="allox/x")
+    assert "validator" in str(e.value)
+
