@@ -177,7 +177,9 @@ def proof_of(model: str, result: Result, *, instance: Instance | None = None
         ``path="proof"``: the result has neither a schedule nor (Gavel) an allocation,
         or a Salus result has no lane plan, or ``instance`` does not match ``X``.
 
-    Complexity: :math:`O(a)` for :math:`a` allocations, :math:`O(nK)` for Gavel.
+    Complexity
+    ----------
+    :math:`O(a)` for :math:`a` allocations, :math:`O(nK)` for Gavel.
     """
     if model == "gavel" and result.schedule is None:
         X = result.values.get("X")
@@ -249,7 +251,10 @@ def evaluate(model: str, instance: Instance, proof: Mapping[str, Any], *,
     ModelNotApplicable
         The instance is outside the model (raised by the model's own code).
 
-    Complexity: module docstring.
+    Complexity
+    ----------
+    The validator's, about :math:`O(a \\log a)` for :math:`a` allocations, plus
+    :math:`O(a \\log a + n)` for the model's structure; :math:`O(nK)` for Gavel.
     """
     kinds = objectives(model)
     if objective is None:
@@ -298,7 +303,9 @@ def evaluate_simulation(instance: Instance, proof: Mapping[str, Any], objective:
     InvalidRecord
         A malformed proof, a schedule the validator refuses, a job not completed.
 
-    Complexity: the validator's and :func:`~optsched.core.metrics.compute_metrics`',
+    Complexity
+    ----------
+    The validator's and :func:`~optsched.core.metrics.compute_metrics`',
     about :math:`O(a \\log a)`.
     """
     from optsched.core.metrics import compute_metrics
