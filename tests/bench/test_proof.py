@@ -405,3 +405,12 @@ def test_unknown_job_ids_are_refused():
         evaluate("allox", inst, bad, where="allox/x")
     assert "validator" in str(e.value)
 
+
+
+def test_synergy_proof_is_of_the_default_round():
+    """A round started later than the instance's (the latest arrival) is another round
+    of the model, not a proof for this instance's."""
+    inst = get_model("synergy").demo_instance(8, seed=8)
+    res = _solve(inst, "synergy", "exact", start=float(inst.arrivals.max()) + 100.0)
+    with pytest.raises(InvalidRecord, match="round allocation holds"):
+        evaluate("synergy", inst, proof_of("synergy", res), where="synergy/x")
