@@ -30,7 +30,8 @@ LAYERS = [
     ("sim", ("optsched.sim",)),
     ("registry", ("optsched.registry", "optsched.extend", "optsched.plotting")),
     ("papers", tuple(f"optsched.{p}" for p in PAPERS)),
-    ("studies", ("optsched.compare", "optsched.compare_bounds", "optsched.studies")),
+    ("studies", ("optsched.compare", "optsched.compare_bounds", "optsched.studies",
+                 "optsched.bench")),
     ("cli", ("optsched.cli",)),
     ("package", ("optsched",)),
 ]

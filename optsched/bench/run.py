@@ -159,7 +159,7 @@ def _solve_cell(params: Mapping[str, Any], spec: SetSpec) -> list[dict[str, Any]
         if res.schedule is None and "X" not in res.values:
             raise InvalidRecord(name, res.objective, f"{row['method']} returned a value "
                                 "without a schedule or an allocation to prove it")
-        proof = proof_of(spec.model, res)
+        proof = proof_of(spec.model, res, instance=inst)
         value = evaluate(spec.model, inst, proof, where=name)
         if not math.isclose(value, res.objective, rel_tol=1e-9, abs_tol=1e-9):
             raise InvalidRecord(name, res.objective, f"{row['method']} reports "
