@@ -28,6 +28,7 @@ from optsched.bench.library import SHIPPED, Bound, Library, new_record, with_bou
 from optsched.bench.run import run_bench
 from optsched.bench.sets import SETS, draw
 from optsched.bench.update import update_library
+from optsched.errors import InvalidRecord
 
 #: policies whose schedules keep the strict rules, run over the simulation sets
 SIM_POLICIES = ("gavel.max_min_fairness", "gavel.min_total_duration", "gavel.fifo",
@@ -84,7 +85,11 @@ def fill(lib: Library, runs: Path, sets: list[str], workers: int) -> None:
                                        options=opts, progress=False,
                                        **{kind: who})  # type: ignore[arg-type]
             good = [r for r in rows if r["status"] != "error"]
-            changes = update_library(lib, good, out)
+            try:
+                changes = update_library(lib, good, out)
+            except InvalidRecord as exc:  # nothing of this run is recorded; say why
+                print(f"{name} {who}: REFUSED: {exc}", flush=True)
+                continue
             errors = [r for r in rows if r["status"] == "error"]
             print(f"{name} {who}: {computed} computed, {len(errors)} errors, "
                   f"{len(changes)} recorded, {time.perf_counter() - t:.0f} s", flush=True)

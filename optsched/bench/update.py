@@ -10,9 +10,10 @@ library:
   crosses it; the proof is copied into the library;
 * a **bound** better than the record's (``own_bound``: an exact method's dual bound, a
   bound method's value, the simulator's certified bound) is recorded with its source
-  when it comes from a method or policy optsched ships (a bound carries no proof a
-  validator can check, so one computed by outside code is not taken) and does not cross
-  the best-known value.
+  when it comes from the model's exact method, one of its bound methods or a policy
+  optsched ships (a bound carries no proof a validator can check, so one computed by
+  outside code is not taken; an exact *variant*, such as Salus' one-lane program, bounds
+  a restricted model, not this one) and does not cross the best-known value.
 
 A row that claims a value without a proof, or whose proof fails, is refused:
 :class:`~optsched.errors.InvalidRecord` naming the instance, and nothing is written.
@@ -83,7 +84,9 @@ def _trusted_bound(row: Mapping[str, Any]) -> str:
         m = get_model(get_set(row["set"]).model).method(name)
     except Exception:  # a module:name reference that no longer imports, ...
         return ""
-    if m.origin or m.kind not in ("exact", "bound"):
+    # an exact *variant* (e.g. Salus' one-lane program) solves a restricted model: its
+    # dual bound bounds that model, not this one; the exact method and bound methods do
+    if m.origin or not (m.kind == "bound" or m.name == "exact"):
         return ""
     opts = ", ".join(f"{k}={v}" for k, v in sorted((row.get("options") or {}).items()))
     return f"{m.name} ({m.kind}{'; ' + opts if opts else ''})"
