@@ -18,7 +18,8 @@ Gaps, for a minimisation with value :math:`v`, best-known :math:`v^*` and bound 
 A method whose solutions may lie outside the model's feasible set
 (:attr:`optsched.registry.Method.outside_exact`) is measured like any other, but its
 value is marked ``outside`` and never becomes a best-known value (it may beat the
-model's optimum). A method or policy that proves a bound (a bound method, an exact
+model's optimum); when its proof fails the model's checks (e.g. Synergy's GREEDY leaves
+an admitted job unplaced) the row's status is ``outside_model``, with the reason. A method or policy that proves a bound (a bound method, an exact
 method's dual bound, the simulator's certified bounds) reports it in ``bound``;
 ``optsched bench update`` records a better one.
 
@@ -160,8 +161,18 @@ def _solve_cell(params: Mapping[str, Any], spec: SetSpec) -> list[dict[str, Any]
             raise InvalidRecord(name, res.objective, f"{row['method']} returned a value "
                                 "without a schedule or an allocation to prove it")
         proof = proof_of(spec.model, res, instance=inst)
-        value = evaluate(spec.model, inst, proof, where=name)
-        if not math.isclose(value, res.objective, rel_tol=1e-9, abs_tol=1e-9):
+        try:
+            value = evaluate(spec.model, inst, proof, where=name)
+        except InvalidRecord as exc:
+            if not outside:
+                raise
+            # a method that declares its solutions may leave the model's feasible set
+            # did so here: its value is shown, marked, and never recorded
+            row.update(status="outside_model", value=res.objective, message=str(exc))
+            return [_compare(row, lib)]
+        # a simulation reports its own measure (mean JCT); a method, the model's objective
+        if kind != "policy" and not math.isclose(value, res.objective, rel_tol=1e-9,
+                                                 abs_tol=1e-9):
             raise InvalidRecord(name, res.objective, f"{row['method']} reports "
                                 f"{res.objective!r} but its proof reproduces {value!r}")
         row["value"] = value

@@ -1,0 +1,152 @@
+"""The shipped benchmark library: every record's proof validates and reproduces its
+value, no bound crosses its best-known value, the files are what the sets draw, and a
+tampered record is refused naming its instance."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+
+import pytest
+
+from optsched.bench.library import SHIPPED, Library, check_record
+from optsched.bench.sets import MODELS, SETS, draw
+from optsched.errors import InvalidRecord
+
+LIB = Library()
+RECORDS = LIB.records()
+SMALL = [i.name for s in SETS.values() if s.size_class in ("small", "simulation")
+         for i in s.instances if s.model != "sim" or i.jobs <= 60]
+
+
+def test_every_set_has_records_with_values_and_bounds():
+    """All seven models and the simulation sets are shipped, and every instance has a
+    best-known value with a proof and a bound."""
+    assert {s.model for s in SETS.values()} == {*MODELS, "sim"}
+    for s in SETS.values():
+        assert len(s.instances) >= 2
+        for i in s.instances:
+            rec = RECORDS[i.name]
+            assert rec.set == s.name
+            for key in s.objectives:
+                e = rec.entries[key]
+                assert e.best is not None and e.best.proof, (i.name, key)
+                assert e.bound is not None, (i.name, key)
+                assert (LIB.root / e.best.proof).is_file()
+
+
+def test_every_bound_is_on_its_side_of_the_best_known_value():
+    for name, rec in RECORDS.items():
+        for key, e in rec.entries.items():
+            v, b = e.best.value, e.bound.value
+            if e.sense == "min":
+                assert b <= v * (1 + 1e-9) + 1e-9, (name, key, b, v)
+            else:
+                assert b >= v * (1 - 1e-9) - 1e-9, (name, key, b, v)
+            assert e.gap >= -1e-9
+            assert e.status(rec.spec.tolerance) == ("closed" if e.gap <= rec.spec.tolerance
+                                                    else "open")
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_small_records_validate_and_reproduce(name):
+    check_record(LIB, RECORDS[name])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in RECORDS if n not in SMALL])
+def test_every_record_validates_and_reproduces(name):
+    check_record(LIB, RECORDS[name])
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_shipped_small_instances_are_what_their_sets_draw(name):
+    spec = next(i for s in SETS.values() for i in s.instances if i.name == name)
+    data = gzip.compress(draw(spec).to_json(indent=None).encode(), mtime=0)
+    assert hashlib.sha256(data).hexdigest() == RECORDS[name].sha256
+
+
+@pytest.mark.slow
+def test_every_shipped_instance_is_what_its_set_draws():
+    for s in SETS.values():
+        for spec in s.instances:
+            data = gzip.compress(draw(spec).to_json(indent=None).encode(), mtime=0)
+            assert hashlib.sha256(data).hexdigest() == RECORDS[spec.name].sha256, spec.name
+
+
+def test_library_stays_small():
+    total = sum(p.stat().st_size for p in SHIPPED.rglob("*") if p.is_file())
+    assert total < 20e6, total
+
+
+# --------------------------------------------------------------------------- tampering
+@pytest.fixture
+def copy(tmp_path):
+    root = tmp_path / "lib"
+    shutil.copytree(SHIPPED, root)
+    return Library(root)
+
+
+def _edit(lib: Library, name: str, fn) -> None:
+    raw = json.loads((lib.root / "records.json").read_text())
+    fn(raw[name]["objectives"][next(iter(raw[name]["objectives"]))])
+    (lib.root / "records.json").write_text(json.dumps(raw))
+
+
+NAME = "tiresias/g108-j15-s0"
+
+
+def test_a_value_without_a_proof_is_refused(copy):
+    _edit(copy, NAME, lambda o: o["best"].update(proof=""))
+    with pytest.raises(InvalidRecord, match=NAME):
+        check_record(copy, copy.records()[NAME])
+
+
+def test_a_value_its_proof_does_not_reproduce_is_refused(copy):
+    def better(o):
+        o["best"]["value"] *= 0.99
+        o.pop("status")
+    _edit(copy, NAME, better)
+    with pytest.raises(InvalidRecord, match=f"{NAME}.*reproduces"):
+        check_record(copy, copy.records()[NAME])
+
+
+def test_a_proof_that_fails_the_validator_is_refused(copy):
+    rec = copy.records()[NAME]
+    best = rec.entries["objective"].best
+    path = copy.root / best.proof
+    proof = json.loads(gzip.decompress(path.read_bytes()))
+    allocs = proof["schedule"]["allocations"]
+    for a in allocs:  # every job on one node at once: capacity overbooked
+        a["node"] = allocs[0]["node"]
+    path.write_bytes(gzip.compress(json.dumps(proof).encode()))
+    with pytest.raises(InvalidRecord, match=NAME):
+        check_record(copy, rec)
+
+
+def test_a_changed_instance_file_is_refused(copy):
+    path = copy.instance_file(NAME)
+    inst = json.loads(gzip.decompress(path.read_bytes()))
+    inst["jobs"][0]["work"] *= 0.5
+    path.write_bytes(gzip.compress(json.dumps(inst).encode()))
+    with pytest.raises(InvalidRecord, match="sha256"):
+        copy.instance(NAME)
+
+
+def test_a_bound_crossing_its_best_known_value_is_refused(copy):
+    def cross(o):
+        o["bound"]["value"] = o["best"]["value"] * 1.5
+        o.pop("status")
+    _edit(copy, NAME, cross)
+    with pytest.raises(InvalidRecord, match=f"{NAME}.*bound"):
+        check_record(copy, copy.records()[NAME])
+
+
+def test_a_stated_status_the_numbers_do_not_give_is_refused(copy):
+    def flip(o):
+        o["status"] = "closed" if o["status"] == "open" else "open"
+    _edit(copy, NAME, flip)
+    with pytest.raises(InvalidRecord, match=f"{NAME}.*status"):
+        copy.records()
