@@ -42,6 +42,12 @@ def init(lib: Library) -> None:
 
     lib.root.mkdir(parents=True, exist_ok=True)
     records = lib.records()
+    held = {i.name for s in SETS.values() for i in s.instances}
+    for name in set(records) - held:  # an instance no set holds any more: its files go
+        del records[name]
+        for path in lib.root.glob(f"{name}.*"):
+            path.unlink()
+        print(f"{name}: removed (no set holds it)", flush=True)
     for spec in SETS.values():
         for ispec in spec.instances:
             inst = draw(ispec)

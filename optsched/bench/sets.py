@@ -11,7 +11,7 @@ Solve sets (one per model and size class, ``<model>/<class>``), instance names
 =========  ==============================================================  =================
 model      instance of seed ``s`` with ``n`` jobs                         sizes (s/m/l)
 =========  ==============================================================  =================
-allox      ``n`` single-GPU jobs of Gavel's Philly-derived mixture, drawn   15 / 240 / 1920
+allox      ``n`` single-GPU jobs of Gavel's Philly-derived mixture, drawn   15 / 240 / 960
            with seed ``s``, all queued at 0, on 2 V100 + 2 P100 + 2 K80
            (:func:`optsched.allox.demo_instance`)
 gavel      one round: ``n`` jobs of Gavel's 2,000-job trace from job        30 / 240 / 2000
@@ -55,7 +55,7 @@ MODELS = ("allox", "gavel", "hadar", "hadare", "salus", "synergy", "tiresias")
 SIZE_CLASSES = ("small", "medium", "large")
 #: jobs per size class and model
 SIZES: dict[str, tuple[int, int, int]] = {
-    "allox": (15, 240, 1920), "gavel": (30, 240, 2000), "hadar": (15, 60, 480),
+    "allox": (15, 240, 960), "gavel": (30, 240, 2000), "hadar": (15, 60, 480),
     "hadare": (6, 15, 120), "salus": (15, 60, 240), "synergy": (30, 240, 1920),
     "tiresias": (15, 120, 1000)}
 SEEDS = {"small": (0, 1, 2, 3), "medium": (0, 1, 2, 3), "large": (0, 1, 2)}
