@@ -15,3 +15,11 @@ drawn), :mod:`~optsched.bench.library` (the shipped files: sets, instances, reco
 :mod:`~optsched.bench.run` (a method or policy over a set, resumable) and
 :mod:`~optsched.bench.update` (recording improvements with their proofs).
 """
+
+from optsched.bench.library import SHIPPED, Library, Record, check_record
+from optsched.bench.run import run_bench, summarize
+from optsched.bench.sets import SETS, SetSpec, draw, get_set
+from optsched.bench.update import update_library
+
+__all__ = ["SETS", "SHIPPED", "Library", "Record", "SetSpec", "check_record", "draw",
+           "get_set", "run_bench", "summarize", "update_library"]

@@ -247,10 +247,11 @@ def run_bench(spec: SetSpec, out: str | Path, *, method: str | None = None,
               policy: str | None = None, options: Mapping[str, Any] | None = None,
               library: Library | None = None, workers: int = 1, engine: str = "local",
               scheduler: str | None = None, progress: bool | None = None,
-              ) -> tuple[list[dict[str, Any]], int]:
-    """Run ``method`` or ``policy`` over every instance of ``spec`` not already in
-    ``OUT/cells.jsonl``; return ``(rows, computed)``: every row of the set (set order)
-    and how many cells this call computed. Writes ``OUT/results.json``."""
+              instances: list[str] | None = None) -> tuple[list[dict[str, Any]], int]:
+    """Run ``method`` or ``policy`` over every instance of ``spec`` (or only those named
+    in ``instances``) not already in ``OUT/cells.jsonl``; return ``(rows, computed)``:
+    every row of the run (set order) and how many cells this call computed. Writes
+    ``OUT/results.json``."""
     from optsched.core.files import append_line, ensure_folder, write_text
     from optsched.progressbar import ProgressBar
     from optsched.studies import interrupt
@@ -262,8 +263,15 @@ def run_bench(spec: SetSpec, out: str | Path, *, method: str | None = None,
                             "not both")
     library = library or Library()
     _check_run(spec, method, policy, dict(options or {}))
-    out = ensure_folder(out, field="--out")
     grid = cell_params(spec, library, method=method, policy=policy, options=options or {})
+    if instances is not None:
+        names = [i.name for i in spec.instances]
+        for name in instances:
+            if name not in names:
+                raise InvalidOption("--instance", name, f"not an instance of set {spec.name} "
+                                    f"({', '.join(names)})")
+        grid = [p for p in grid if p["instance"] in instances]
+    out = ensure_folder(out, field="--out")
     for p in grid:
         p["out"] = str(out)
     store = out / "cells.jsonl"

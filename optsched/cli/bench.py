@@ -7,6 +7,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -35,6 +36,8 @@ def add_parsers(subparsers) -> None:
     ls.add_argument("set", nargs="?", help="show this set's instances")
     ls.add_argument("--model", help="only this model's sets (or 'sim')")
     ls.add_argument("--json", action="store_true", help="print the records as JSON")
+    ls.add_argument("--markdown", action="store_true",
+                    help="print the sets' table as Markdown (docs/bench.md holds it)")
     library_arg(ls, "library folder (default: the shipped one)")
     ls.set_defaults(func=cmd_list)
 
@@ -51,6 +54,8 @@ def add_parsers(subparsers) -> None:
                    help="method or policy option (JSON value); repeatable")
     r.add_argument("--time-limit", type=float, dest="time_limit",
                    help="seconds per solve of a solver-backed method (default: the set's)")
+    r.add_argument("--instance", action="append", metavar="NAME",
+                   help="run only this instance of the set; repeatable")
     r.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
     r.add_argument("--engine", choices=ENGINES, default="local",
                    help="local process pool or a Dask cluster (extra 'dask')")
@@ -108,6 +113,9 @@ def cmd_list(args) -> int:
     if args.json:
         print(json.dumps([_set_summary(s, records) for s in sets], indent=1))
         return EXIT_OK
+    if args.markdown:
+        print(markdown_table(sets, records))
+        return EXIT_OK
     body = []
     for s in sets:
         d = _set_summary(s, records)
@@ -121,6 +129,28 @@ def cmd_list(args) -> int:
           "gap |best - bound| / |best| at most the set's tolerance (1e-4). "
           "optsched bench list SET shows a set's instances.")
     return EXIT_OK
+
+
+def markdown_table(sets, records) -> str:
+    """The sets' table in Markdown: size, objective, status counts, best-known and bound
+    ranges, mean and largest gap."""
+    from optsched.registry import get_model
+
+    lines = ["| set | jobs | GPUs | objective | closed | open | best-known | bound | "
+             "mean gap | max gap |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in sets:
+        d = _set_summary(s, records)
+        # every instance name states its GPUs as g<count> (optsched.bench.sets)
+        gpus = sorted({int(re.search(r"[/-]g(\d+)-", i.name).group(1))  # type: ignore[union-attr]
+                       for i in s.instances})
+        g = str(gpus[0]) if len(gpus) == 1 else f"{gpus[0]}-{gpus[-1]}"
+        for key, o in d["objectives"].items():
+            label = get_model(s.model).objective if s.model != "sim" else \
+                {"mean_jct": "mean JCT (s)", "makespan": "makespan (s)"}[key]
+            lines.append(f"| {s.name} | {d['jobs']} | {g} | {label} | {o['closed']} | "
+                         f"{o['open']} | {_range(o['best'])} | {_range(o['bound'])} | "
+                         f"{pct(o['mean_gap'])} | {pct(o['max_gap'])} |")
+    return "\n".join(lines)
 
 
 def _range(xs: list[float]) -> str:
@@ -208,7 +238,8 @@ def cmd_run(args) -> int:
     t = time.perf_counter()
     rows, computed = run_bench(spec, out, method=method, policy=policy, options=opts,
                                library=lib, workers=args.workers, engine=args.engine,
-                               scheduler=args.scheduler, progress=args.progress)
+                               scheduler=args.scheduler, progress=args.progress,
+                               instances=args.instance)
     totals = summarize(rows, spec.tolerance)
     if args.json:
         print(json.dumps({"set": spec.name, "rows": rows, "totals": totals}, indent=1))
@@ -222,8 +253,9 @@ def cmd_run(args) -> int:
     else:
         print(_render_run(spec, rows, totals, method or policy or ""))
     errors = sum(r["status"] == "error" for r in rows)
-    print(f"bench {spec.name}: {len(spec.instances)} instances, {computed} computed, "
-          f"{len(spec.instances) - computed} reused, {errors} errors, "
+    n = len({r["instance"] for r in rows})
+    print(f"bench {spec.name}: {n} instances, {computed} computed, "
+          f"{n - computed} reused, {errors} errors, "
           f"{time.perf_counter() - t:.1f} s -> {out / 'results.json'}", file=sys.stderr)
     return EXIT_FAILED if errors else EXIT_OK
 
