@@ -161,7 +161,7 @@ class Record:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d")
 
 
 class Library:

@@ -19,9 +19,11 @@ A method whose solutions may lie outside the model's feasible set
 (:attr:`optsched.registry.Method.outside_exact`) is measured like any other, but its
 value is marked ``outside`` and never becomes a best-known value (it may beat the
 model's optimum); when its proof fails the model's checks (e.g. Synergy's GREEDY leaves
-an admitted job unplaced) the row's status is ``outside_model``, with the reason. A method or policy that proves a bound (a bound method, an exact
-method's dual bound, the simulator's certified bounds) reports it in ``bound``;
-``optsched bench update`` records a better one.
+an admitted job unplaced) the row's status is ``outside_model``, with the reason.
+
+A method or policy that proves a bound (a bound method, an exact method's dual bound,
+the simulator's certified bounds) reports it in ``own_bound``; ``optsched bench update``
+records a better one.
 
 The run is resumable like a sweep: ``OUT/cells.jsonl`` keeps every finished cell (and
 ``OUT/proofs/`` their proofs), and the same command run again computes only the rest.
@@ -210,9 +212,10 @@ def _sim_cell(params: Mapping[str, Any], spec: SetSpec) -> list[dict[str, Any]]:
     return rows
 
 
-def _compare(row: dict[str, Any], lib: Library) -> dict[str, Any]:
+def _compare(row: dict[str, Any], lib: Library,
+             records: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Fill the record's best-known value and bound and the row's gaps to them."""
-    rec = lib.records().get(row["instance"])
+    rec = (lib.records() if records is None else records).get(row["instance"])
     e = None if rec is None else rec.entries.get(row["objective"])
     if e is None:
         return row
@@ -293,9 +296,12 @@ def run_bench(spec: SetSpec, out: str | Path, *, method: str | None = None,
         raise Interrupted(f"{kept} of {len(grid)} instances kept in {store}; run the same "
                           "command again to resume") from None
     rows: list[dict[str, Any]] = []
+    records = library.records()
     for p in grid:
         if p["key"] in done:
-            rows += done[p["key"]]
+            # a resumed row is compared with the library as it is now, not as it was
+            rows += [_compare({**r, "improved": False}, library, records)
+                     for r in done[p["key"]]]
         else:
             rows += [_row(p, k, status="error", message="failed in this run (see "
                           "cells.jsonl); retried by the next run") for k in spec.objectives]

@@ -120,7 +120,8 @@ def cmd_list(args) -> int:
     for s in sets:
         d = _set_summary(s, records)
         for key, o in d["objectives"].items():
-            body.append([s.name if key == s.objectives[0] else "", key, str(d["instances"]),
+            body.append([s.name if key == s.objectives[0] else "", _label(s, key),
+                         str(d["instances"]),
                          d["jobs"], f"{o['closed']}/{o['open']}", _range(o["best"]),
                          _range(o["bound"]), pct(o["mean_gap"]), pct(o["max_gap"])])
     print(table(body, ["set", "objective", "inst.", "jobs", "closed/open", "best-known",
@@ -131,11 +132,18 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
+def _label(s, key: str) -> str:
+    """What objective ``key`` of set ``s`` is, with its unit."""
+    from optsched.registry import get_model
+
+    if s.model == "sim":
+        return {"mean_jct": "mean JCT (s)", "makespan": "makespan (s)"}[key]
+    return get_model(s.model).objective
+
+
 def markdown_table(sets, records) -> str:
     """The sets' table in Markdown: size, objective, status counts, best-known and bound
     ranges, mean and largest gap."""
-    from optsched.registry import get_model
-
     lines = ["| set | jobs | GPUs | objective | closed | open | best-known | bound | "
              "mean gap | max gap |", "|---|---|---|---|---|---|---|---|---|---|"]
     for s in sets:
@@ -145,8 +153,7 @@ def markdown_table(sets, records) -> str:
                        for i in s.instances})
         g = str(gpus[0]) if len(gpus) == 1 else f"{gpus[0]}-{gpus[-1]}"
         for key, o in d["objectives"].items():
-            label = get_model(s.model).objective if s.model != "sim" else \
-                {"mean_jct": "mean JCT (s)", "makespan": "makespan (s)"}[key]
+            label = _label(s, key)
             lines.append(f"| {s.name} | {d['jobs']} | {g} | {label} | {o['closed']} | "
                          f"{o['open']} | {_range(o['best'])} | {_range(o['bound'])} | "
                          f"{pct(o['mean_gap'])} | {pct(o['max_gap'])} |")
@@ -290,7 +297,7 @@ def _render_run(spec, rows: list[dict], totals: dict, who: str) -> str:
 def cmd_update(args) -> int:
     import shutil
 
-    from optsched.bench.library import SHIPPED, Library
+    from optsched.bench.library import SHIPPED
     from optsched.bench.update import read_run, update_library
 
     rows = read_run(args.run)  # a bad run folder fails before the library is touched

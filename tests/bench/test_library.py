@@ -150,3 +150,17 @@ def test_a_stated_status_the_numbers_do_not_give_is_refused(copy):
     _edit(copy, NAME, flip)
     with pytest.raises(InvalidRecord, match=f"{NAME}.*status"):
         copy.records()
+
+
+def test_the_docs_table_is_the_librarys():
+    """docs/bench.md shows the table `optsched bench list --markdown` prints: no stale
+    figure."""
+    from paths import DOCS
+
+    from optsched.cli.bench import markdown_table
+
+    text = (DOCS / "bench.md").read_text()
+    start = text.index("<!-- bench-table: optsched bench list --markdown -->")
+    end = text.index("<!-- end bench-table -->")
+    shown = text[start:end].split("\n", 1)[1].strip()
+    assert shown == markdown_table(list(SETS.values()), RECORDS)

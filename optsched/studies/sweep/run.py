@@ -172,8 +172,8 @@ def _plain(v: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- engines
-def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None],
-               fn: Callable[[Any], dict] = run_cell) -> None:
+def _run_local(todo: list[dict], workers: int, sink: Callable[[Any], None],
+               fn: Callable[[Any], Any] = run_cell) -> None:
     """``sink(fn(p))`` for every ``p`` of ``todo`` on ``workers`` local processes (``fn``
     importable at module level, as the workers are spawned)."""
     if workers <= 1 or len(todo) <= 1:
@@ -197,9 +197,9 @@ def _run_local(todo: list[dict], workers: int, sink: Callable[[dict], None],
     ex.shutdown()
 
 
-def _run_dask(todo: list[dict], workers: int, sink: Callable[[dict], None],
+def _run_dask(todo: list[dict], workers: int, sink: Callable[[Any], None],
               scheduler: str | None, client: Any = None,
-              fn: Callable[[Any], dict] = run_cell) -> None:
+              fn: Callable[[Any], Any] = run_cell) -> None:
     """``sink(fn(p))`` for every ``p`` of ``todo`` on a Dask cluster (``scheduler``, else a
     LocalCluster of ``workers`` processes)."""
     try:
@@ -232,7 +232,7 @@ def _run_dask(todo: list[dict], workers: int, sink: Callable[[dict], None],
             obj.close()
 
 
-def run_engine(todo: list[dict], sink: Callable[[dict], None], fn: Callable[[Any], dict], *,
+def run_engine(todo: list[dict], sink: Callable[[Any], None], fn: Callable[[Any], Any], *,
                engine: str = "local", workers: int = 1, scheduler: str | None = None,
                client: Any = None) -> None:
     """``sink(fn(p))`` for every ``p`` of ``todo``, on local processes or Dask (the
