@@ -15,6 +15,9 @@ library:
   outside code is not taken; an exact *variant*, such as Salus' one-lane program, bounds
   a restricted model, not this one) and does not cross the best-known value.
 
+:func:`submit` takes one schedule (or result file, or proof) for one instance by the
+same rules: a schedule computed outside optsched enters the library this way.
+
 A row that claims a value without a proof, or whose proof fails, is refused:
 :class:`~optsched.errors.InvalidRecord` naming the instance, and nothing is written.
 The records are written once, atomically, after every row is checked.
@@ -43,7 +46,7 @@ from optsched.bench.library import (
 from optsched.bench.sets import set_of_instance
 from optsched.errors import InvalidRecord
 
-__all__ = ["Change", "update_library", "read_run"]
+__all__ = ["Change", "update_library", "read_run", "submit", "proof_from_file"]
 
 
 @dataclass(frozen=True)
@@ -176,3 +179,54 @@ def _read_proof(path: Path, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidRecord(where, str(path), "a proof is a JSON object")
     return data
+
+
+def proof_from_file(data: Any, where: str) -> dict[str, Any]:
+    """The proof a submitted file holds: a proof itself (``{"kind": ...}``), a result
+    file of ``optsched solve``/``simulate``/``improve`` (its ``schedule``, and its
+    ``extra.slot``), or a bare schedule (``{"allocations": ...}``)."""
+    from optsched.bench.proof import PROOF_KINDS
+
+    if not isinstance(data, dict):
+        raise InvalidRecord(where, type(data).__name__, "a schedule, result or proof file "
+                            "holds a JSON object")
+    if data.get("kind") in PROOF_KINDS:
+        return data
+    if "allocations" in data:
+        return {"kind": "schedule", "schedule": data, "slot": None}
+    sched = data.get("schedule")
+    if isinstance(sched, dict) and "allocations" in sched:
+        extra = data.get("extra")
+        slot = extra.get("slot") if isinstance(extra, dict) else None
+        if isinstance(slot, bool) or not isinstance(slot, (int, float)):
+            slot = None
+        return {"kind": "schedule", "schedule": sched, "slot": slot}
+    raise InvalidRecord(where, sorted(data)[:8], "holds no schedule: give a schedule, a "
+                        "result file with one, or a proof")
+
+
+def submit(library: Library, name: str, data: Any, *, objective: str | None = None,
+           method: str = "submitted", options: Mapping[str, Any] | None = None,
+           ) -> list[Change]:
+    """Record the schedule (or allocation) ``data`` as the best-known value of instance
+    ``name`` if it is valid and better (:func:`update_library`'s rules for a value); the
+    value is the one the proof reproduces. ``method`` says what produced it."""
+    import tempfile
+
+    from optsched.bench.sets import set_of_instance
+
+    spec = set_of_instance(name)
+    key = objective or spec.objectives[0]
+    where = f"{name}.{key}"
+    if key not in spec.objectives:
+        raise InvalidRecord(where, key, f"not an objective of set {spec.name!r} "
+                            f"({', '.join(spec.objectives)})")
+    proof = proof_from_file(data, where)
+    value = evaluate_proof(spec.model, library.instance(name), proof, key, where)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "proof.json.gz"
+        path.write_bytes(gzip.compress(json.dumps(proof, allow_nan=False).encode()))
+        row = {"instance": name, "objective": key, "value": value, "proof": str(path),
+               "method": method, "options": dict(options or {}), "kind": "submitted",
+               "outside": False, "own_bound": None, "set": spec.name}
+        return update_library(library, [row], tmp)

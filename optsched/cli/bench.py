@@ -72,7 +72,16 @@ def add_parsers(subparsers) -> None:
 
     u = sub.add_parser("update", help="record a run's better values (with their proofs) "
                        "and bounds in a library")
-    u.add_argument("run", type=Path, help="the --out folder of an optsched bench run")
+    u.add_argument("run", type=Path, nargs="?", help="the --out folder of an optsched bench "
+                   "run")
+    u.add_argument("--instance", help="submit one schedule for this instance instead of a "
+                   "run (with --schedule)")
+    u.add_argument("--schedule", type=Path, help="schedule JSON, result JSON holding one "
+                   "(optsched solve/simulate/improve --out), or proof, for --instance")
+    u.add_argument("--objective", help="which objective the schedule is for (default: the "
+                   "set's first: objective, or mean_jct on a simulation set)")
+    u.add_argument("--method", default="submitted", help="what produced the schedule, as "
+                   "the record will say (default: submitted)")
     u.add_argument("--library", type=Path, required=True,
                    help="library folder to update (a copy of the shipped one is made if "
                         "the folder does not exist; optsched/bench/data in a checkout)")
@@ -298,14 +307,34 @@ def cmd_update(args) -> int:
     import shutil
 
     from optsched.bench.library import SHIPPED
-    from optsched.bench.update import read_run, update_library
+    from optsched.bench.update import read_run, submit, update_library
+    from optsched.errors import InvalidOption
 
-    rows = read_run(args.run)  # a bad run folder fails before the library is touched
+    if (args.run is None) == (args.instance is None) or \
+            (args.instance is None) != (args.schedule is None):
+        raise InvalidOption("run", args.run, "give a run folder, or --instance NAME with "
+                            "--schedule FILE")
+    if args.run is not None:
+        if args.objective is not None or args.method != "submitted":
+            raise InvalidOption("--objective" if args.objective else "--method",
+                                args.objective or args.method, "only with --instance (a "
+                                "run's rows name their own)")
+        rows = read_run(args.run)  # a bad run folder fails before the library is touched
+    else:
+        from optsched.bench.sets import set_of_instance
+        from optsched.core.jsonio import load_json
+
+        set_of_instance(args.instance)
+        data = load_json(args.schedule, InvalidOption, "--schedule")
     if not args.library.exists():
         shutil.copytree(SHIPPED, args.library)
         print(f"{args.library}: a copy of the shipped library", file=sys.stderr)
     lib = _library(args.library)
-    changes = update_library(lib, rows, args.run)
+    if args.run is not None:
+        changes = update_library(lib, rows, args.run)
+    else:
+        changes = submit(lib, args.instance, data, objective=args.objective,
+                         method=args.method)
     for c in changes:
         old = "none" if c.old is None else num(c.old, 10)
         print(f"{c.instance} {c.objective}: {c.what} {old} -> {num(c.new, 10)} ({c.source})")

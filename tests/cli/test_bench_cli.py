@@ -224,3 +224,33 @@ def test_run_on_two_workers_and_on_dask(capsys, tmp_path):
                      "--out", str(out), "--json"]) == 0
         t = _json(capsys)["totals"]["objective"]
         assert t["solved"] == 4 and t["errors"] == 0
+
+
+def test_update_takes_one_schedule_computed_elsewhere(capsys, tmp_path):
+    """A result file of ``optsched solve`` on the library's instance is submitted; a
+    schedule that fails the validator is refused naming the instance."""
+    name = "allox/g6-j15-s3"
+    root = _worse_copy(tmp_path, name)
+    inst = tmp_path / "inst.json"
+    Library().instance(name).to_json(inst)
+    res = tmp_path / "res.json"
+    assert main(["solve", "allox", str(inst), "--method", "sjf", "--out", str(res)]) == 0
+    capsys.readouterr()
+    assert main(["bench", "update", "--instance", name, "--schedule", str(res),
+                 "--method", "sjf by hand", "--library", str(root)]) == 0
+    assert f"{name} objective: best none ->" in capsys.readouterr().out
+    e = Library(root).records()[name].entries["objective"]
+    assert e.best.method == "sjf by hand" and e.bound is None
+    assert main(["bench", "check", "allox/small", "--library", str(root)]) == 0
+    bad = json.loads(res.read_text())
+    bad["schedule"]["allocations"][0]["end"] += 1e6  # runs past its work: not a schedule
+    res.write_text(json.dumps(bad))
+    capsys.readouterr()
+    assert main(["bench", "update", "--instance", name, "--schedule", str(res),
+                 "--library", str(root)]) == 2
+    assert name in capsys.readouterr().err
+    for argv in (["bench", "update", "--library", str(root)],
+                 ["bench", "update", "--instance", name, "--library", str(root)],
+                 ["bench", "update", str(tmp_path), "--objective", "x", "--library",
+                  str(root)]):
+        assert main(argv) == 2
