@@ -444,7 +444,11 @@ def ratio_report(model: HadarModel, U: Any = None, L: float | None = None,
     except ModelNotApplicable as exc:
         return RatioReport(math.inf, math.inf, {}, {}, 0.0, model.eta_default, 1.0,
                            {"positive_L": False}, [exc.reason])
-    alpha_k = {t: max(0.0, math.log(Uk[k] / Lv)) for k, t in enumerate(model.types)}
+    # ln U - ln L, not ln(U / L): with L near the smallest float the quotient overflows
+    # while the logarithm of the ratio is an ordinary number
+    alpha_k = {t: (max(0.0, math.log(Uk[k]) - math.log(Lv)) if Uk[k] > 0 and Lv > 0
+                   else (0.0 if Uk[k] <= 0 else math.inf))
+               for k, t in enumerate(model.types)}
     alpha = max([1.0, *alpha_k.values()])
     # small demands
     share = 0.0

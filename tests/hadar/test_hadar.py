@@ -474,3 +474,24 @@ def test_planning_grid_refuses_too_few_slots_for_the_load():
         planning_instance(inst, max_slots=8)
     plan = planning_instance(inst, max_slots=64)
     assert plan.slot >= inst.slot
+
+
+def test_ratio_report_with_l_near_the_smallest_float_stays_finite():
+    """alpha = max(1, ln U_k - ln L): a tiny L (late utilities of a long window underflow
+    towards 0) gives a large finite alpha, not an overflowing quotient and a warning."""
+    import math
+    import warnings
+
+    from optsched.hadar import demo_instance
+    from optsched.hadar.bounds import ratio_report
+    from optsched.hadar.model import build_model
+
+    model = build_model(demo_instance())
+    L = 5e-324
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rep = ratio_report(model, L=L)
+    Uk, _ = model.price_params(None, L)
+    want = max(1.0, *(math.log(u) - math.log(L) for u in Uk if u > 0))
+    assert math.isfinite(rep.alpha) and rep.alpha == pytest.approx(want)
+    assert rep.ratio == pytest.approx(2 * want)
