@@ -25,6 +25,10 @@ A method or policy that proves a bound (a bound method, an exact method's dual b
 the simulator's certified bounds) reports it in ``own_bound``; ``optsched bench update``
 records a better one.
 
+A method that refuses the instance (outside its assumptions, or a program over its size
+limit: :class:`~optsched.errors.ModelNotApplicable`, :class:`~optsched.errors.ModelTooLarge`)
+gives a row of status ``not_applicable`` with the reason, kept like a finished one.
+
 The run is resumable like a sweep: ``OUT/cells.jsonl`` keeps every finished cell (and
 ``OUT/proofs/`` their proofs), and the same command run again computes only the rest.
 """
@@ -40,7 +44,7 @@ from typing import Any
 
 from optsched.bench.library import Library
 from optsched.bench.sets import SetSpec
-from optsched.errors import InvalidOption, InvalidRecord
+from optsched.errors import InvalidOption, InvalidRecord, ModelNotApplicable, ModelTooLarge
 
 __all__ = ["COLUMNS", "run_bench", "run_bench_cell", "summarize", "cell_params",
            "signed_gap", "bound_gap"]
@@ -105,6 +109,9 @@ def run_bench_cell(params: Mapping[str, Any]) -> list[dict[str, Any]]:
     t0 = time.perf_counter()
     try:
         rows = _solve_cell(params, spec) if spec.kind == "solve" else _sim_cell(params, spec)
+    except (ModelNotApplicable, ModelTooLarge) as exc:  # the same cell would fail again
+        rows = [_row(params, k, status="not_applicable", message=f"{type(exc).__name__}: "
+                     f"{exc}") for k in spec.objectives]
     except Exception as exc:  # recorded, and retried by the next run
         rows = [_row(params, k, status="error", message=f"{type(exc).__name__}: {exc}")
                 for k in spec.objectives]

@@ -293,6 +293,10 @@ def _render_run(spec, rows: list[dict], totals: dict, who: str) -> str:
                    f"{t['matched']} match the best-known value, {t['improved']} improve the "
                    f"library, mean gap to best-known {pct(t['mean_gap_best'])}, to the "
                    f"bound {pct(t['mean_gap_bound'])} (max {pct(t['max_gap_bound'])})")
+    said = [f"  {r['instance']}: {r['status']}: {r['message']}" for r in rows
+            if r["status"] in ("error", "not_applicable", "outside_model") and r["message"]]
+    if said:
+        out += ["messages:", *said]
     if any(r["outside"] for r in rows):
         out.append("+ outside the model's feasible set (the method says so): measured, "
                    "never recorded as best-known")
