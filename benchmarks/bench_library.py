@@ -41,7 +41,7 @@ from optsched.errors import InvalidRecord
 SIM_POLICIES = ("gavel.max_min_fairness", "gavel.min_total_duration", "gavel.fifo",
                 "tiresias.las", "tiresias.las_continuous", "tiresias.gittins",
                 "tiresias.srtf", "tiresias.sjf", "tiresias.fifo_backfill",
-                "tiresias.yarn_fifo", "allox.sjf")
+                "tiresias.yarn_fifo")
 
 
 def init(lib: Library) -> None:
