@@ -163,8 +163,9 @@ solved: instances where the method returned a value whose proof validated (an
 `outside` method's value is validated under the model's rules and measured, never recorded;
 Synergy's GREEDY leaves the model on every instance). matched: value within 1e-4 of the
 best-known one. gap to best: (v - best)/|best| (sign flipped for a maximisation, so a
-positive gap is worse; an outside method can be negative); gap to bound: (v - b)/|v|, the
-certified distance from the optimum. mean_seconds: wall seconds per instance, 2 instances
+positive gap is worse; an outside method can be negative); gap to bound: (v - b)/|v|,
+or (b - v)/|b| for a maximisation: 1 - 1/rho for the factor rho >= 1 from the optimum the
+bound certifies. mean_seconds: wall seconds per instance, 2 instances
 at a time on the 2-core machine (shared with other work while this ran; compare within a
 row, not across machines). Bound methods are left out of this table (they give no value);
 their bounds are in the records (`optsched bench list SET`).""")

@@ -15,7 +15,9 @@ for a solve set; ``"mean_jct"`` and ``"makespan"`` for a simulation set):
   the optsched version, the date and the proof's file name;
 * ``bound``: the best proven bound on the optimum and its source (an exact method's
   dual bound, an LP relaxation, the simulator's certified bounds);
-* ``gap`` :math:`= |b - v| / |v|` and ``status``: ``closed`` when ``gap`` is at most
+* ``gap`` :math:`= |b - v| / \max(|v|, |b|)`, which is :math:`1 - 1/\rho` for the
+  certified factor :math:`\rho = v/b` (minimisation) or :math:`b/v` (maximisation), so
+  in :math:`[0, 1]` for either sense; and ``status``: ``closed`` when ``gap`` is at most
   the set's tolerance, else ``open``.
 
 :func:`check_record` accepts a record only when its proof passes the validator and
@@ -39,7 +41,6 @@ from typing import Any
 
 from optsched.bench.sets import SETS, SetSpec, set_of_instance
 from optsched.core.instance import Instance
-from optsched.core.result import relative_gap
 from optsched.errors import InvalidRecord
 
 __all__ = ["SHIPPED", "VALUE_TOLERANCE", "Best", "Bound", "Entry", "Record", "Library",
@@ -91,10 +92,10 @@ class Entry:
 
     @property
     def gap(self) -> float | None:
-        """:math:`|b - v| / |v|`, ``None`` without both."""
+        r""":math:`|b - v| / \max(|v|, |b|)` (module docstring), ``None`` without both."""
         if self.best is None or self.bound is None:
             return None
-        return relative_gap(self.best.value, self.bound.value)
+        return gap(self.best.value, self.bound.value)
 
     def status(self, tolerance: float) -> str:
         """``closed`` when the gap is at most ``tolerance``, else ``open``."""
@@ -158,6 +159,14 @@ class Record:
                     f"{rec.entries[key].status(rec.spec.tolerance)!r} at the set's tolerance "
                     f"{rec.spec.tolerance:g}"))
         return rec
+
+
+def gap(value: float, bound: float) -> float:
+    r""":math:`|b - v| / \max(|v|, |b|)`: :math:`1 - 1/\rho` for the factor
+    :math:`\rho \ge 1` between a value and a valid bound of either sense (0 when they
+    are equal, both 0 included)."""
+    scale = max(abs(value), abs(bound))
+    return 0.0 if scale == 0 else abs(bound - value) / scale
 
 
 def _now() -> str:

@@ -13,7 +13,11 @@ Gaps, for a minimisation with value :math:`v`, best-known :math:`v^*` and bound 
 .. math::
 
     \mathrm{gap}_{\mathrm{best}} = \frac{v - v^*}{|v^*|}, \qquad
-    \mathrm{gap}_{\mathrm{bound}} = \frac{v - b}{|v|} \;\ge 0 .
+    \mathrm{gap}_{\mathrm{bound}} = \frac{v - b}{|v|} = 1 - \frac{b}{v} \;\ge 0
+    \quad\text{(a maximisation: } \tfrac{b - v}{|b|} = 1 - \tfrac{v}{b}\text{)} ,
+
+the certified :math:`1 - 1/\rho` for the factor :math:`\rho \ge 1` from the optimum
+the bound proves, in :math:`[0, 1]` for either sense.
 
 A method whose solutions may lie outside the model's feasible set
 (:attr:`optsched.registry.Method.outside_exact`) is measured like any other, but its
@@ -65,12 +69,17 @@ def signed_gap(sense: str, value: float | None, ref: float | None) -> float | No
 
 
 def bound_gap(sense: str, value: float | None, bound: float | None) -> float | None:
-    """:math:`(v - b)/|v|` for a minimisation, :math:`(b - v)/|v|` for a maximisation
-    (:math:`\\ge 0` for a valid bound: ``value`` is at most that fraction from the
-    optimum); ``None`` without both or for ``v = 0``."""
-    if value is None or bound is None or value == 0:
+    """:math:`(v - b)/|v|` for a minimisation, :math:`(b - v)/|b|` for a maximisation:
+    :math:`1 - 1/\\rho` for the factor :math:`\\rho \\ge 1` from the optimum that the bound
+    proves (in :math:`[0, 1]` for a valid bound of either sense; a value of 0 against a
+    positive bound of a maximisation is 1); ``None`` without both or for a zero
+    denominator."""
+    if value is None or bound is None:
         return None
-    return (value - bound if sense == "min" else bound - value) / abs(value)
+    den = abs(value) if sense == "min" else abs(bound)
+    if den == 0:
+        return None
+    return (value - bound if sense == "min" else bound - value) / den
 
 
 def cell_params(spec: SetSpec, library: Library, *, method: str | None, policy: str | None,

@@ -87,9 +87,8 @@ class SetSpec:
     """A named set: a model's size class, or a simulation set (``model == "sim"``).
 
     ``tolerance`` is the relative gap at or under which an instance is ``closed``:
-    :math:`(v - b)/|v| \\le \\varepsilon` for a minimisation (best-known ``v``, bound
-    ``b``), :math:`(b - v)/|b| \\le \\varepsilon` for a maximisation. ``time_limit`` is the
-    default seconds per solve of ``optsched bench run`` on it.
+    :math:`|b - v| / \\max(|v|, |b|) \\le \\varepsilon` (best-known ``v``, bound ``b``).
+    ``time_limit`` is the default seconds per solve of ``optsched bench run`` on it.
     """
 
     name: str
