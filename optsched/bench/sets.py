@@ -14,9 +14,10 @@ model      instance of seed ``s`` with ``n`` jobs                         sizes 
 allox      ``n`` single-GPU jobs of Gavel's Philly-derived mixture, drawn   15 / 240 / 960
            with seed ``s``, all queued at 0, on 2 V100 + 2 P100 + 2 K80
            (:func:`optsched.allox.demo_instance`)
-gavel      one round: ``n`` jobs of Gavel's 2,000-job trace from job        30 / 240 / 2000
+gavel      one round: ``n`` jobs of Gavel's 2,000-job trace from job        30 / 240 / 1500
            ``s * n`` on (wrapping), all active, on Gavel's 48-GPU cluster
-           (:func:`optsched.gavel.demo_instance`)
+           (:func:`optsched.gavel.demo_instance`); 1,500 and not 2,000 jobs,
+           as three windows of the whole trace would hold the same jobs
 hadar      jobs ``[s * 100, s * 100 + n)`` of Gavel's trace at 50x its      15 / 60 / 480
            arrival rate on gavel-108, shifted to start at 0, sigmoid
            utilities of seed ``s``
@@ -55,7 +56,7 @@ MODELS = ("allox", "gavel", "hadar", "hadare", "salus", "synergy", "tiresias")
 SIZE_CLASSES = ("small", "medium", "large")
 #: jobs per size class and model
 SIZES: dict[str, tuple[int, int, int]] = {
-    "allox": (15, 240, 960), "gavel": (30, 240, 2000), "hadar": (15, 60, 480),
+    "allox": (15, 240, 960), "gavel": (30, 240, 1500), "hadar": (15, 60, 480),
     "hadare": (6, 15, 120), "salus": (15, 60, 240), "synergy": (30, 240, 1920),
     "tiresias": (15, 120, 1000)}
 SEEDS = {"small": (0, 1, 2, 3), "medium": (0, 1, 2, 3), "large": (0, 1, 2)}
