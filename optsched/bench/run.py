@@ -55,7 +55,7 @@ __all__ = ["COLUMNS", "run_bench", "run_bench_cell", "summarize", "cell_params",
 
 #: the columns of a row (``--json`` and ``--csv`` output)
 COLUMNS = ("key", "set", "instance", "objective", "sense", "kind", "method", "options",
-           "status", "value", "own_bound", "best_known", "bound", "gap_best", "gap_bound",
+           "status", "value", "own_bound", "own_bound_source", "best_known", "bound", "gap_best", "gap_bound",
            "improved", "outside", "proof", "seconds", "message")
 
 
@@ -222,6 +222,7 @@ def _sim_cell(params: Mapping[str, Any], spec: SetSpec) -> list[dict[str, Any]]:
         row["value"] = evaluate_simulation(inst, proof, key, where=name)
         if bounds.get(key) is not None:
             row["own_bound"] = bounds[key]
+            row["own_bound_source"] = (res.extra.get("bound_sources") or {}).get(key)
         row["proof"] = _proof_name(params, key)
         _write_proof(Path(params["out"]), row["proof"], proof)
         rows.append(_compare(row, lib))

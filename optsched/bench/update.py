@@ -81,7 +81,8 @@ def _trusted_bound(row: Mapping[str, Any]) -> str:
     try:
         if row["kind"] == "policy":
             ps = policy_spec(name)
-            return "" if ps.origin else f"simulator's certified bound (run of {ps.qualified})"
+            how = row.get("own_bound_source") or "certified"
+            return "" if ps.origin else f"simulator bound ({how})"
         from optsched.bench.sets import get_set
 
         m = get_model(get_set(row["set"]).model).method(name)

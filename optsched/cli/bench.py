@@ -276,13 +276,17 @@ def cmd_run(args) -> int:
     return EXIT_FAILED if errors else EXIT_OK
 
 
+def _signed(g: float | None) -> str:
+    """A gap to the best-known value: negative when better than it."""
+    return pct(g) if g is None or g >= 0 else f"-{pct(-g)}"
+
+
 def _render_run(spec, rows: list[dict], totals: dict, who: str) -> str:
     body = []
     for r in rows:
         flag = " +" if r["outside"] else (" *" if r["improved"] else "")
         body.append([r["instance"], r["objective"], r["status"], num(r["value"]) + flag,
-                     num(r["best_known"]), pct(r["gap_best"]) if r["gap_best"] is None
-                     or r["gap_best"] >= 0 else f"-{pct(-r['gap_best'])}",
+                     num(r["best_known"]), _signed(r["gap_best"]),
                      num(r["bound"]), pct(r["gap_bound"]), secs(r["seconds"])])
     out = [f"# {spec.name} with {who}: {spec.description}",
            table(body, ["instance", "objective", "status", "value", "best-known",
@@ -291,7 +295,7 @@ def _render_run(spec, rows: list[dict], totals: dict, who: str) -> str:
     for key, t in totals.items():
         out.append(f"{key}: {t['solved']}/{t['instances']} solved (validated), "
                    f"{t['matched']} match the best-known value, {t['improved']} improve the "
-                   f"library, mean gap to best-known {pct(t['mean_gap_best'])}, to the "
+                   f"library, mean gap to best-known {_signed(t['mean_gap_best'])}, to the "
                    f"bound {pct(t['mean_gap_bound'])} (max {pct(t['max_gap_bound'])})")
     said = [f"  {r['instance']}: {r['status']}: {r['message']}" for r in rows
             if r["status"] in ("error", "not_applicable", "outside_model") and r["message"]]
