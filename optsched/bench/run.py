@@ -242,7 +242,9 @@ def _compare(row: dict[str, Any], lib: Library,
     row["bound"] = None if e.bound is None else e.bound.value
     v = row["value"]
     row["gap_best"] = signed_gap(sense, v, row["best_known"])
-    row["gap_bound"] = bound_gap(sense, v, row["bound"])
+    # the record's bound holds for the model's feasible set, which an outside method's
+    # solution may leave (Tiresias' heuristics beat the slotted program's dual bound)
+    row["gap_bound"] = None if row["outside"] else bound_gap(sense, v, row["bound"])
     if v is not None and not row["outside"]:
         row["improved"] = e.best is None or e.better(v, e.best.value) and \
             not math.isclose(v, e.best.value, rel_tol=1e-9, abs_tol=1e-9)

@@ -298,12 +298,14 @@ def _render_run(spec, rows: list[dict], totals: dict, who: str) -> str:
                    f"library, mean gap to best-known {_signed(t['mean_gap_best'])}, to the "
                    f"bound {pct(t['mean_gap_bound'])} (max {pct(t['max_gap_bound'])})")
     said = [f"  {r['instance']}: {r['status']}: {r['message']}" for r in rows
-            if r["status"] in ("error", "not_applicable", "outside_model") and r["message"]]
+            if r["message"] and (r["value"] is None or r["status"] in (
+                "error", "not_applicable", "outside_model"))]
     if said:
         out += ["messages:", *said]
     if any(r["outside"] for r in rows):
         out.append("+ outside the model's feasible set (the method says so): measured, "
-                   "never recorded as best-known")
+                   "never recorded as best-known, and no gap to the bound (the bound holds "
+                   "for the model's feasible set only)")
     if any(r["improved"] for r in rows):
         out.append("* better than the library's value or bound: optsched bench update "
                    "RUN --library DIR records it with its proof")

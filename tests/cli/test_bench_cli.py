@@ -123,6 +123,8 @@ def test_an_outside_method_is_measured_not_recorded(capsys, tmp_path):
                  "--json"]) == 0
     rows = _json(capsys)["rows"]
     assert all(r["outside"] and not r["improved"] for r in rows)
+    # the record's bound holds for the model's feasible set, not for an outside value
+    assert all(r["gap_bound"] is None for r in rows)
 
 
 def test_your_own_method_runs_by_name(own_code, capsys, tmp_path):
