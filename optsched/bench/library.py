@@ -44,7 +44,7 @@ from optsched.core.instance import Instance
 from optsched.errors import InvalidRecord
 
 __all__ = ["SHIPPED", "VALUE_TOLERANCE", "Best", "Bound", "Entry", "Record", "Library",
-           "check_record", "evaluate_proof", "new_record", "with_best", "with_bound", "today"]
+           "check_record", "evaluate_proof", "SLOTTED", "PROGRAM_BOUNDS", "new_record", "with_best", "with_bound", "today"]
 
 #: the library shipped inside the package
 SHIPPED = Path(__file__).with_name("data")
@@ -269,7 +269,22 @@ def evaluate_proof(model: str, inst: Instance, proof: Mapping[str, Any], objecti
 
     if model == "sim":
         return evaluate_simulation(inst, proof, objective, where=where)
+    slot = proof.get("slot") if isinstance(proof, Mapping) else None
+    if slot is not None and model in SLOTTED and not _close(float(slot), inst.slot):
+        # the record is about the program on the instance's own slot: a schedule planned
+        # on another grid is measured by another rule
+        raise InvalidRecord(where, slot, f"planned on {slot:g}-s slots; the instance's "
+                            f"slot is {inst.slot:g} s (run the method without slot=)")
     return evaluate(model, inst, proof, where=where)
+
+
+#: models whose schedules are planned on slots (a proof states its slot)
+SLOTTED = ("hadar", "hadare", "tiresias")
+#: models whose exact program holds every schedule their proofs may be: its dual bound
+#: and its relaxations bound every admissible value. Not Tiresias: its heuristics decide
+#: in continuous time, which its validator admits and its slotted program does not hold
+#: (they beat that program's optimum), so only the simulator's bound covers them.
+PROGRAM_BOUNDS = ("allox", "gavel", "hadar", "hadare", "salus", "synergy")
 
 
 def check_record(library: Library, record: Record) -> None:

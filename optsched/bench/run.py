@@ -19,11 +19,14 @@ Gaps, for a minimisation with value :math:`v`, best-known :math:`v^*` and bound 
 the certified :math:`1 - 1/\rho` for the factor :math:`\rho \ge 1` from the optimum
 the bound proves, in :math:`[0, 1]` for either sense.
 
-A method whose solutions may lie outside the model's feasible set
-(:attr:`optsched.registry.Method.outside_exact`) is measured like any other, but its
-value is marked ``outside`` and never becomes a best-known value (it may beat the
-model's optimum); when its proof fails the model's checks (e.g. Synergy's GREEDY leaves
-an admitted job unplaced) the row's status is ``outside_model``, with the reason.
+A method whose solutions may lie outside the model's exact program
+(:attr:`optsched.registry.Method.outside_exact`, marked ``outside``) is measured like any
+other. Its value counts when its proof passes the validator and the model's checks
+(Tiresias' heuristics decide in continuous time, which the model admits and its slotted
+program does not hold: the library's Tiresias bounds are the simulator's, which cover
+them). When its proof fails the model's checks (e.g. Synergy's GREEDY leaves an
+admitted job unplaced) the row's status is ``outside_model``, with the reason, and its
+value is shown but never recorded.
 
 A method or policy that proves a bound (a bound method, an exact method's dual bound,
 the simulator's certified bounds) reports it in ``own_bound``; ``optsched bench update``
@@ -242,10 +245,10 @@ def _compare(row: dict[str, Any], lib: Library,
     row["bound"] = None if e.bound is None else e.bound.value
     v = row["value"]
     row["gap_best"] = signed_gap(sense, v, row["best_known"])
-    # the record's bound holds for the model's feasible set, which an outside method's
-    # solution may leave (Tiresias' heuristics beat the slotted program's dual bound)
-    row["gap_bound"] = None if row["outside"] else bound_gap(sense, v, row["bound"])
-    if v is not None and not row["outside"]:
+    # an unchecked value (its proof left the model) has no certified distance
+    refused = row["status"] == "outside_model"
+    row["gap_bound"] = None if refused else bound_gap(sense, v, row["bound"])
+    if v is not None and not refused:
         row["improved"] = e.best is None or e.better(v, e.best.value) and \
             not math.isclose(v, e.best.value, rel_tol=1e-9, abs_tol=1e-9)
     own = row["own_bound"]

@@ -20,7 +20,8 @@ gavel      one round: ``n`` jobs of Gavel's 2,000-job trace from job        30 /
            as three windows of the whole trace would hold the same jobs
 hadar      jobs ``[s * 100, s * 100 + n)`` of Gavel's trace at 50x its      15 / 60 / 480
            arrival rate on gavel-108, shifted to start at 0, sigmoid
-           utilities of seed ``s``
+           utilities of seed ``s``; the slot is the one Hadar's exact
+           program plans on by default (a multiple of the 6-minute round)
 hadare     small, medium: :func:`optsched.hadare.demo_instance` (``n``      6 / 15 / 120
            jobs, 1-4 workers, on one node of 4 V100 + 4 P100 + 4 K80);
            large: as hadar
@@ -29,7 +30,7 @@ salus      ``n`` training runs of Salus' ``workloads.csv`` drawn with seed  15 /
 synergy    one round: ``n`` jobs of Synergy's image/speech mix, seed        30 / 240 / 1920
            ``s``, on the 8-GPU servers their gangs fill
            (:func:`optsched.synergy.demo_instance`)
-tiresias   as hadar, without utilities                                      15 / 120 / 1000
+tiresias   as hadar, without utilities, on Tiresias' planning slot          15 / 120 / 1000
 =========  ==============================================================  =================
 
 Seeds 0-3 for the small and medium classes, 0-2 for the large one.
@@ -130,10 +131,24 @@ def _gavel(n: int, seed: int) -> Instance:
     return demo_instance(n, seed=seed)
 
 
+def _planned(inst: Instance, model: str) -> Instance:
+    """``inst`` with the slot its model's exact program plans on by default (the
+    smallest multiple of the trace's 6-minute round that keeps the program within its
+    default number of slots), so that every method of the model plans on the
+    instance's own slot and a record's program is fixed by the instance file."""
+    if model == "tiresias":
+        from optsched.tiresias.model import build_model, slotted
+
+        return inst.replace(slot=float(slotted(build_model(inst)).delta))
+    from optsched.hadar.model import planning_instance
+
+    return inst.replace(slot=float(planning_instance(inst).slot))
+
+
 def _hadar(n: int, seed: int) -> Instance:
     from optsched.hadar import assign_utilities
 
-    return assign_utilities(_trace_window(n, seed), "sigmoid", seed=seed)
+    return _planned(assign_utilities(_trace_window(n, seed), "sigmoid", seed=seed), "hadar")
 
 
 def _hadare(n: int, seed: int) -> Instance:
@@ -169,7 +184,7 @@ def _synergy(n: int, seed: int) -> Instance:
 
 
 def _tiresias(n: int, seed: int) -> Instance:
-    return _trace_window(n, seed)
+    return _planned(_trace_window(n, seed), "tiresias")
 
 
 _DRAW: dict[str, Callable[[int, int], Instance]] = {

@@ -4,14 +4,15 @@ For every row of a run folder (``optsched bench run --out RUN``) on an instance 
 library:
 
 * a **value** better than the record's best-known one (or the first one) is recorded
-  when its proof (``RUN/proofs/...``) passes the validator and reproduces the value on
-  the library's instance (:func:`optsched.bench.library.evaluate_proof`), the method
-  stays inside the model's feasible set (``outside`` false) and no recorded bound
-  crosses it; the proof is copied into the library;
+  when its proof (``RUN/proofs/...``) passes the validator and the model's checks and
+  reproduces the value on the library's instance
+  (:func:`optsched.bench.library.evaluate_proof`), and no recorded bound crosses it;
+  the proof is copied into the library;
 * a **bound** better than the record's (``own_bound``: an exact method's dual bound, a
   bound method's value, the simulator's certified bound) is recorded with its source
-  when it comes from the model's exact method, one of its bound methods or a policy
-  optsched ships (a bound carries no proof a validator can check, so one computed by
+  when it comes from the model's exact method or one of its bound methods (for a model
+  whose program holds every admissible schedule:
+  :data:`optsched.bench.library.PROGRAM_BOUNDS`), or a policy optsched ships (a bound carries no proof a validator can check, so one computed by
   outside code is not taken; an exact *variant*, such as Salus' one-lane program, bounds
   a restricted model, not this one) and does not cross the best-known value.
 
@@ -89,8 +90,12 @@ def _trusted_bound(row: Mapping[str, Any]) -> str:
     except Exception:  # a module:name reference that no longer imports, ...
         return ""
     # an exact *variant* (e.g. Salus' one-lane program) solves a restricted model: its
-    # dual bound bounds that model, not this one; the exact method and bound methods do
-    if m.origin or not (m.kind == "bound" or m.name == "exact"):
+    # dual bound bounds that model, not this one; the exact method and bound methods do,
+    # for a model whose program holds every admissible schedule
+    from optsched.bench.library import PROGRAM_BOUNDS
+
+    if m.origin or not (m.kind == "bound" or m.name == "exact") or \
+            get_set(row["set"]).model not in PROGRAM_BOUNDS:
         return ""
     opts = ", ".join(f"{k}={v}" for k, v in sorted((row.get("options") or {}).items()))
     return f"{m.name} ({m.kind}{'; ' + opts if opts else ''})"
@@ -116,7 +121,7 @@ def update_library(library: Library, rows: Iterable[Mapping[str, Any]], run: str
         e = rec.entries[key]
         spec = set_of_instance(name)
         value = row.get("value")
-        if value is not None and not row.get("outside"):
+        if value is not None and row.get("status") != "outside_model":
             if not row.get("proof"):
                 raise InvalidRecord(where, value, "a value without a proof is not accepted")
             proof = _read_proof(run / str(row["proof"]), where)

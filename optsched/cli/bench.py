@@ -284,7 +284,7 @@ def _signed(g: float | None) -> str:
 def _render_run(spec, rows: list[dict], totals: dict, who: str) -> str:
     body = []
     for r in rows:
-        flag = " +" if r["outside"] else (" *" if r["improved"] else "")
+        flag = (" +" if r["outside"] else "") + (" *" if r["improved"] else "")
         body.append([r["instance"], r["objective"], r["status"], num(r["value"]) + flag,
                      num(r["best_known"]), _signed(r["gap_best"]),
                      num(r["bound"]), pct(r["gap_bound"]), secs(r["seconds"])])
@@ -303,9 +303,10 @@ def _render_run(spec, rows: list[dict], totals: dict, who: str) -> str:
     if said:
         out += ["messages:", *said]
     if any(r["outside"] for r in rows):
-        out.append("+ outside the model's feasible set (the method says so): measured, "
-                   "never recorded as best-known, and no gap to the bound (the bound holds "
-                   "for the model's feasible set only)")
+        out.append("+ the method says its solutions may lie outside the model's exact "
+                   "program: its value counts when its proof passes the model's checks, "
+                   "else the row is outside_model (shown, never recorded, no gap to the "
+                   "bound)")
     if any(r["improved"] for r in rows):
         out.append("* better than the library's value or bound: optsched bench update "
                    "RUN --library DIR records it with its proof")
