@@ -44,7 +44,8 @@ from optsched.core.instance import Instance
 from optsched.errors import InvalidRecord
 
 __all__ = ["SHIPPED", "VALUE_TOLERANCE", "Best", "Bound", "Entry", "Record", "Library",
-           "check_record", "evaluate_proof", "SLOTTED", "PROGRAM_BOUNDS", "new_record", "with_best", "with_bound", "today"]
+           "check_record", "evaluate_proof", "SLOTTED", "PROGRAM_BOUNDS", "new_record",
+           "with_best", "with_bound", "today"]
 
 #: the library shipped inside the package
 SHIPPED = Path(__file__).with_name("data")

@@ -58,7 +58,8 @@ __all__ = ["COLUMNS", "run_bench", "run_bench_cell", "summarize", "cell_params",
 
 #: the columns of a row (``--json`` and ``--csv`` output)
 COLUMNS = ("key", "set", "instance", "objective", "sense", "kind", "method", "options",
-           "status", "value", "own_bound", "own_bound_source", "best_known", "bound", "gap_best", "gap_bound",
+           "status", "value", "own_bound", "own_bound_source", "best_known", "bound",
+           "gap_best", "gap_bound",
            "improved", "outside", "proof", "seconds", "message")
 
 

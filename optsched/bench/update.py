@@ -12,9 +12,10 @@ library:
   bound method's value, the simulator's certified bound) is recorded with its source
   when it comes from the model's exact method or one of its bound methods (for a model
   whose program holds every admissible schedule:
-  :data:`optsched.bench.library.PROGRAM_BOUNDS`), or a policy optsched ships (a bound carries no proof a validator can check, so one computed by
-  outside code is not taken; an exact *variant*, such as Salus' one-lane program, bounds
-  a restricted model, not this one) and does not cross the best-known value.
+  :data:`optsched.bench.library.PROGRAM_BOUNDS`), or a policy optsched ships, and
+  does not cross the best-known value. A bound carries no proof a validator can check,
+  so one computed by outside code is not taken; an exact *variant*, such as Salus'
+  one-lane program, bounds a restricted model, not this one.
 
 :func:`submit` takes one schedule (or result file, or proof) for one instance by the
 same rules: a schedule computed outside optsched enters the library this way.
