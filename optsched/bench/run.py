@@ -36,6 +36,10 @@ A method that refuses the instance (outside its assumptions, or a program over i
 limit: :class:`~optsched.errors.ModelNotApplicable`, :class:`~optsched.errors.ModelTooLarge`)
 gives a row of status ``not_applicable`` with the reason, kept like a finished one.
 
+A method of a slotted model (Hadar, HadarE, Tiresias) that takes a ``slot`` option plans
+on the instance's slot unless the options say otherwise: the record is about the program
+on that slot, and a proof planned on another is refused.
+
 The run is resumable like a sweep: ``OUT/cells.jsonl`` keeps every finished cell (and
 ``OUT/proofs/`` their proofs), and the same command run again computes only the rest.
 """
@@ -49,7 +53,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from optsched.bench.library import Library
+from optsched.bench.library import SLOTTED, Library
 from optsched.bench.sets import SetSpec
 from optsched.errors import InvalidOption, InvalidRecord, ModelNotApplicable, ModelTooLarge
 
@@ -167,7 +171,12 @@ def _solve_cell(params: Mapping[str, Any], spec: SetSpec) -> list[dict[str, Any]
     sense = model.sense
     if "method" in params:
         method = model.method(params["method"])
-        res = solve(inst, spec.model, params["method"], **dict(params["options"]))
+        opts = dict(params["options"])
+        if spec.model in SLOTTED and "slot" in method.options and "slot" not in opts:
+            # the record is about the program on the instance's slot; left to itself a
+            # method may coarsen it (Tiresias' planning grid is a sizing target)
+            opts["slot"] = inst.slot
+        res = solve(inst, spec.model, params["method"], **opts)
         outside = bool(method.outside_exact)
         kind = method.kind
     else:
@@ -255,7 +264,9 @@ def _compare(row: dict[str, Any], lib: Library,
     own = row["own_bound"]
     if own is not None and (e.bound is None or (own > e.bound.value if sense == "min"
                                                   else own < e.bound.value)):
-        row["improved"] = True
+        from optsched.bench.update import trusted_bound
+
+        row["improved"] = row["improved"] or bool(trusted_bound(row))
     return row
 
 

@@ -48,7 +48,8 @@ from optsched.bench.library import (
 from optsched.bench.sets import set_of_instance
 from optsched.errors import InvalidRecord
 
-__all__ = ["Change", "update_library", "read_run", "submit", "proof_from_file"]
+__all__ = ["Change", "update_library", "read_run", "submit", "proof_from_file",
+           "trusted_bound"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def read_run(run: str | Path) -> list[dict[str, Any]]:
             if r.get("status") != "error"]
 
 
-def _trusted_bound(row: Mapping[str, Any]) -> str:
+def trusted_bound(row: Mapping[str, Any]) -> str:
     """The source of a row's bound, or ``""`` when it is not one optsched computed."""
     from optsched.registry import get_model, policy_spec
 
@@ -149,7 +150,7 @@ def update_library(library: Library, rows: Iterable[Mapping[str, Any]], run: str
                 rec = with_best(rec, key, best)
                 e = rec.entries[key]
         own = row.get("own_bound")
-        source = _trusted_bound(row) if own is not None else ""
+        source = trusted_bound(row) if own is not None else ""
         if own is not None and source and (e.bound is None or (
                 own > e.bound.value if e.sense == "min" else own < e.bound.value)):
             if e.best is not None and (own > e.best.value if e.sense == "min"

@@ -164,3 +164,26 @@ def test_the_docs_table_is_the_librarys():
     end = text.index("<!-- end bench-table -->")
     shown = text[start:end].split("\n", 1)[1].strip()
     assert shown == markdown_table(list(SETS.values()), RECORDS)
+
+
+def test_a_proof_planned_on_another_slot_is_refused(copy):
+    rec = copy.records()[NAME]
+    best = rec.entries["objective"].best
+    path = copy.root / best.proof
+    proof = json.loads(gzip.decompress(path.read_bytes()))
+    assert proof["slot"] == copy.instance(NAME).slot  # shipped proofs plan on its slot
+    proof["slot"] = 360.0
+    path.write_bytes(gzip.compress(json.dumps(proof).encode()))
+    with pytest.raises(InvalidRecord, match=f"{NAME}.*planned on 360-s slots"):
+        check_record(copy, rec)
+
+
+def test_tiresias_records_are_bounded_by_the_simulator_only():
+    """Tiresias' exact program does not hold its continuous-time heuristics' schedules,
+    which the model admits: its dual bound and LP relaxation do not bound them."""
+    from optsched.bench.library import PROGRAM_BOUNDS
+
+    assert "tiresias" not in PROGRAM_BOUNDS
+    for name, rec in RECORDS.items():
+        if name.startswith("tiresias/"):
+            assert rec.entries["objective"].bound.source.startswith("simulator bound"), name
