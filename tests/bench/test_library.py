@@ -167,14 +167,16 @@ def test_the_docs_table_is_the_librarys():
 
 
 def test_a_proof_planned_on_another_slot_is_refused(copy):
-    rec = copy.records()[NAME]
+    name = next(n for n, r in RECORDS.items() if n.startswith("hadar/")
+                and r.entries["objective"].best.method == "exact")
+    rec = copy.records()[name]
     best = rec.entries["objective"].best
     path = copy.root / best.proof
     proof = json.loads(gzip.decompress(path.read_bytes()))
-    assert proof["slot"] == copy.instance(NAME).slot  # shipped proofs plan on its slot
+    assert proof["slot"] == copy.instance(name).slot  # shipped proofs plan on its slot
     proof["slot"] = 360.0
     path.write_bytes(gzip.compress(json.dumps(proof).encode()))
-    with pytest.raises(InvalidRecord, match=f"{NAME}.*planned on 360-s slots"):
+    with pytest.raises(InvalidRecord, match=f"{name}.*planned on 360-s slots"):
         check_record(copy, rec)
 
 
