@@ -4,7 +4,7 @@ A library is a folder (the shipped one is :data:`SHIPPED`, inside the package)::
 
     records.json                      every instance's record (below)
     <model>/<name>.json.gz            the instance, in the instance format, gzipped
-    <model>/<name>.<objective>.proof.json.gz
+    <model>/<name>.<objective>[.<hash>].proof.json.gz
                                       the proof of its best-known value (a schedule or an
                                       allocation: :mod:`optsched.bench.proof`)
 
@@ -184,8 +184,11 @@ class Library:
     def instance_file(self, name: str) -> Path:
         return self.root / f"{name}.json.gz"
 
-    def proof_file(self, name: str, objective: str) -> Path:
-        return self.root / f"{name}.{objective}.proof.json.gz"
+    def proof_file(self, name: str, objective: str, data: bytes) -> Path:
+        """Where a proof of ``data`` (its file's bytes) goes: named by its content, so a
+        new proof never overwrites the one a record still points at."""
+        digest = hashlib.sha256(data).hexdigest()[:12]
+        return self.root / f"{name}.{objective}.{digest}.proof.json.gz"
 
     def has_instance(self, name: str) -> bool:
         return self.instance_file(name).is_file()
@@ -252,13 +255,15 @@ class Library:
         return hashlib.sha256(data).hexdigest()
 
     def write_proof(self, name: str, objective: str, proof: Mapping[str, Any]) -> str:
-        """Store a proof; return its file name relative to the library."""
+        """Store a proof under a name of its own (:meth:`proof_file`); return its file
+        name relative to the library."""
         from optsched.core.files import write_bytes
 
-        path = self.proof_file(name, objective)
-        path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(proof, separators=(",", ":"), allow_nan=False)
-        write_bytes(path, gzip.compress(text.encode(), mtime=0), field="library")
+        data = gzip.compress(text.encode(), mtime=0)
+        path = self.proof_file(name, objective, data)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes(path, data, field="library")
         return str(path.relative_to(self.root))
 
 

@@ -134,15 +134,9 @@ def run_bench_cell(params: Mapping[str, Any]) -> list[dict[str, Any]]:
                 for k in spec.objectives]
     for r in rows:
         r["seconds"] = time.perf_counter() - t0
-    return [{k: _plain(v) for k, v in r.items()} for r in rows]
+    from optsched.studies.sweep.run import plain_value
 
-
-def _plain(v: Any) -> Any:
-    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
-        v = v.item()
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
+    return [{k: plain_value(v) for k, v in r.items()} for r in rows]
 
 
 def _proof_name(params: Mapping[str, Any], objective: str) -> str:
@@ -214,7 +208,6 @@ def _solve_cell(params: Mapping[str, Any], spec: SetSpec) -> list[dict[str, Any]
 
 def _sim_cell(params: Mapping[str, Any], spec: SetSpec) -> list[dict[str, Any]]:
     from optsched.bench.proof import evaluate_simulation
-    from optsched.core.schedule import Schedule  # noqa: F401  (the proof's format)
     from optsched.registry import simulate
 
     if "policy" not in params:

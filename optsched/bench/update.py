@@ -162,7 +162,11 @@ def update_library(library: Library, rows: Iterable[Mapping[str, Any]], run: str
                                   else e.bound.value, float(own), source))
             rec = with_bound(rec, key, Bound(float(own), source))
         records[name] = rec
-    for (name, key), proof in proofs.items():  # every row checked: now write
+    old = {(n, k): e.best.proof for n, r in library.records().items()
+           for k, e in r.entries.items() if e.best is not None}
+    # every row checked: the new proofs first, under new names, then the records; an
+    # interrupt in between leaves the old records and the files they name whole
+    for (name, key), proof in proofs.items():
         file = library.write_proof(name, key, proof)
         rec = records[name]
         e = rec.entries[key]
@@ -172,6 +176,10 @@ def update_library(library: Library, rows: Iterable[Mapping[str, Any]], run: str
                                                  e.best.date))
     if changes:
         library.write_records(records)
+    for (name, key) in proofs:  # a proof no record names any more
+        gone = old.get((name, key))
+        if gone and gone != records[name].entries[key].best.proof:  # type: ignore[union-attr]
+            (library.root / gone).unlink(missing_ok=True)
     return changes
 
 

@@ -189,3 +189,16 @@ def test_tiresias_records_are_bounded_by_the_simulator_only():
     for name, rec in RECORDS.items():
         if name.startswith("tiresias/"):
             assert rec.entries["objective"].bound.source.startswith("simulator bound"), name
+
+
+def test_a_new_proof_never_overwrites_the_one_a_record_names(copy):
+    """Proofs are named by their content: an update stopped between writing its proofs
+    and its records leaves every record's file as it was."""
+    rec = copy.records()[NAME]
+    named = copy.root / rec.entries["objective"].best.proof
+    before = named.read_bytes()
+    other = json.loads(gzip.decompress(before))
+    other["schedule"]["allocations"] = other["schedule"]["allocations"][:1]
+    file = copy.write_proof(NAME, "objective", other)
+    assert copy.root / file != named and named.read_bytes() == before
+    check_record(copy, copy.records()[NAME])

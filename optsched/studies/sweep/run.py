@@ -32,7 +32,7 @@ from optsched.studies.sweep.cells import (
 from optsched.studies.sweep.config import SweepConfig
 from optsched.studies.sweep.table import COLUMNS, FORMATS, require_pyarrow, write_table
 
-__all__ = ["run_cell", "run_sweep", "run_engine", "ENGINES"]
+__all__ = ["run_cell", "run_sweep", "run_engine", "plain_value", "ENGINES"]
 
 ENGINES = ("local", "dask")
 
@@ -65,7 +65,7 @@ def run_cell(params: Mapping[str, Any]) -> dict[str, Any]:
             row.update(n_completed=m.n_completed, mean_jct=m.mean_jct, p99_jct=m.p99_jct,
                        makespan=m.makespan, cru=m.cru)
     row["wall_seconds"] = time.perf_counter() - t0
-    return {k: _plain(v) for k, v in row.items()}
+    return {k: plain_value(v) for k, v in row.items()}
 
 
 def _run_sim_cell(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def _run_sim_cell(params: Mapping[str, Any]) -> dict[str, Any]:
                        bound_makespan=x["bounds"]["makespan"],
                        gap_mean_jct=x["gaps"]["mean_jct"], gap_makespan=x["gaps"]["makespan"])
     row["wall_seconds"] = time.perf_counter() - t0
-    return {k: _plain(v) for k, v in row.items()}
+    return {k: plain_value(v) for k, v in row.items()}
 
 
 def _run_window_cell(params: Mapping[str, Any], row: dict[str, Any],
@@ -152,7 +152,7 @@ def _run_window_cell(params: Mapping[str, Any], row: dict[str, Any],
                             f"stopped at {max(res.schedule.completion[k] for k in ids) / 3600:.1f}"
                             f" h (last arrival {w.horizon(inst) / 3600:.1f} h)"))
     row["wall_seconds"] = time.perf_counter() - t0
-    return {k: _plain(v) for k, v in row.items()}
+    return {k: plain_value(v) for k, v in row.items()}
 
 
 def _with_queue_note(res: Any, message: str) -> str:
@@ -163,7 +163,9 @@ def _with_queue_note(res: Any, message: str) -> str:
     return f"{note}; {message}" if note else message
 
 
-def _plain(v: Any) -> Any:
+def plain_value(v: Any) -> Any:
+    """A table cell as plain JSON: a numpy scalar as its Python value, a non-finite
+    float as ``None``."""
     if hasattr(v, "item") and not isinstance(v, (str, bytes)):
         v = v.item()
     if isinstance(v, float) and not math.isfinite(v):
