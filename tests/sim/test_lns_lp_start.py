@@ -68,6 +68,7 @@ def test_every_start_validates_on_random_instances(inst, order, share_min, tange
             assert main[j, types.index(a.gpu_type)], (a.job, a.gpu_type, guide.shares[j])
 
 
+@pytest.mark.slow  # about 20-30 s: the LP guide and a window MILP on a trace prefix
 def test_trace_prefix_start_validates_and_is_improved_validly():
     inst = read_trace("gavel-philly-2000", "gavel-108", jobs=20, load=20)
     guide = lp_guide(inst, tangents=1)
