@@ -358,7 +358,9 @@ def _ftf_of(agnostic: bool) -> Solver:
 def _isolated(view: ClusterView, o: dict) -> LPAllocation:
     # no program: the closed form; its objective is the max-min value it reaches
     T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
-    X = isolated_share(T, W, c)
+    # Gavel's code gives every type its share, usable or not (OriginalRounds skips the
+    # entries it cannot run, but their shares enter the deficits)
+    X = isolated_share(np.ones_like(T) if o.get("rounds") == "original" else T, W, c)
     value = float((normalised_rates(T, W, c) * X).sum(axis=1).min()) if len(W) else 0.0
     return LPAllocation(X, value, Status.OPTIMAL, lp_solves=0,
                         info={"objective": "max-min value of the isolated share"})
@@ -508,6 +510,14 @@ class GavelPolicy:
     queue : "global" or "per_type"
         The round mechanism's queue (:class:`RoundMechanism`; default ``"global"``,
         ``"per_type"`` is Gavel's code's order).
+    rounds : "alg1" or "original"
+        The round mechanics: the paper's Alg. 1 (:class:`RoundMechanism`, default), or
+        Gavel's simulator's (:class:`~optsched.gavel.original_rounds.OriginalRounds`:
+        X recomputed only at counter resets, priorities over seconds, accumulated
+        deficits, per-type queues, rounds of whole steps; the policy then reads the
+        jobs' work, as Gavel's simulator does to end its rounds). ``queue`` and
+        ``reset_interval`` apply to ``"alg1"``; ``"original"`` always walks per-type
+        queues and takes ``reset_interval`` as Gavel's minimum time between resets.
 
     Notes
     -----
@@ -526,7 +536,7 @@ class GavelPolicy:
                  pareto: bool | str | None = None, aggregate: bool | None = None,
                  weighted: bool | None = None, prices: dict | None = None,
                  slo_factor: float | None = None, reference: str | None = None,
-                 point: str | None = None, queue: str = "global"):
+                 point: str | None = None, queue: str = "global", rounds: str = "alg1"):
         if kind not in SOLVERS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(SOLVERS)}")
         given = {k: v for k, v in (("pareto", pareto), ("aggregate", aggregate),
@@ -560,6 +570,15 @@ class GavelPolicy:
         self.rounds = RoundMechanism(
             reset_interval, fill_leftover=fill_leftover,
             type_order="random" if kind in AGNOSTIC else "fastest", queue=queue)
+        self._original = None
+        if rounds != "alg1":
+            from optsched.gavel.original_rounds import OriginalRounds, check_rounds
+            check_rounds(rounds)
+            self.rounds = self._original = OriginalRounds(reset_interval,
+                                                          agnostic=kind in AGNOSTIC)
+            self.needs_work = True
+            self.horizon = self._original.horizon
+            self.options["rounds"] = rounds
         self.reset()
 
     def reset(self) -> None:
@@ -577,6 +596,8 @@ class GavelPolicy:
     def allocation(self, view: ClusterView) -> np.ndarray:
         """The time-fraction matrix for the visible jobs (recomputed on reset events)."""
         if self._ids != view.ids or self._X is None:
+            if self._original is not None and not self._original.allocation_due(view):
+                return self._X  # Gavel's code waits for a counter reset
             sol = self._solver(view, self.options)
             self._n_solves += 1
             self._lp_solves += sol.lp_solves
@@ -584,6 +605,8 @@ class GavelPolicy:
             if not sol.ok:
                 _solver_failed(self.name, view, sol)
             self._ids, self._X = view.ids, sol.X
+            if self._original is not None:
+                self._original.adopt(view, sol.X)
             self.rounds.reset_counters(view.time)
         return self._X
 
