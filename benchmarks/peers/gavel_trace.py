@@ -6,10 +6,10 @@ decision, for tracing where optsched's rounds first differ.
 Gavel's code is not modified: its ``Scheduler._schedule_jobs_on_workers`` and
 ``_compute_allocation`` are wrapped from outside to record, per round, the simulated
 time and each scheduled job's GPU type (jobs numbered by position, as Gavel numbers
-them), the times the allocation was computed and, at each of them, every job's priority and
-deficit per type. ``OUT.json`` is ``gavel_run.py``'s output with ``rounds`` ([time,
-{job: type}]), ``allocations`` (times) and ``reset_states`` ([time, {type: {job:
-[priority, deficit]}}]) added.
+them), each allocation computed (time, {job: {type: share}}) and, at each of them,
+every job's priority and deficit per type. ``OUT.json`` is ``gavel_run.py``'s output
+with ``rounds`` ([time, {job: type}]), ``allocations`` ([time, X]) and ``reset_states``
+([time, {type: {job: [priority, deficit]}}]) added.
 """
 
 import json
@@ -41,8 +41,10 @@ def schedule(self):
 
 
 def compute(self, *a, **k):
-    ALLOCATIONS.append(self.get_current_timestamp())
-    return _compute(self, *a, **k)
+    out = _compute(self, *a, **k)
+    ALLOCATIONS.append([self.get_current_timestamp(),
+                        {str(j[0]): x for j, x in out.items()}])
+    return out
 
 
 scheduler.Scheduler._schedule_jobs_on_workers = schedule

@@ -5,7 +5,7 @@ OSDI'20 §5): one priority :math:`X_{mk}/f_{mk}` over every (job, type) entry, w
 :math:`f` the fraction of *rounds* received, and X recomputed whenever the set of jobs
 changes. Gavel's own simulator (``scheduler/scheduler.py``, ``Scheduler.simulate``,
 commit c4fa40097339e9608ab71fd64c8bdea96a5e4a4c) differs in five mechanics, which
-:class:`OriginalRounds` reproduces together:
+:class:`OriginalRounds` reproduces together, with what its programs are given (6):
 
 1. **When X is recomputed.** Only at a *counter reset*: the set of jobs changed since the
    last computation and at least ``reset_interval`` (1,920 s) passed since the last
@@ -44,6 +44,14 @@ commit c4fa40097339e9608ab71fd64c8bdea96a5e4a4c) differs in five mechanics, whic
    Gavel's whole steps; in the round where a job's work runs out, it starts late by
    that excess, so it completes at Gavel's instant.
 
+6. **What the programs see.** X is computed from the remaining steps Gavel counts (whole
+   steps), and a heterogeneity-agnostic policy (``isolated``, the ``_agnostic`` ones)
+   takes every GPU type as usable, as Gavel's code does: a job that cannot use a type
+   still gets a share of it (its ``isolated`` share counts every type; its agnostic
+   program believes it runs there at its reference rate). The round mechanics then skip
+   that entry (its rate is 0), but its share enters the deficits and the row's split.
+   (:meth:`OriginalRounds.program_view`.)
+
 Not reproduced: Gavel's idle jump (a round that runs nothing ends at the next arrival in
 Gavel; here, at the next round boundary or arrival, whichever is later), and the stale
 round start after such a jump (Gavel then credits the idle time as execution time).
@@ -57,6 +65,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 
@@ -82,10 +91,11 @@ def check_rounds(rounds: object) -> str:
 
 
 class OriginalRounds(RoundMechanism):
-    r"""Gavel's simulator's round mechanics (module docstring, points 1-5).
+    r"""Gavel's simulator's round mechanics (module docstring, points 1-6).
 
     Used by :class:`~optsched.gavel.policy.GavelPolicy` with ``rounds="original"``: the
-    policy asks :meth:`allocation_due` before recomputing X, hands every new X to
+    policy asks :meth:`allocation_due` before recomputing X, computes it on
+    :meth:`program_view`, hands every new X to
     :meth:`adopt`, calls :meth:`allocate` each round and exposes :meth:`horizon`.
 
     Parameters
@@ -151,6 +161,20 @@ class OriginalRounds(RoundMechanism):
         self._alloc = {i: X[m].copy() for m, i in enumerate(view.index.tolist())}
         self._last_reset = view.time
         self.resets += 1
+
+    def program_view(self, view: ClusterView, agnostic: bool) -> ClusterView:
+        """The state Gavel's code hands its policy (point 6): the remaining steps it
+        counts, and for a heterogeneity-agnostic policy every GPU type usable, at the
+        job's fastest rate where it has none."""
+        change = {}
+        if view.remaining_ is not None:
+            change["remaining_"] = np.array(
+                [float(view.work[m]) - self._steps_done[i]
+                 for m, i in enumerate(view.index.tolist())])
+        if agnostic:
+            T = view.throughput_matrix
+            change["throughput_matrix"] = np.where(T > 0, T, T.max(axis=1)[:, None])
+        return replace(view, **change) if change else view
 
     def reset_counters(self, now: float, force: bool = False) -> None:
         # counters are reset by adopt(), with the new X

@@ -358,9 +358,7 @@ def _ftf_of(agnostic: bool) -> Solver:
 def _isolated(view: ClusterView, o: dict) -> LPAllocation:
     # no program: the closed form; its objective is the max-min value it reaches
     T, W, c = view.throughput_matrix, view.workers, view.gpus_per_type
-    # Gavel's code gives every type its share, usable or not (OriginalRounds skips the
-    # entries it cannot run, but their shares enter the deficits)
-    X = isolated_share(np.ones_like(T) if o.get("rounds") == "original" else T, W, c)
+    X = isolated_share(T, W, c)
     value = float((normalised_rates(T, W, c) * X).sum(axis=1).min()) if len(W) else 0.0
     return LPAllocation(X, value, Status.OPTIMAL, lp_solves=0,
                         info={"objective": "max-min value of the isolated share"})
@@ -578,7 +576,6 @@ class GavelPolicy:
                                                           agnostic=kind in AGNOSTIC)
             self.needs_work = True
             self.horizon = self._original.horizon
-            self.options["rounds"] = rounds
         self.reset()
 
     def reset(self) -> None:
@@ -596,9 +593,13 @@ class GavelPolicy:
     def allocation(self, view: ClusterView) -> np.ndarray:
         """The time-fraction matrix for the visible jobs (recomputed on reset events)."""
         if self._ids != view.ids or self._X is None:
-            if self._original is not None and not self._original.allocation_due(view):
-                return self._X  # Gavel's code waits for a counter reset
-            sol = self._solver(view, self.options)
+            if self._original is not None:
+                if not self._original.allocation_due(view):
+                    return self._X  # Gavel's code waits for a counter reset
+                sol = self._solver(self._original.program_view(view, self.kind in AGNOSTIC),
+                                   self.options)
+            else:
+                sol = self._solver(view, self.options)
             self._n_solves += 1
             self._lp_solves += sol.lp_solves
             self._lp_seconds += sol.seconds
