@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -149,6 +150,7 @@ class OriginalRounds(RoundMechanism):
     def adopt(self, view: ClusterView, X: np.ndarray) -> None:
         """Reset the counters (deficits with the X being replaced, point 3) and keep the
         new X by job index."""
+        self._book(view)
         K = X.shape[1]
         half = view.slot / 2.0
         elapsed = view.time - self._last_reset
@@ -166,7 +168,7 @@ class OriginalRounds(RoundMechanism):
         """The state Gavel's code hands its policy (point 6): the remaining steps it
         counts, and for a heterogeneity-agnostic policy every GPU type usable, at the
         job's fastest rate where it has none."""
-        change = {}
+        change: dict[str, Any] = {}
         if view.remaining_ is not None:
             change["remaining_"] = np.array(
                 [float(view.work[m]) - self._steps_done[i]
@@ -306,7 +308,8 @@ class OriginalRounds(RoundMechanism):
         delay = self._delay
         out = [p for p in self._plan if delay.get(p.job, now) <= now + 1e-9
                and (live is None or p.job in live)]
-        later = [d for d in delay.values() if now + 1e-9 < d < self._round_end]
+        end = self._round_end if self._round_end is not None else math.inf
+        later = [d for d in delay.values() if now + 1e-9 < d < end]
         self._next = min(later) if later else None
         return out
 

@@ -594,7 +594,7 @@ class GavelPolicy:
         """The time-fraction matrix for the visible jobs (recomputed on reset events)."""
         if self._ids != view.ids or self._X is None:
             if self._original is not None:
-                if not self._original.allocation_due(view):
+                if not self._original.allocation_due(view) and self._X is not None:
                     return self._X  # Gavel's code waits for a counter reset
                 sol = self._solver(self._original.program_view(view, self.kind in AGNOSTIC),
                                    self.options)
