@@ -7,7 +7,8 @@ Gavel's code is not modified: its ``Scheduler._schedule_jobs_on_workers`` and
 ``_compute_allocation`` are wrapped from outside to record, per round, the simulated
 time and each scheduled job's GPU type (jobs numbered by position, as Gavel numbers
 them), each allocation computed (time, {job: {type: share}}) and, at each of them,
-every job's priority and deficit per type. ``OUT.json`` is ``gavel_run.py``'s output
+every job's priority and deficit per type (also at the round starting at
+``$GAVEL_TRACE_AT`` seconds, if set). ``OUT.json`` is ``gavel_run.py``'s output
 with ``rounds`` ([time, {job: type}]), ``allocations`` ([time, X]) and ``reset_states``
 ([time, {type: {job: [priority, deficit]}}]) added.
 """
@@ -29,7 +30,9 @@ _compute = scheduler.Scheduler._compute_allocation
 def schedule(self):
     n_alloc = len(ALLOCATIONS)
     out = _schedule(self)
-    if len(ALLOCATIONS) > n_alloc:  # a reset: the priorities and deficits it set
+    at = os.environ.get("GAVEL_TRACE_AT")  # also dump the state of the round at this time
+    if len(ALLOCATIONS) > n_alloc or (at and abs(float(at) - self.get_current_timestamp())
+                                      < 1e-3):
         STATES.append([self.get_current_timestamp(),
                        {t: {str(j[0]): [p, self._deficits[t][j]]
                             for j, p in self._priorities[t].items()}
