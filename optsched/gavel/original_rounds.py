@@ -52,9 +52,11 @@ commit c4fa40097339e9608ab71fd64c8bdea96a5e4a4c) differs in five mechanics, whic
    that entry (its rate is 0), but its share enters the deficits and the row's split.
    (:meth:`OriginalRounds.program_view`.)
 
-Not reproduced: Gavel's idle jump (a round that runs nothing ends at the next arrival in
-Gavel; here, at the next round boundary or arrival, whichever is later), and the stale
-round start after such a jump (Gavel then credits the idle time as execution time).
+A round that runs nothing (every present job arrived after the last reset, so none is in
+X) is followed at once by a reset whose deficits count the time since t = 0: what
+Gavel's simulator does when no job is running and none is left to arrive. Not
+reproduced: when jobs are still to arrive, Gavel instead jumps to the next arrival (and
+then credits the idle time as execution time of the next round).
 Placement on nodes is optsched's (:class:`RoundMechanism` placement); it does not change
 any job's rate.
 
@@ -130,6 +132,7 @@ class OriginalRounds(RoundMechanism):
         self._steps_done: dict[int, int] = {}
         self._ran: list[tuple[int, int, float]] = []  # last round: (index, type, seconds)
         self._round_end: float | None = None
+        self._retry: float | None = None
         self._next: float | None = None
         self._plan: list[Placement] = []
         self._delay: dict[str, float] = {}
@@ -296,6 +299,13 @@ class OriginalRounds(RoundMechanism):
                 run = (steps - ahead) / rate
                 delay[view.ids[m]] = end - run if run > 0 else math.inf
         self._ran = ran
+        self._retry = None
+        if not chosen and index:
+            # nothing runs (every job waits outside X): Gavel's simulator, with no job
+            # running and none left to arrive, sets its last reset time to 0, which
+            # forces a reset at once (deficits then count the time since t = 0)
+            self._last_reset = 0.0
+            self._retry = t
         #: this round's decision, job id -> GPU type (for tracing against Gavel's)
         self.decision = {view.ids[m]: view.gpu_types[k] for m, k in chosen.items()}
         self._round_end = end if chosen else None
@@ -320,5 +330,7 @@ class OriginalRounds(RoundMechanism):
     def horizon(self) -> float | None:
         """The end of the current epoch: the next delayed start in the round, else the
         round's end, when its last scheduled job ends (point 5)."""
+        if self._retry is not None:  # at once: the forced reset (allocate)
+            return self._retry
         r = self._next if self._next is not None else self._round_end
         return None if r is None or not math.isfinite(r) else r

@@ -97,3 +97,21 @@ def test_agnostic_walk_is_gavels_shuffle_and_share_counts_every_type():
 def test_rounds_option_is_checked():
     with pytest.raises(InvalidOption, match="rounds"):
         get_policy("gavel.max_min_fairness", rounds="gavel")
+
+
+def test_round_running_nothing_forces_a_reset_at_once():
+    # one GPU: a (t=10, reset there) runs 360 steps to t=370; b arrives at t=100, outside
+    # X, and its entry does not fit while a runs. At t=370 only b is left, outside X, and
+    # 370 - 10 < 1920 s: the round runs nothing. Gavel's simulator (no job running, none
+    # to arrive) then sets its last reset time to 0 and resets at once: b runs from 370
+    # and completes at 730 (a tick later here: the simulator's smallest epoch).
+    cl = Cluster((Node("n0", {"v100": 1}),))
+    jobs = (Job("a", arrival=10.0, workers=1, work=360.0, throughput={"v100": 1.0}),
+            Job("b", arrival=100.0, workers=1, work=360.0, throughput={"v100": 1.0}))
+    inst = Instance(cl, jobs, slot=360.0)
+    pol = get_policy("gavel.isolated", rounds="original")
+    res, placed = _run(inst, pol)
+    assert res.schedule.completion["a"] == pytest.approx(370.0)
+    assert res.schedule.completion["b"] == pytest.approx(730.0, abs=1e-6)
+    assert pol.rounds.resets == 2
+    assert [ps for _, ps in placed if ps] == [(("a", "v100"),), (("b", "v100"),)]
