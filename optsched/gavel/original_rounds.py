@@ -88,6 +88,7 @@ ROUNDS = ("alg1", "original")
 
 
 def check_rounds(rounds: object) -> str:
+    """``rounds`` if it names one of :data:`ROUNDS`, else :class:`InvalidOption`."""
     if rounds not in ROUNDS:
         raise InvalidOption("rounds", rounds, f"must be one of {list(ROUNDS)}")
     return str(rounds)
@@ -109,8 +110,17 @@ class OriginalRounds(RoundMechanism):
         Walk the types in a random order drawn every round (Gavel's policies whose name
         lacks "Perf").
     seed : int
-        Gavel's ``seed``; the type shuffler is :class:`random.Random` seeded with
-        ``seed + 5``.
+        Gavel's ``seed`` (0 in its driver); the type shuffler is :class:`random.Random`
+        seeded with ``seed + 5``. The simulation's own seed does not change it.
+
+    Attributes
+    ----------
+    resets : int
+        Counter resets so far (each with a new X).
+    idle_gpu_rounds : int
+        GPU-rounds held, idle, by jobs outside X (point 1).
+    decision : dict
+        The current round's decision, job id -> GPU type (for tracing against Gavel).
     """
 
     def __init__(self, reset_interval: float = 1920.0, *, agnostic: bool = False,

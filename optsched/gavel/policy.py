@@ -24,6 +24,9 @@ it into per-round placements with Gavel's round mechanism (§5, Alg. 1):
   their previous GPUs when possible (lease extension), otherwise on the single node that
   fits best, otherwise on the fewest nodes (:func:`optsched.sim.placement.place_gang`).
 
+With ``rounds="original"`` a :class:`GavelPolicy` runs Gavel's simulator's round
+mechanics instead (:mod:`optsched.gavel.original_rounds`).
+
 Registered names (:mod:`optsched.gavel`; aliases without the ``gavel.`` prefix):
 ``max_min_fairness``
 (heterogeneity-aware LAS), ``max_min_fairness_agnostic`` (T = 1), ``min_total_duration``
