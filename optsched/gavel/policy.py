@@ -516,9 +516,10 @@ class GavelPolicy:
         Gavel's simulator's (:class:`~optsched.gavel.original_rounds.OriginalRounds`:
         X recomputed only at counter resets, priorities over seconds, accumulated
         deficits, per-type queues, rounds of whole steps; the policy then reads the
-        jobs' work, as Gavel's simulator does to end its rounds). ``queue`` and
-        ``reset_interval`` apply to ``"alg1"``; ``"original"`` always walks per-type
-        queues and takes ``reset_interval`` as Gavel's minimum time between resets.
+        jobs' work, as Gavel's simulator does to end its rounds). ``"original"`` always
+        walks per-type queues (``queue`` applies to ``"alg1"`` only) and fills leftover
+        GPUs (``fill_leftover=False`` is refused); ``reset_interval`` is Gavel's minimum
+        time between resets for both.
 
     Notes
     -----
@@ -575,6 +576,9 @@ class GavelPolicy:
         if rounds != "alg1":
             from optsched.gavel.original_rounds import OriginalRounds, check_rounds
             check_rounds(rounds)
+            if not fill_leftover:  # Gavel's simulator always lets X = 0 entries fill
+                raise InvalidOption("fill_leftover", fill_leftover,
+                                    "rounds='original' always fills leftover GPUs")
             self.rounds = self._original = OriginalRounds(reset_interval,
                                                           agnostic=kind in AGNOSTIC)
             self.needs_work = True

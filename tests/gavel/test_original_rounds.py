@@ -97,6 +97,8 @@ def test_agnostic_walk_is_gavels_shuffle_and_share_counts_every_type():
 def test_rounds_option_is_checked():
     with pytest.raises(InvalidOption, match="rounds"):
         get_policy("gavel.max_min_fairness", rounds="gavel")
+    with pytest.raises(InvalidOption, match="fill_leftover"):
+        get_policy("gavel.isolated", rounds="original", fill_leftover=False)
 
 
 def test_round_running_nothing_forces_a_reset_at_once():
