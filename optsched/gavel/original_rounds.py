@@ -140,7 +140,8 @@ class OriginalRounds(RoundMechanism):
         self._deficit: dict[int, np.ndarray] = {}
         self._worker_time: np.ndarray | None = None
         self._steps_done: dict[int, int] = {}
-        self._ran: list[tuple[int, int, float]] = []  # last round: (index, type, seconds)
+        # last round: (index, type, seconds, end instant)
+        self._ran: list[tuple[int, int, float, float]] = []
         self._round_end: float | None = None
         self._retry: float | None = None
         self._next: float | None = None
@@ -170,7 +171,9 @@ class OriginalRounds(RoundMechanism):
         for i in view.index.tolist():
             t = self._time[i]
             should = self._alloc[i] * elapsed if i in self._alloc else np.zeros(K)
-            self._deficit[i] = self._deficit.get(i, np.zeros(K)) + should - (t - half)
+            # in Gavel's order of operations: ties between jobs are decided by the
+            # last digits of the deficits
+            self._deficit[i] = self._deficit.get(i, np.zeros(K)) + (should - (t - half))
             self._time[i] = np.full(K, half)
         self._worker_time = np.full(K, half * len(view.index))
         self._alloc = {i: X[m].copy() for m, i in enumerate(view.index.tolist())}
@@ -200,7 +203,8 @@ class OriginalRounds(RoundMechanism):
         K = view.throughput_matrix.shape[1]
         if self._ran:
             wt = self._worker_time if self._worker_time is not None else np.zeros(K)
-            for i, k, sec in self._ran:
+            # in the order Gavel's simulator books them: latest end first, then job
+            for i, k, sec, _ in sorted(self._ran, key=lambda r: (-r[3], r[0])):
                 if i in self._time:
                     self._time[i][k] += sec
                 wt[k] += sec
@@ -285,7 +289,7 @@ class OriginalRounds(RoundMechanism):
         remaining = view.remaining
         t = view.time
         end = t
-        ran: list[tuple[int, int, float]] = []
+        ran: list[tuple[int, int, float, float]] = []
         delay: dict[str, float] = {}
         sync: list[tuple[int, float, int, int]] = []
         for m, k in chosen.items():
@@ -295,9 +299,11 @@ class OriginalRounds(RoundMechanism):
             # at least one step: the simulator still shows the job unfinished
             steps = max(1, min(int(rate * view.slot), left))
             self._steps_done[i] += steps
-            sec = steps / rate
-            ran.append((i, k, sec))
-            end = max(end, t + sec)
+            # Gavel's execution time: its end instant less the round's start, as floats
+            fin = t + steps / rate
+            sec = fin - t
+            ran.append((i, k, sec, fin))
+            end = max(end, fin)
             sync.append((m, rate, left, steps))
         for m, rate, left, steps in sync:
             ahead = left - float(remaining[m])
