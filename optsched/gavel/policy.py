@@ -24,6 +24,9 @@ it into per-round placements with Gavel's round mechanism (§5, Alg. 1):
   their previous GPUs when possible (lease extension), otherwise on the single node that
   fits best, otherwise on the fewest nodes (:func:`optsched.sim.placement.place_gang`).
 
+With ``rounds="original"`` a :class:`GavelPolicy` runs Gavel's simulator's round
+mechanics instead (:mod:`optsched.gavel.original_rounds`).
+
 Registered names (:mod:`optsched.gavel`; aliases without the ``gavel.`` prefix):
 ``max_min_fairness``
 (heterogeneity-aware LAS), ``max_min_fairness_agnostic`` (T = 1), ``min_total_duration``
@@ -508,6 +511,15 @@ class GavelPolicy:
     queue : "global" or "per_type"
         The round mechanism's queue (:class:`RoundMechanism`; default ``"global"``,
         ``"per_type"`` is Gavel's code's order).
+    rounds : "alg1" or "original"
+        The round mechanics: the paper's Alg. 1 (:class:`RoundMechanism`, default), or
+        Gavel's simulator's (:class:`~optsched.gavel.original_rounds.OriginalRounds`:
+        X recomputed only at counter resets, priorities over seconds, accumulated
+        deficits, per-type queues, rounds of whole steps; the policy then reads the
+        jobs' work, as Gavel's simulator does to end its rounds). ``"original"`` always
+        walks per-type queues (``queue`` applies to ``"alg1"`` only) and fills leftover
+        GPUs (``fill_leftover=False`` is refused); ``reset_interval`` is Gavel's minimum
+        time between resets for both.
 
     Notes
     -----
@@ -526,7 +538,7 @@ class GavelPolicy:
                  pareto: bool | str | None = None, aggregate: bool | None = None,
                  weighted: bool | None = None, prices: dict | None = None,
                  slo_factor: float | None = None, reference: str | None = None,
-                 point: str | None = None, queue: str = "global"):
+                 point: str | None = None, queue: str = "global", rounds: str = "alg1"):
         if kind not in SOLVERS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(SOLVERS)}")
         given = {k: v for k, v in (("pareto", pareto), ("aggregate", aggregate),
@@ -560,6 +572,17 @@ class GavelPolicy:
         self.rounds = RoundMechanism(
             reset_interval, fill_leftover=fill_leftover,
             type_order="random" if kind in AGNOSTIC else "fastest", queue=queue)
+        self._original = None
+        if rounds != "alg1":
+            from optsched.gavel.original_rounds import OriginalRounds, check_rounds
+            check_rounds(rounds)
+            if not fill_leftover:  # Gavel's simulator always lets X = 0 entries fill
+                raise InvalidOption("fill_leftover", fill_leftover,
+                                    "rounds='original' always fills leftover GPUs")
+            self.rounds = self._original = OriginalRounds(reset_interval,
+                                                          agnostic=kind in AGNOSTIC)
+            self.needs_work = True
+            self.horizon = self._original.horizon
         self.reset()
 
     def reset(self) -> None:
@@ -577,13 +600,21 @@ class GavelPolicy:
     def allocation(self, view: ClusterView) -> np.ndarray:
         """The time-fraction matrix for the visible jobs (recomputed on reset events)."""
         if self._ids != view.ids or self._X is None:
-            sol = self._solver(view, self.options)
+            if self._original is not None:
+                if not self._original.allocation_due(view) and self._X is not None:
+                    return self._X  # Gavel's code waits for a counter reset
+                sol = self._solver(self._original.program_view(view, self.kind in AGNOSTIC),
+                                   self.options)
+            else:
+                sol = self._solver(view, self.options)
             self._n_solves += 1
             self._lp_solves += sol.lp_solves
             self._lp_seconds += sol.seconds
             if not sol.ok:
                 _solver_failed(self.name, view, sol)
             self._ids, self._X = view.ids, sol.X
+            if self._original is not None:
+                self._original.adopt(view, sol.X)
             self.rounds.reset_counters(view.time)
         return self._X
 
