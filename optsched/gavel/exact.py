@@ -95,10 +95,17 @@ from optsched.gavel.model import (
 )
 from optsched.options import declares
 from optsched.solvers import solve_program
-from optsched.solvers.program import LinearProgram, VarBlock
+from optsched.solvers.program import (
+    LinearProgram,
+    ProgramData,
+    RowBlock,
+    VarBlock,
+    program_from_csr,
+)
 
 __all__ = [
-    "exact", "max_min_fairness", "min_total_duration", "finish_time_fairness", "max_sum_throughput",
+    "exact", "max_min_fairness", "max_min_program", "min_total_duration",
+    "finish_time_fairness", "max_sum_throughput",
     "min_cost_slo", "max_min_fairness_water_filling", "min_total_duration_interior",
     "gavel_bisection_makespan", "WATER_FILLING_SLACK", "INTERIOR_OPTIONS",
     # the model's names, re-exported for the policies that import them from here
@@ -129,6 +136,54 @@ def _add_rate_rows(lp: LinearProgram, X: VarBlock, A: np.ndarray, name: str, *,
         cols = np.concatenate([cols, np.full(n, z_col)])
         vals = np.concatenate([vals, np.broadcast_to(np.asarray(z_coef, float), (n,))])
     lp.add_constraints(name, rows=rows, cols=cols, vals=vals, lb=lb, ub=ub, n_rows=n)
+
+
+def max_min_program(T: np.ndarray, gpus: np.ndarray, c: np.ndarray, A: np.ndarray
+                    ) -> ProgramData:
+    r"""The max-min epigraph LP of :func:`max_min_fairness`, written in CSR directly.
+
+    Columns ``X`` (n x K, row-major) and ``z``; rows: time fractions
+    :math:`\sum_k X_{mk} \le 1`, capacities :math:`\sum_m g_m X_{mk} \le c_k` and
+    epigraph rows :math:`z - \sum_k A_{mk} X_{mk} \le 0`; :math:`\max z`,
+    :math:`0 \le X_{mk} \le [T_{mk} > 0]`. The very program the block builder gives
+    (:func:`~optsched.gavel.model.allocation_program`, one epigraph block, ``freeze``),
+    entry for entry, in one pass over ``(n, K)`` arrays: the simulator solves one per
+    change of the job set. ``gpus`` are the GPUs per row (:math:`W_m` times the class
+    size when rows stand for classes). ``O(nK)``.
+    """
+    n, K = T.shape
+    N = n * K
+    colX = np.arange(N, dtype=np.int64).reshape(n, K)
+    keep = np.ones((n, K + 1), dtype=bool)
+    keep[:, :K] = A != 0
+    epi_cols = np.empty((n, K + 1), dtype=np.int64)
+    epi_cols[:, :K] = colX
+    epi_cols[:, K] = N
+    epi_vals = np.empty((n, K + 1))
+    epi_vals[:, :K] = -A
+    epi_vals[:, K] = 1.0
+    counts = np.concatenate([np.full(n, K), np.full(K, n), keep.sum(axis=1)])
+    indptr = np.zeros(2 * n + K + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.concatenate([colX.ravel(), colX.T.ravel(), epi_cols[keep]])
+    data = np.concatenate([np.ones(N), np.tile(np.asarray(gpus, dtype=float), K),
+                           epi_vals[keep]])
+    cost = np.zeros(N + 1)
+    cost[N] = 1.0
+    lb = np.zeros(N + 1)
+    lb[N] = -np.inf
+    ub = np.empty(N + 1)
+    ub[:N] = np.where(T > 0, 1.0, 0.0).ravel()
+    ub[N] = np.inf
+    row_ub = np.concatenate([np.ones(n), np.asarray(c, dtype=float), np.zeros(n)])
+    return program_from_csr(
+        sense="max", name="gavel_max_min",
+        var_blocks=(VarBlock("X", (n, K), 0), VarBlock("z", (1,), N)),
+        c=cost, col_lb=lb, col_ub=ub,
+        row_blocks=(RowBlock("time_fraction", 0, n), RowBlock("capacity", n, K),
+                    RowBlock("epigraph", n + K, n)),
+        indptr=indptr, indices=indices, data=data,
+        row_lb=np.full(2 * n + K, -np.inf), row_ub=row_ub)
 
 
 def _solve(lp: LinearProgram, backend: str, opts: dict) -> tuple[Result, dict]:
@@ -223,10 +278,8 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
     Ac = normalised_rates(Tc, Wc, c, w[first], n=n)
     A = Ac[inv]
     # class rows: capacity uses counts x W (the class's GPUs)
-    lp, X = allocation_program(Tc, Wc * counts, c, sense="max", name="gavel_max_min")
-    z = lp.add_variables("z", 1, lb=-np.inf, ub=np.inf, cost=1.0)
-    _add_rate_rows(lp, X, -Ac, "epigraph", z_col=int(z.index[0]), z_coef=1.0, ub=0.0)
-    res, vals = _solve(lp, backend, solve_options)
+    res = solve_program(max_min_program(Tc, Wc * counts, c, Ac), backend, **solve_options)
+    vals = res.values
     if not res.success:
         return _fail(n, K, res)
     zstar = float(vals["z"][0])
