@@ -1,5 +1,6 @@
-"""The max-min LP written in CSR directly, the solver layer's canonical-CSR entry and the
-round mechanism's lease extension: each against the general path it shortens."""
+"""The max-min and agnostic split LPs written in CSR directly, the solver layer's
+canonical-CSR entry and the round mechanism's lease extension: each against the general
+path it shortens."""
 
 from __future__ import annotations
 
@@ -63,6 +64,43 @@ def test_max_min_program_solves_to_the_same_point():
     b = solve_program(glp.max_min_program(T, g, c, A), "highs")
     assert a.success and b.success
     assert np.array_equal(a.values["X"], b.values["X"]) and a.objective == b.objective
+
+
+def _split_block_built(U, g, c, s, floor, P):
+    """The agnostic split LP through the block builder and ``freeze``."""
+    n, K = U.shape
+    lp, X = allocation_program(U.astype(float), g, c, sense="max", name="gavel_agnostic_split")
+    t = lp.add_variables("t", 1, lb=0.0, ub=1.0, cost=1.0)
+    idx = X.index
+    lp.add_constraints("row_sum", rows=np.repeat(np.arange(n), K), cols=idx.ravel(),
+                       vals=1.0, lb=s, ub=s, n_rows=n)
+    if np.isfinite(floor).any():
+        lp.add_constraints("stay_full", rows=np.tile(np.arange(K), n), cols=idx.ravel(),
+                           vals=np.repeat(g, K), lb=floor, n_rows=K)
+    m_i, k_i = np.nonzero(U)
+    rows = np.arange(len(m_i))
+    lp.add_constraints("near_proportional", rows=np.concatenate([rows, rows]),
+                       cols=np.concatenate([idx[m_i, k_i], np.full(len(m_i), int(t.index[0]))]),
+                       vals=np.concatenate([np.ones(len(m_i)), -P[m_i, k_i]]),
+                       lb=0.0, n_rows=len(m_i))
+    return lp.freeze()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_agnostic_split_program_is_the_block_built_program(seed):
+    rng = np.random.default_rng(seed)
+    n, K = int(rng.integers(1, 20)), int(rng.integers(1, 5))
+    U = rng.random((n, K)) < 0.7
+    g = rng.integers(1, 9, n).astype(float)
+    c = rng.integers(1, 20, K).astype(float)
+    s = rng.random(n)
+    P = np.where(U, rng.random((n, K)), 0.0)
+    P[U & (rng.random((n, K)) < 0.2)] = 0.0  # a zero share: no t entry in its row
+    floor = np.where(rng.random(K) < 0.5, rng.random(K) * c, -np.inf)
+    if seed % 3 == 0:
+        floor[:] = -np.inf  # no stay_full block
+    _assert_same_program(_split_block_built(U, g, c, s, floor, P),
+                         glp.agnostic_split_program(U, g, c, s, floor, P))
 
 
 def _random_program(rng):
