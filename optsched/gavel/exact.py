@@ -105,6 +105,7 @@ from optsched.solvers.program import (
 
 __all__ = [
     "exact", "max_min_fairness", "max_min_program", "agnostic_split_program",
+    "sum_throughput_program",
     "min_total_duration",
     "finish_time_fairness", "max_sum_throughput",
     "min_cost_slo", "max_min_fairness_water_filling", "min_total_duration_interior",
@@ -185,6 +186,34 @@ def max_min_program(T: np.ndarray, gpus: np.ndarray, c: np.ndarray, A: np.ndarra
                     RowBlock("epigraph", n + K, n)),
         indptr=indptr, indices=indices, data=data,
         row_lb=np.full(2 * n + K, -np.inf), row_ub=row_ub)
+
+
+def sum_throughput_program(T: np.ndarray, gpus: np.ndarray, c: np.ndarray) -> ProgramData:
+    r"""The total-throughput LP of :func:`max_sum_throughput`, written in CSR directly:
+    :math:`\max \sum_{mk} g_m T_{mk} X_{mk}` over ``X`` (n x K, row-major) with the time
+    fraction rows :math:`\sum_k X_{mk} \le 1` and capacity rows
+    :math:`\sum_m g_m X_{mk} \le c_k`, :math:`0 \le X_{mk} \le [T_{mk} > 0]`
+    (``gpus`` :math:`g_m`: the GPUs per row, :math:`W_m` times the class size for a
+    class). Entry for entry the block-built program
+    (:func:`~optsched.gavel.model.allocation_program` with that cost, ``freeze``).
+    ``O(nK)``.
+    """
+    n, K = T.shape
+    N = n * K
+    g = np.asarray(gpus, dtype=float)
+    colX = np.arange(N, dtype=np.int64).reshape(n, K)
+    indptr = np.zeros(n + K + 1, dtype=np.int64)
+    np.cumsum(np.concatenate([np.full(n, K), np.full(K, n)]), out=indptr[1:])
+    return program_from_csr(
+        sense="max", name="gavel_sum_throughput",
+        var_blocks=(VarBlock("X", (n, K), 0),),
+        c=(g[:, None] * T).ravel(), col_lb=np.zeros(N),
+        col_ub=np.where(T > 0, 1.0, 0.0).ravel(),
+        row_blocks=(RowBlock("time_fraction", 0, n), RowBlock("capacity", n, K)),
+        indptr=indptr, indices=np.concatenate([colX.ravel(), colX.T.ravel()]),
+        data=np.concatenate([np.ones(N), np.tile(g, K)]),
+        row_lb=np.full(n + K, -np.inf),
+        row_ub=np.concatenate([np.ones(n), np.asarray(c, dtype=float)]))
 
 
 def agnostic_split_program(U: np.ndarray, gpus: np.ndarray, c: np.ndarray, s: np.ndarray,
@@ -898,12 +927,11 @@ def max_sum_throughput(T, workers, capacity, *, aggregate: bool = True,
     else:
         first, inv, counts = np.arange(n), np.arange(n), np.ones(n)
     Tc, Wc = T[first], W[first]
-    lp, X = allocation_program(Tc, Wc * counts, c, sense="max", name="gavel_sum_throughput")
-    lp.set_cost(X, (counts * Wc)[:, None] * Tc)
-    res, vals = _solve(lp, backend, solve_options)
+    res = solve_program(sum_throughput_program(Tc, Wc * counts, c), backend,
+                        **solve_options)
     if not res.success:
         return _fail(n, K, res)
-    return _allocation(vals["X"][inv], T, W, c, res.objective, res.status, res,
+    return _allocation(res.values["X"][inv], T, W, c, res.objective, res.status, res,
                        seconds=res.seconds, info={"classes": int(first.size)})
 
 

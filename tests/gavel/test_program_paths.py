@@ -189,3 +189,15 @@ def test_lease_extension_gives_way_when_the_previous_type_differs():
     out = RoundMechanism(fill_leftover=False).allocate(
         _view(prev, [1], cl, [[1.0, 1.0]]), X)
     assert out == [Placement("j0", "n1", "b", 1)]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_sum_throughput_program_is_the_block_built_program(seed):
+    rng = np.random.default_rng(seed)
+    n, K = int(rng.integers(1, 30)), int(rng.integers(1, 5))
+    T = rng.random((n, K)) * (rng.random((n, K)) < 0.7)
+    g = rng.integers(1, 9, n).astype(float)
+    c = rng.integers(0, 20, K).astype(float)
+    lp, X = allocation_program(T, g, c, sense="max", name="gavel_sum_throughput")
+    lp.set_cost(X, g[:, None] * T)
+    _assert_same_program(lp.freeze(), glp.sum_throughput_program(T, g, c))
