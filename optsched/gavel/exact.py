@@ -95,10 +95,19 @@ from optsched.gavel.model import (
 )
 from optsched.options import declares
 from optsched.solvers import solve_program
-from optsched.solvers.program import LinearProgram, VarBlock
+from optsched.solvers.program import (
+    LinearProgram,
+    ProgramData,
+    RowBlock,
+    VarBlock,
+    program_from_csr,
+)
 
 __all__ = [
-    "exact", "max_min_fairness", "min_total_duration", "finish_time_fairness", "max_sum_throughput",
+    "exact", "max_min_fairness", "max_min_program", "agnostic_split_program",
+    "sum_throughput_program",
+    "min_total_duration",
+    "finish_time_fairness", "max_sum_throughput",
     "min_cost_slo", "max_min_fairness_water_filling", "min_total_duration_interior",
     "gavel_bisection_makespan", "WATER_FILLING_SLACK", "INTERIOR_OPTIONS",
     # the model's names, re-exported for the policies that import them from here
@@ -129,6 +138,149 @@ def _add_rate_rows(lp: LinearProgram, X: VarBlock, A: np.ndarray, name: str, *,
         cols = np.concatenate([cols, np.full(n, z_col)])
         vals = np.concatenate([vals, np.broadcast_to(np.asarray(z_coef, float), (n,))])
     lp.add_constraints(name, rows=rows, cols=cols, vals=vals, lb=lb, ub=ub, n_rows=n)
+
+
+def max_min_program(T: np.ndarray, gpus: np.ndarray, c: np.ndarray, A: np.ndarray
+                    ) -> ProgramData:
+    r"""The max-min epigraph LP of :func:`max_min_fairness`, written in CSR directly.
+
+    Columns ``X`` (n x K, row-major) and ``z``; rows: time fractions
+    :math:`\sum_k X_{mk} \le 1`, capacities :math:`\sum_m g_m X_{mk} \le c_k` and
+    epigraph rows :math:`z - \sum_k A_{mk} X_{mk} \le 0`; :math:`\max z`,
+    :math:`0 \le X_{mk} \le [T_{mk} > 0]`. The very program the block builder gives
+    (:func:`~optsched.gavel.model.allocation_program`, one epigraph block, ``freeze``),
+    entry for entry, in one pass over ``(n, K)`` arrays: the simulator solves one per
+    change of the job set. ``gpus`` are the GPUs per row (:math:`W_m` times the class
+    size when rows stand for classes). ``O(nK)``.
+    """
+    n, K = T.shape
+    N = n * K
+    colX = np.arange(N, dtype=np.int64).reshape(n, K)
+    keep = np.ones((n, K + 1), dtype=bool)
+    keep[:, :K] = A != 0
+    epi_cols = np.empty((n, K + 1), dtype=np.int64)
+    epi_cols[:, :K] = colX
+    epi_cols[:, K] = N
+    epi_vals = np.empty((n, K + 1))
+    epi_vals[:, :K] = -A
+    epi_vals[:, K] = 1.0
+    counts = np.concatenate([np.full(n, K), np.full(K, n), keep.sum(axis=1)])
+    indptr = np.zeros(2 * n + K + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = np.concatenate([colX.ravel(), colX.T.ravel(), epi_cols[keep]])
+    data = np.concatenate([np.ones(N), np.tile(np.asarray(gpus, dtype=float), K),
+                           epi_vals[keep]])
+    cost = np.zeros(N + 1)
+    cost[N] = 1.0
+    lb = np.zeros(N + 1)
+    lb[N] = -np.inf
+    ub = np.empty(N + 1)
+    ub[:N] = np.where(T > 0, 1.0, 0.0).ravel()
+    ub[N] = np.inf
+    row_ub = np.concatenate([np.ones(n), np.asarray(c, dtype=float), np.zeros(n)])
+    return program_from_csr(
+        sense="max", name="gavel_max_min",
+        var_blocks=(VarBlock("X", (n, K), 0), VarBlock("z", (1,), N)),
+        c=cost, col_lb=lb, col_ub=ub,
+        row_blocks=(RowBlock("time_fraction", 0, n), RowBlock("capacity", n, K),
+                    RowBlock("epigraph", n + K, n)),
+        indptr=indptr, indices=indices, data=data,
+        row_lb=np.full(2 * n + K, -np.inf), row_ub=row_ub)
+
+
+def sum_throughput_program(T: np.ndarray, gpus: np.ndarray, c: np.ndarray) -> ProgramData:
+    r"""The total-throughput LP of :func:`max_sum_throughput`, written in CSR directly:
+    :math:`\max \sum_{mk} g_m T_{mk} X_{mk}` over ``X`` (n x K, row-major) with the time
+    fraction rows :math:`\sum_k X_{mk} \le 1` and capacity rows
+    :math:`\sum_m g_m X_{mk} \le c_k`, :math:`0 \le X_{mk} \le [T_{mk} > 0]`
+    (``gpus`` :math:`g_m`: the GPUs per row, :math:`W_m` times the class size for a
+    class). Entry for entry the block-built program
+    (:func:`~optsched.gavel.model.allocation_program` with that cost, ``freeze``).
+    ``O(nK)``.
+    """
+    n, K = T.shape
+    N = n * K
+    g = np.asarray(gpus, dtype=float)
+    colX = np.arange(N, dtype=np.int64).reshape(n, K)
+    indptr = np.zeros(n + K + 1, dtype=np.int64)
+    np.cumsum(np.concatenate([np.full(n, K), np.full(K, n)]), out=indptr[1:])
+    return program_from_csr(
+        sense="max", name="gavel_sum_throughput",
+        var_blocks=(VarBlock("X", (n, K), 0),),
+        c=(g[:, None] * T).ravel(), col_lb=np.zeros(N),
+        col_ub=np.where(T > 0, 1.0, 0.0).ravel(),
+        row_blocks=(RowBlock("time_fraction", 0, n), RowBlock("capacity", n, K)),
+        indptr=indptr, indices=np.concatenate([colX.ravel(), colX.T.ravel()]),
+        data=np.concatenate([np.ones(N), np.tile(g, K)]),
+        row_lb=np.full(n + K, -np.inf),
+        row_ub=np.concatenate([np.ones(n), np.asarray(c, dtype=float)]))
+
+
+def agnostic_split_program(U: np.ndarray, gpus: np.ndarray, c: np.ndarray, s: np.ndarray,
+                           floor: np.ndarray, P: np.ndarray) -> ProgramData:
+    r"""The split LP of :func:`_agnostic_max_min` (its step 3), written in CSR directly.
+
+    Columns ``X`` (n x K, row-major) and ``t``; rows, in order: time fractions
+    :math:`\sum_k X_{mk} \le 1`; capacities :math:`\sum_m g_m X_{mk} \le c_k`; row sums
+    :math:`\sum_k X_{mk} = s_m`; where some ``floor`` is finite, every type kept at
+    least that full, :math:`\sum_m g_m X_{mk} \ge \mathrm{floor}_k`; and one row
+    :math:`X_{mk} - P_{mk} t \ge 0` per usable entry (:math:`U_{mk}`, in row-major
+    order); :math:`\max t`, :math:`0 \le t \le 1`, :math:`0 \le X_{mk} \le U_{mk}`.
+    Entry for entry the program the block builder gives
+    (:func:`~optsched.gavel.model.allocation_program` and the blocks above, ``freeze``).
+    ``O(nK)``.
+    """
+    n, K = U.shape
+    N = n * K
+    g = np.asarray(gpus, dtype=float)
+    colX = np.arange(N, dtype=np.int64).reshape(n, K)
+    m_i, k_i = np.nonzero(U)
+    L = m_i.size
+    stay = bool(np.isfinite(floor).any())
+    p = -P[m_i, k_i]
+    has_t = p != 0
+    near_cols = np.empty((L, 2), dtype=np.int64)
+    near_cols[:, 0] = colX[m_i, k_i]
+    near_cols[:, 1] = N
+    near_vals = np.empty((L, 2))
+    near_vals[:, 0] = 1.0
+    near_vals[:, 1] = p
+    near_keep = np.ones((L, 2), dtype=bool)
+    near_keep[:, 1] = has_t
+    cap_cols, cap_vals = colX.T.ravel(), np.tile(g, K)
+    parts_cols = [colX.ravel(), cap_cols, colX.ravel()] + ([cap_cols] if stay else [])
+    parts_vals = [np.ones(N), cap_vals, np.ones(N)] + ([cap_vals] if stay else [])
+    counts = [np.full(n, K), np.full(K, n), np.full(n, K)] + ([np.full(K, n)] if stay else [])
+    counts.append(1 + has_t.astype(np.int64))
+    n_rows = 2 * n + K + (K if stay else 0) + L
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.concatenate(counts), out=indptr[1:])
+    indices = np.concatenate(parts_cols + [near_cols[near_keep]])
+    data = np.concatenate(parts_vals + [near_vals[near_keep]])
+    cost = np.zeros(N + 1)
+    cost[N] = 1.0
+    ub = np.empty(N + 1)
+    ub[:N] = np.where(U > 0, 1.0, 0.0).ravel()
+    ub[N] = 1.0
+    row_lb = [np.full(n + K, -np.inf), np.asarray(s, dtype=float)]
+    row_ub = [np.ones(n), np.asarray(c, dtype=float), np.asarray(s, dtype=float)]
+    blocks = [RowBlock("time_fraction", 0, n), RowBlock("capacity", n, K),
+              RowBlock("row_sum", n + K, n)]
+    start = 2 * n + K
+    if stay:
+        row_lb.append(np.asarray(floor, dtype=float))
+        row_ub.append(np.full(K, np.inf))
+        blocks.append(RowBlock("stay_full", start, K))
+        start += K
+    row_lb.append(np.zeros(L))
+    row_ub.append(np.full(L, np.inf))
+    blocks.append(RowBlock("near_proportional", start, L))
+    return program_from_csr(
+        sense="max", name="gavel_agnostic_split",
+        var_blocks=(VarBlock("X", (n, K), 0), VarBlock("t", (1,), N)),
+        c=cost, col_lb=np.zeros(N + 1), col_ub=ub, row_blocks=tuple(blocks),
+        indptr=indptr, indices=indices, data=data,
+        row_lb=np.concatenate(row_lb), row_ub=np.concatenate(row_ub))
 
 
 def _solve(lp: LinearProgram, backend: str, opts: dict) -> tuple[Result, dict]:
@@ -223,10 +375,8 @@ def max_min_fairness(T, workers, capacity, weights=None, *, agnostic: bool = Fal
     Ac = normalised_rates(Tc, Wc, c, w[first], n=n)
     A = Ac[inv]
     # class rows: capacity uses counts x W (the class's GPUs)
-    lp, X = allocation_program(Tc, Wc * counts, c, sense="max", name="gavel_max_min")
-    z = lp.add_variables("z", 1, lb=-np.inf, ub=np.inf, cost=1.0)
-    _add_rate_rows(lp, X, -Ac, "epigraph", z_col=int(z.index[0]), z_coef=1.0, ub=0.0)
-    res, vals = _solve(lp, backend, solve_options)
+    res = solve_program(max_min_program(Tc, Wc * counts, c, Ac), backend, **solve_options)
+    vals = res.values
     if not res.success:
         return _fail(n, K, res)
     zstar = float(vals["z"][0])
@@ -328,7 +478,6 @@ def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocat
         Up, Pp, Xp, cp = U[:, perm], P[:, perm], Xh[:, perm], c[perm]
         first, inv, counts = job_classes(Up, W, s)
         Uc, Pc, Wc, sc = Up[first], Pp[first], W[first], s[first]
-        nc = len(first)
         floor = np.full(K, -np.inf)
         if pareto is not False:
             spare = s < 1 - 1e-6
@@ -336,24 +485,9 @@ def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocat
             # 1e-9 GPUs below X-hat's load: an exactly tight system (rows fixed, loads
             # fixed) is one HiGHS's presolve has declared infeasible by rounding
             floor[keep] = (W @ Xp)[keep] - 1e-9 * np.maximum(cp[keep], 1.0)
-        lp, Xv = allocation_program(Uc.astype(float), Wc * counts, cp, sense="max",
-                                    name="gavel_agnostic_split")
-        tv = lp.add_variables("t", 1, lb=0.0, ub=1.0, cost=1.0)
-        idx = Xv.index
-        lp.add_constraints("row_sum", rows=np.repeat(np.arange(nc), K), cols=idx.ravel(),
-                           vals=1.0, lb=sc, ub=sc, n_rows=nc)
-        if np.isfinite(floor).any():
-            lp.add_constraints("stay_full", rows=np.tile(np.arange(K), nc), cols=idx.ravel(),
-                               vals=np.repeat(Wc * counts, K), lb=floor, n_rows=K)
-        m_i, k_i = np.nonzero(Uc)
-        rows = np.arange(len(m_i))
-        lp.add_constraints("near_proportional",
-                           rows=np.concatenate([rows, rows]),
-                           cols=np.concatenate([idx[m_i, k_i],
-                                                np.full(len(m_i), int(tv.index[0]))]),
-                           vals=np.concatenate([np.ones(len(m_i)), -Pc[m_i, k_i]]),
-                           lb=0.0, n_rows=len(m_i))
-        res, vals = _solve(lp, backend, opts)
+        data = agnostic_split_program(Uc, Wc * counts, cp, sc, floor, Pc)
+        res = solve_program(data, backend, **opts)
+        vals = res.values
         seconds += res.seconds
         solves += 1
         if res.success:
@@ -793,12 +927,11 @@ def max_sum_throughput(T, workers, capacity, *, aggregate: bool = True,
     else:
         first, inv, counts = np.arange(n), np.arange(n), np.ones(n)
     Tc, Wc = T[first], W[first]
-    lp, X = allocation_program(Tc, Wc * counts, c, sense="max", name="gavel_sum_throughput")
-    lp.set_cost(X, (counts * Wc)[:, None] * Tc)
-    res, vals = _solve(lp, backend, solve_options)
+    res = solve_program(sum_throughput_program(Tc, Wc * counts, c), backend,
+                        **solve_options)
     if not res.success:
         return _fail(n, K, res)
-    return _allocation(vals["X"][inv], T, W, c, res.objective, res.status, res,
+    return _allocation(res.values["X"][inv], T, W, c, res.objective, res.status, res,
                        seconds=res.seconds, info={"classes": int(first.size)})
 
 

@@ -311,13 +311,16 @@ def fill_idle(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
         return X
     spare = 1.0 - row_sums(X)
     ms, ks = np.nonzero((T > 0) & (spare[:, None] > 1e-9) & (idle[None, :] > 1e-9))
-    for e in np.argsort(-A[ms, ks], kind="stable"):
-        m, k = ms[e], ks[e]
-        add = min(spare[m], idle[k] / W[m])
+    order = np.argsort(-A[ms, ks], kind="stable")
+    # Python floats: the same IEEE double operations as numpy's scalars, without their
+    # per-operation cost
+    spare_l, idle_l, W_l = spare.tolist(), idle.tolist(), W.tolist()
+    for m, k in zip(ms[order].tolist(), ks[order].tolist()):
+        add = min(spare_l[m], idle_l[k] / W_l[m])
         if add > 1e-12:
             X[m, k] += add
-            spare[m] -= add
-            idle[k] -= add * W[m]
+            spare_l[m] -= add
+            idle_l[k] -= add * W_l[m]
     return X
 
 

@@ -158,6 +158,7 @@ class RoundMechanism:
         self._recv = np.zeros((0, 0))
         self._present = np.zeros(0)
         self._last_reset = -np.inf
+        self._cluster: Any = None
 
     def reset_counters(self, now: float, force: bool = False) -> None:
         if force or now - self._last_reset >= self.reset_interval:
@@ -198,43 +199,44 @@ class RoundMechanism:
 
     def allocate(self, view: ClusterView, X: np.ndarray) -> list[Placement]:
         n, K = X.shape
-        f, recv, pres = self.fractions(view.index, K)
+        index = view.index
+        self._rows(index, K)
+        recv, pres = self._recv[index], self._present[index]
         pos = X > 1e-9
-        prio = np.where(pos, X / f, 0.0)
-        deficit = X * pres[:, None] - recv
         T = view.throughput_matrix
         eligible = pos | (T > 0) if self.fill_leftover else pos
-        m_idx, k_idx = np.nonzero(eligible)
+        # the entries, flat in (job, type) order: every key below is one gather
+        flat = np.flatnonzero(eligible)
+        m_idx, k_idx = np.divmod(flat, K)
+        Xe = X.ravel()[flat]
+        rk = recv.ravel()[flat]
+        pe = pres[m_idx]
+        # the priority X / f with f = (R + 1/2) / (N + 1/2) (fractions()), 0 off X's support
+        prio = np.where(Xe > 1e-9, Xe / ((rk + 0.5) / (pe + 0.5)), 0.0)
+        deficit = Xe * pe - rk
         # the tie-break between types: a fresh random rank every round, after the
         # speed for heterogeneity-aware policies; never the column order. Drawn only if
         # some job has two entries (FIFO's one-hot X never does, and leaves the
-        # generator to its own type choice)
-        if np.any(np.bincount(m_idx, minlength=n) > 1):
+        # generator to its own type choice); entries come by job, so a job with two
+        # holds two neighbours
+        if m_idx.size > 1 and bool((m_idx[1:] == m_idx[:-1]).any()):
             rank = view.rng.permutation(K)[k_idx]
         else:
             rank = np.zeros(len(k_idx), dtype=np.int64)
-        if self.queue == "per_type":
-            walk = type_walk(view, T, self.type_order == "random")
-            order = np.lexsort((m_idx, -X[m_idx, k_idx], -deficit[m_idx, k_idx],
-                                -prio[m_idx, k_idx], walk[k_idx]))
-        else:
-            speed = (-T[m_idx, k_idx] if self.type_order == "fastest"
-                     else np.zeros(len(k_idx)))
-            order = np.lexsort((rank, speed, m_idx, -X[m_idx, k_idx],
-                                -deficit[m_idx, k_idx], -prio[m_idx, k_idx]))
         free_k = view.gpus_per_type.astype(np.int64).tolist()
         W = view.workers.tolist()
         chosen: dict[int, int] = {}
-        for m, k in zip(m_idx[order].tolist(), k_idx[order].tolist()):
-            if m in chosen or W[m] > free_k[k]:
-                continue
-            chosen[m] = k
-            free_k[k] -= W[m]
-            if not any(free_k):  # no GPU left: no later entry is taken
-                break
-        out = self._place(view, chosen)
+        if self.queue == "per_type":
+            walk = type_walk(view, T, self.type_order == "random")
+            order = np.lexsort((m_idx, -Xe, -deficit, -prio, walk[k_idx]))
+            _take(m_idx[order].tolist(), k_idx[order].tolist(), W, free_k, chosen)
+        else:
+            speed = (-T.ravel()[flat] if self.type_order == "fastest"
+                     else np.zeros(len(k_idx)))
+            order = np.lexsort((rank, speed, m_idx, -Xe, -deficit, -prio))
+            _take(m_idx[order].tolist(), k_idx[order].tolist(), W, free_k, chosen)
+        out = self._place(view, chosen, W)
         # counters
-        index = view.index
         self._present[index] += 1
         if chosen:
             cm = np.fromiter(chosen.keys(), dtype=np.int64, count=len(chosen))
@@ -242,36 +244,80 @@ class RoundMechanism:
             self._recv[index[cm], ck] += 1
         return out
 
-    def _place(self, view: ClusterView, chosen: dict[int, int]) -> list[Placement]:
+    def _place(self, view: ClusterView, chosen: dict[int, int],
+               W: list[int] | None = None) -> list[Placement]:
         """Nodes for the chosen (job, type) entries: lease extension first (jobs that keep
         their GPUs), then larger gangs first."""
-        ids, W = view.ids, view.workers.tolist()
-        ran = view.ran_before
-        prev = view.previous_by_job if ran.any() else {}
+        ids = view.ids
+        if W is None:
+            W = view.workers.tolist()
+        ran = view.ran_before.tolist()
+        prev = view.previous_by_job if any(ran) else {}
         types = view.gpu_types
-        sel = sorted(chosen.items(), key=lambda mk: (not ran[mk[0]], -W[mk[0]], mk[0]))
-        cols = [view.capacity[:, k].tolist() for k in range(len(types))]
-        nodes = view.cluster.nodes
-        node_index = view.cluster.node_index
+        sel = sorted([(not ran[m], -W[m], m, k) for m, k in chosen.items()])
+        cluster = view.cluster
+        if self._cluster is not cluster:  # per cluster: free GPUs by type, node names
+            self._cluster = cluster
+            self._free0 = cluster.capacity.T.tolist()
+            self._names = [node.name for node in cluster.nodes]
+        cols = [c[:] for c in self._free0]
+        names = self._names
+        node_index = cluster.node_index
         out: list[Placement] = []
-        for m, k in sel:
-            if ran[m]:
+        for fresh, _, m, k in sel:
+            tk, col, w, jid = types[k], cols[k], W[m], ids[m]
+            if not fresh:
                 # the previous GPUs when they are all of type k (lease extension:
-                # choose_nodes' step 1 with the same test)
-                ps = prev[ids[m]]
-                hs = [(node_index(p.node), p.gpus) for p in ps]
-                if all(p.gpu_type == types[k] for p in ps) \
-                        and sum(g for _, g in hs) == W[m] \
-                        and all(cols[k][h] >= g for h, g in hs):
-                    for h, g in hs:
-                        cols[k][h] -= g
-                    out.extend(Placement(ids[m], nodes[h].name, types[k], g) for h, g in hs)
-                    continue
-            hs2 = choose_nodes(view, cols[k], ids[m], W[m], k, mode="spread", fresh=True)
+                # choose_nodes' step 1 with the same test); the placements themselves
+                # are handed back when they hold nothing else (the same values)
+                ps = prev[jid]
+                if len(ps) == 1:
+                    p = ps[0]
+                    if p.gpu_type == tk and p.gpus == w:
+                        h = node_index(p.node)
+                        if col[h] >= w:
+                            col[h] -= w
+                            out.append(p if p[4:] == _PLAIN_TAIL
+                                       else Placement(jid, p.node, tk, p.gpus))
+                            continue
+                elif all(p.gpu_type == tk for p in ps) and sum(p.gpus for p in ps) == w:
+                    hs = [(node_index(p.node), p.gpus) for p in ps]
+                    if all(col[h] >= g for h, g in hs):
+                        for h, g in hs:
+                            col[h] -= g
+                        for p in ps:
+                            out.append(p if p[4:] == _PLAIN_TAIL
+                                       else Placement(jid, p.node, tk, p.gpus))
+                        continue
+            hs2 = choose_nodes(view, col, jid, w, k, mode="spread", fresh=True)
             if hs2 is None:  # cannot happen: counts were checked per type
                 continue
-            out.extend(Placement(ids[m], nodes[h].name, types[k], g) for h, g in hs2)
+            out.extend([Placement(jid, names[h], tk, g) for h, g in hs2])
         return out
+
+
+def _take(ms: list[int], ks: list[int], W: list[int], free_k: list[int],
+          chosen: dict[int, int]) -> bool:
+    """Alg. 1's greedy pass over entries ``(ms[i], ks[i])`` in queue order: a job not yet
+    chosen whose gang fits the free GPUs of the type takes them (``chosen``, ``free_k``
+    updated in place). Returns whether GPUs are left."""
+    left = sum(free_k)
+    if not left:
+        return False
+    for m, k in zip(ms, ks):
+        w = W[m]
+        if w > free_k[k] or m in chosen:
+            continue
+        chosen[m] = k
+        free_k[k] -= w
+        left -= w
+        if not left:  # no GPU left: no later entry is taken
+            return False
+    return True
+
+
+#: The fields after ``gpus`` of a plain :class:`Placement` (whole GPUs, no sharing)
+_PLAIN_TAIL = Placement("", "", "", 0)[4:]
 
 
 def _solver_failed(name: str, view: ClusterView, sol: LPAllocation) -> NoReturn:

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from optsched.errors import InvalidOption
 
-__all__ = ["LinearProgram", "ProgramData", "VarBlock", "RowBlock"]
+__all__ = ["LinearProgram", "ProgramData", "VarBlock", "RowBlock", "program_from_csr"]
 
 
 @dataclass(frozen=True)
@@ -286,6 +286,67 @@ def _csr(r: np.ndarray, c: np.ndarray, v: np.ndarray, shape: tuple[int, int]) ->
     A = sp.csr_matrix((vs.astype(float, copy=False), cs.astype(idx), indptr), shape=shape)
     A.has_sorted_indices = True
     return A
+
+
+#: ``np.iinfo(np.int32).max`` (what :func:`_csr` compares with), without its per-call cost
+_INT32_MAX = 2**31 - 1
+
+
+def program_from_csr(*, sense: str, name: str, var_blocks: tuple[VarBlock, ...],
+                     c: np.ndarray, col_lb: np.ndarray, col_ub: np.ndarray,
+                     row_blocks: tuple[RowBlock, ...], indptr: np.ndarray,
+                     indices: np.ndarray, data: np.ndarray, row_lb: np.ndarray,
+                     row_ub: np.ndarray, integer: np.ndarray | None = None,
+                     offset: float = 0.0) -> ProgramData:
+    """A :class:`ProgramData` whose matrix is given in canonical CSR form: rows in order,
+    columns strictly increasing within each row, no explicit zeros.
+
+    The very arrays :meth:`LinearProgram.freeze` builds from the same coordinates (its
+    :func:`_csr` sorts them into this form), for a model that can write them in order
+    and so spares the builder's concatenations and sort on programs solved many times
+    (a simulation's thousands of small LPs). The form is checked (``O(nnz)``), as are
+    the bounds and entries :meth:`LinearProgram.freeze` checks; anything else raises
+    :class:`~optsched.errors.InvalidOption` naming it.
+    """
+    if sense not in ("min", "max"):
+        raise InvalidOption("sense", sense, "must be 'min' or 'max'")
+    n_cols, n_rows = c.shape[0], row_lb.shape[0]
+    indptr = np.asarray(indptr)
+    indices = np.asarray(indices)
+    data = np.asarray(data, dtype=float)
+    nnz = data.shape[0]
+    if indptr.shape != (n_rows + 1,) or indptr[0] != 0 or indptr[-1] != nnz \
+            or indices.shape != (nnz,) or np.any(np.diff(indptr) < 0):
+        raise InvalidOption("indptr", indptr.shape, f"must be the CSR row pointers of "
+                            f"{n_rows} rows over {nnz} entries")
+    if nnz:
+        if indices.min() < 0 or indices.max() >= n_cols:
+            raise InvalidOption("indices", int(indices.max()), "column index outside the "
+                                "program")
+        step = np.diff(indices)
+        first = np.zeros(nnz, dtype=bool)
+        first[indptr[1:-1][indptr[1:-1] < nnz]] = True
+        if not np.all((step > 0) | first[1:]):
+            raise InvalidOption("indices", "unsorted", "columns must increase strictly "
+                                "within each row (no duplicates)")
+        if not np.all(data != 0):
+            raise InvalidOption("data", 0.0, "no explicit zeros in canonical CSR form")
+    if sum(b.size for b in var_blocks) != n_cols or sum(b.size for b in row_blocks) != n_rows:
+        raise InvalidOption("blocks", (n_cols, n_rows), "the blocks must cover every column "
+                            "and row")
+    idx = np.int32 if max(n_rows, n_cols, nnz) < _INT32_MAX else np.int64
+    A = sp.csr_matrix((data, indices.astype(idx, copy=False), indptr.astype(idx, copy=False)),
+                      shape=(n_rows, n_cols))
+    A.has_sorted_indices = True
+    out = ProgramData(
+        sense=sense, c=np.asarray(c, dtype=float), offset=float(offset),
+        col_lb=np.asarray(col_lb, dtype=float), col_ub=np.asarray(col_ub, dtype=float),
+        integer=np.zeros(n_cols, dtype=bool) if integer is None
+        else np.asarray(integer, dtype=bool),
+        A=A, row_lb=np.asarray(row_lb, dtype=float), row_ub=np.asarray(row_ub, dtype=float),
+        var_blocks=tuple(var_blocks), row_blocks=tuple(row_blocks), name=name)
+    _check_data(out)
+    return out
 
 
 def _check_data(d: ProgramData) -> None:
