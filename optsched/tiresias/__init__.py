@@ -54,6 +54,7 @@ from optsched.core.validate import Capabilities
 from optsched.registry import Method, PaperSpec, PolicySpec, register
 from optsched.tiresias.bounds import lp_bound
 from optsched.tiresias.exact import exact
+from optsched.tiresias.gandiva import GandivaPolicy
 from optsched.tiresias.heuristics import OUTSIDE_EXACT, gittins, las, srtf, yarn_fifo
 from optsched.tiresias.model import TiresiasModel, build_model
 from optsched.tiresias.packing import (
@@ -75,7 +76,7 @@ from optsched.tiresias.workload import demo_instance
 __all__ = ["exact", "lp_bound", "las", "gittins", "yarn_fifo", "srtf", "build_model",
            "TiresiasModel", "demo_instance", "TiresiasPolicy", "Tiresias", "GittinsIndex",
            "gittins_index", "gittins_index_fixed", "gittins_index_grid", "expected_remaining",
-           "PackingTiresiasPolicy", "full_speed_colocation", "SPEC"]
+           "PackingTiresiasPolicy", "full_speed_colocation", "GandivaPolicy", "SPEC"]
 
 _GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk",
                               "gittins_grid"})
@@ -157,6 +158,7 @@ SPEC = register(PaperSpec(
                 rounds=False, defaults={"placement": "spread"}),
         _policy("shortest_expected", "tiresias_shortest_expected", order="expected",
                 thresholds=None, dims=1, rounds=False, defaults={"placement": "spread"}),
+        PolicySpec("gandiva", factory=GandivaPolicy, aliases=("tiresias_gandiva",)),
     ),
     reference="Gu et al., Tiresias: A GPU Cluster Manager for Distributed Deep Learning, "
               "NSDI'19",
