@@ -75,7 +75,9 @@ STEP = 10.0
 SWITCH = 60
 #: Memory share of every job (the original's ``models.m_mem`` at 959f9b0).
 _SHARE = 1.0
-_EPS = 1e-9
+#: Distance (s) below which a call is at a step of the clock (float noise of completion
+#: times computed from rates).
+_CLOCK_TOL = 1e-6
 
 
 @dataclass
@@ -168,16 +170,22 @@ class GandivaPolicy:
         t = view.time
         visible = set(view.ids)
         new = [j for j in view.ids if j not in self._seen]
-        if self._started and not new and not self._on_grid(t):
-            # between steps (a completion): the original holds its node sets until the
-            # next step
-            self._next = self._anchor + STEP * math.ceil((t - self._anchor) / STEP - _EPS)
-            return [p for p in self._out if p.job in visible]
+        if self._started and not new:
+            steps = (t - self._anchor) / STEP
+            if abs(steps - round(steps)) * STEP > _CLOCK_TOL:
+                # between steps (a completion): the original holds its node sets until
+                # the next step
+                self._next = self._anchor + STEP * math.ceil(steps)
+                return [p for p in self._out if p.job in visible]
+            # the step's exact time: a completion computed in floating point may land
+            # a hair before it, and the 60 s test reads whole seconds
+            t = self._anchor + STEP * round(steps)
         for m, jid in enumerate(view.ids):
             self._workers.setdefault(jid, int(view.workers[m]))
         released = self._slice(t, visible) if self._started else False
         self._started = True
-        self._anchor = t
+        if new:  # the original's clock jumps to an arrival and steps on from there
+            self._anchor = t
         for jid in new:
             self._seen.add(jid)
             if not self._place(jid):
@@ -197,10 +205,6 @@ class GandivaPolicy:
         """The next step of the clock that can change a decision: ``None`` when, until
         the next arrival or completion, every step leaves the node sets as they are."""
         return self._next
-
-    def _on_grid(self, t: float) -> bool:
-        k = (t - self._anchor) / STEP
-        return abs(k - round(k)) <= _EPS * max(1.0, k)
 
     def _state(self) -> tuple:
         return (tuple((g, tuple((tuple(ns.nodes), ns.capacity, ns.util, tuple(ns.jobs))
