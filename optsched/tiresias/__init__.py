@@ -44,6 +44,12 @@ Philly-derived jobs); ``placement=`` chooses another (including ``random`` and
   executed seconds ascending (the mean of the GPU-time samples above them),
   preemptive, skipping, evaluated at arrivals and completions (as the simulator's);
   it needs no job sizes.
+* ``dlas_gpu_pack``: 2D-LAS in which two jobs of equal gangs share the same GPUs when
+  their memory shares fit, at the instance's co-located rates
+  (:mod:`optsched.tiresias.packing`; :func:`full_speed_colocation` declares the
+  simulator's full-speed assumption).
+* ``gandiva``: the simulator's Gandiva, node sets per gang size with 60 s time slices
+  on 10 s steps (:mod:`optsched.tiresias.gandiva`).
 """
 
 from __future__ import annotations
