@@ -28,12 +28,24 @@ index, the grid index with ``demotion=original``); the simulator's other schedul
 ``tiresias.<name>``; its ``random`` and ``crandom`` placements under ``fifo`` ->
 ``tiresias.yarn_fifo`` with ``placement=random`` / ``crandom`` (different random
 streams: only the means compare).
+``dlas-gpu-pack`` -> ``tiresias.dlas_gpu_pack`` (default and with the original queue
+options): at 959f9b0 every model's memory share is 1, so neither packs;
+``dlas-gpu-pack-draft`` runs the original with the per-model shares commented out in its
+``models.py`` (``peers/tiresias_run.py --draft-shares``) against
+``tiresias.dlas_gpu_pack`` on the input with those shares as full-speed co-located rates
+(``full_speed_colocation``; a profile Tiresias does not know is read as resnet50, as the
+runner writes it); ``gandiva`` (its ``gandiva`` scheduler and placement) ->
+``tiresias.gandiva``.
 
 Per-job agreement: completion within 1 s of the original's, within one round
 (``instance.slot``) and Pearson's r of the JCTs; on the whole-second copy within 1 s.
 CPU seconds are optsched's (``time.process_time``).
 
     TIRESIAS_HOME=... TIRESIAS_PYTHON=... python benchmarks/tiresias_peer.py
+
+``TIRESIAS_RERUN=tag,tag`` runs only those Tiresias schemes (``PEER`` tags) and reads
+the others' committed results. ``TIRESIAS_ONLY=tag,tag`` re-measures only the pairs of
+those schemes and keeps the other rows of the committed ``results/tiresias_peer.json``.
 """
 
 from __future__ import annotations
@@ -54,13 +66,16 @@ from optsched.catalog import cluster_preset, generate_philly, read_tiresias_trac
 from optsched.core.instance import Cluster, Instance, Node, load_instance
 from optsched.registry import get_policy
 from optsched.sim import simulate
+from optsched.tiresias import full_speed_colocation
+from optsched.tiresias.packing import TIRESIAS_DRAFT_SHARES
 
 HERE = Path(__file__).resolve().parent
 DATA = RESULTS / "tiresias_peer"
 RUNNER = HERE / "peers" / "tiresias_run.py"
 
-#: tag -> (run_sim.py --schedule, --scheme placement or None for its default yarn)
-PEER = {"yarn": ("yarn", None), "fifo-count": ("fifo", "count"),
+#: tag -> (run_sim.py --schedule, --scheme placement or None for its default yarn[,
+#: runner flags])
+PEER: dict[str, tuple] = {"yarn": ("yarn", None), "fifo-count": ("fifo", "count"),
         "dlas-gpu": ("dlas-gpu", None), "dlas-gpu-gittins": ("dlas-gpu-gittins", None),
         "fjf": ("fjf", None), "lpjf": ("lpjf", None),
         # the preemptive schedulers with GPU counting: under yarn placement they stop
@@ -68,7 +83,12 @@ PEER = {"yarn": ("yarn", None), "fifo-count": ("fifo", "count"),
         "sjf-count": ("sjf", "count"), "shortest-count": ("shortest", "count"),
         "shortest-gpu-count": ("shortest-gpu", "count"),
         "shortest-expected-count": ("shortest-expected", "count"),
-        "fifo-random": ("fifo", "random"), "fifo-crandom": ("fifo", "crandom")}
+        "fifo-random": ("fifo", "random"), "fifo-crandom": ("fifo", "crandom"),
+        # dlas-gpu-pack never calls a placement; the draft run sets the models' memory
+        # shares to the figures commented out in its models.py (all 1 at 959f9b0)
+        "dlas-gpu-pack": ("dlas-gpu-pack", None),
+        "dlas-gpu-pack-draft": ("dlas-gpu-pack", None, ["--draft-shares"]),
+        "gandiva": ("gandiva", "gandiva")}
 ORIGINAL_LAS = {"queue_order": "original", "demotion": "original"}
 ORIGINAL_GITTINS = {"gittins_grid": True, "demotion": "original"}
 OURS = {
@@ -91,6 +111,14 @@ OURS = {
     "tiresias.shortest_expected": ("tiresias.shortest_expected", {}),
     "tiresias.yarn_fifo placement=random": ("tiresias.yarn_fifo", {"placement": "random"}),
     "tiresias.yarn_fifo placement=crandom": ("tiresias.yarn_fifo", {"placement": "crandom"}),
+    "tiresias.dlas_gpu_pack": ("tiresias.dlas_gpu_pack", {}),
+    "tiresias.dlas_gpu_pack queue_order,demotion=original": ("tiresias.dlas_gpu_pack",
+                                                             ORIGINAL_LAS),
+    # the draft shares as full-speed co-located rates (full_speed_colocation)
+    "tiresias.dlas_gpu_pack draft shares": ("tiresias.dlas_gpu_pack", {}, "draft"),
+    "tiresias.dlas_gpu_pack draft shares,original": ("tiresias.dlas_gpu_pack", ORIGINAL_LAS,
+                                                     "draft"),
+    "tiresias.gandiva": ("tiresias.gandiva", {}),
 }
 PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spread"),
          ("dlas-gpu", "tiresias.las"), ("dlas-gpu", "tiresias.las queue_order=arrival"),
@@ -105,7 +133,12 @@ PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spre
          ("shortest-gpu-count", "tiresias.shortest_gpu"),
          ("shortest-expected-count", "tiresias.shortest_expected"),
          ("fifo-random", "tiresias.yarn_fifo placement=random"),
-         ("fifo-crandom", "tiresias.yarn_fifo placement=crandom")]
+         ("fifo-crandom", "tiresias.yarn_fifo placement=crandom"),
+         ("dlas-gpu-pack", "tiresias.dlas_gpu_pack"),
+         ("dlas-gpu-pack", "tiresias.dlas_gpu_pack queue_order,demotion=original"),
+         ("dlas-gpu-pack-draft", "tiresias.dlas_gpu_pack draft shares"),
+         ("dlas-gpu-pack-draft", "tiresias.dlas_gpu_pack draft shares,original"),
+         ("gandiva", "tiresias.gandiva")]
 
 
 def _runner():
@@ -147,10 +180,14 @@ def peer_result(name: str, path: Path, tag: str) -> dict | None:
     out = DATA / f"{name}.tiresias.{tag}.json"
     failed = DATA / f"{name}.tiresias.{tag}.failed.txt"
     home = os.environ.get("TIRESIAS_HOME")
+    rerun = os.environ.get("TIRESIAS_RERUN")
+    if rerun and tag not in rerun.split(",") and (out.exists() or failed.exists()):
+        home = None  # the committed run of a scheme not asked for
     if home and Path(home, "simulator", "run_sim.py").is_file():
-        scheme, placement = PEER[tag]
+        scheme, placement, *flags = PEER[tag]
         cmd = [sys.executable, str(RUNNER), "--instance", str(path), "--scheme", scheme,
-               "--out", str(out)] + (["--placement", placement] if placement else [])
+               "--out", str(out)] + (["--placement", placement] if placement else []) \
+            + (flags[0] if flags else [])
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
             lines = [x for x in run.stderr.splitlines() if x.strip()]
@@ -169,7 +206,19 @@ def peer_result(name: str, path: Path, tag: str) -> dict | None:
             "preemptions": d["total_preemptions"], "commit": d.get("commit")}
 
 
-def ours_result(inst: Instance, policy: str, options: dict) -> dict:
+def draft_shares(inst: Instance) -> tuple[Instance, dict]:
+    """The input with the draft memory shares as full-speed co-located rates, each job's
+    model read as the runner writes it (a profile Tiresias does not know is resnet50)."""
+    known = _runner().TIRESIAS_MODELS
+    shares = {j.profile if j.profile is not None else j.id: TIRESIAS_DRAFT_SHARES[
+        j.profile if j.profile in known else "resnet50"] for j in inst.jobs}
+    return full_speed_colocation(inst, shares)
+
+
+def ours_result(inst: Instance, policy: str, options: dict, setting: str = "") -> dict:
+    if setting == "draft":
+        inst, shares = draft_shares(inst)
+        options = {**options, "memory_shares": shares}
     c0 = time.process_time()
     res = simulate(inst, get_policy(policy, **options), progress=False)
     cpu = time.process_time() - c0
@@ -198,10 +247,17 @@ def main() -> None:
     if not os.environ.get("TIRESIAS_HOME"):
         print("TIRESIAS_HOME is not set: the peer is not run; its committed results are used")
     rows, commit = [], None
+    only = [t for t in os.environ.get("TIRESIAS_ONLY", "").split(",") if t]
+    kept = []
+    if only:  # the other pairs' rows as committed
+        old = json.loads((RESULTS / "tiresias_peer.json").read_text())
+        kept = [r for r in old["rows"] if r["tiresias"] not in only]
+        commit = old["params"].get("peer_commit")
     for name, path in instances().items():
         inst = load_instance(path)
         whole = load_instance(DATA / "instances" / f"{name}_int.json")
-        peer = {t: r for t in PEER if (r := peer_result(name, path, t)) is not None}
+        peer = {t: r for t in PEER if (not only or t in only)
+                and (r := peer_result(name, path, t)) is not None}
         used = {ot for pt, ot in PAIRS if pt in peer}
         ours = {t: ours_result(inst, *OURS[t]) for t in OURS if t in used}
         ours_int = {t: ours_result(whole, *OURS[t]) for t in OURS if t in used}
@@ -230,6 +286,11 @@ def main() -> None:
                 "mean_ratio_int": Oi["mean"] / P["mean"],
                 "within_1s_int": f"{ai['within_1s']}/{n}", "pearson_r_int": ai["pearson_r"],
                 "peer_status": "ok", "cpu_s": O["cpu"]})
+    if kept:
+        order = {(pt, ot): k for k, (pt, ot) in enumerate(PAIRS)}
+        names = list(instances())
+        rows = sorted(kept + rows, key=lambda r: (names.index(r["instance"]),
+                                                  order[(r["tiresias"], r["optsched"])]))
     write_results(
         "tiresias_peer", rows,
         ["instance", "tiresias", "optsched", "mean_jct_h_tiresias", "mean_jct_h_optsched",

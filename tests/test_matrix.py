@@ -46,6 +46,9 @@ OUTSIDE = {
     # hold a gang; the salus and allox demos do not
     **{(p, i): "workers" for p in ALLOX_POLICIES
        for i in [*TRACES, "generated", "synergy-demo"]},
+    # Tiresias' gandiva forms node sets of any free servers: every job must run on every
+    # GPU type (a job of each of these cannot run on k80)
+    **{("tiresias.gandiva", i): "throughput" for i in ("gavel-philly-2000", "generated")},
 }
 FIELD = re.compile(r"optsched: error: ([\w.\[\]]+): ")
 
@@ -118,14 +121,17 @@ def test_solve_and_validate_on_demo(model, method, files, tmp_path, capsys):
 #: beside them already exercise (the round mechanism, the solver layer), several
 #: seconds each on the longer prefixes. Gavel's packed policies run on the 15-job artifact
 #: trace in the default suite (its co-location table makes max_min_fairness_packed pair
-#: jobs there), on every prefix in the slow step.
+#: jobs there), on every prefix in the slow step, as does Tiresias' dlas_gpu_pack (its
+#: decisions are tiresias.las's unless memory shares below 1 are given).
 DEFAULT_ON_ONE = {"gavel.finish_time_fairness_agnostic", "gavel.min_total_duration_agnostic",
                   "gavel.isolated", "gavel.max_min_fairness_water_filling",
                   "gavel.max_min_fairness_water_filling_agnostic",
                   "gavel.min_total_duration_packed", "gavel.finish_time_fairness_packed",
                   "gavel.max_sum_throughput_normalized_by_cost_packed_SLOs",
                   "gavel.max_min_fairness_water_filling_packed", "gavel.fifo_packed",
-                  "gavel.max_min_fairness_packed"}
+                  "gavel.max_min_fairness_packed",
+                  # with every memory share 1 (the original's) it decides as tiresias.las
+                  "tiresias.dlas_gpu_pack"}
 #: Synergy's DRF, TETRIS, SRSF and OPT policies run the allocators' code path under
 #: another order; on the Philly prefix (9,700 rounds, ~30 s each) they run in the slow step
 _SLOW_SIM = {(p, "philly") for p in ("synergy.drf", "synergy.tetris", "synergy.srsf",

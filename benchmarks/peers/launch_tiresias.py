@@ -2,7 +2,13 @@
 copied).
 
 usage: python2.7 launch_tiresias.py SIMULATOR_DIR [--peer-fix-gittins] [--peer-trace=FILE]
-       run_sim.py-arguments...
+       [--peer-draft-shares] run_sim.py-arguments...
+
+--peer-draft-shares: at 959f9b0 models.py sets every model's GPU memory share (m_mem) to
+1, with per-model figures commented out beside it (vgg19 0.60, vgg16 0.55, vgg11 0.45,
+alexnet 0.13, resnet152 0.85, resnet101 0.70, resnet50 0.50, inception4 0.85,
+inception3 0.80); dlas-gpu-pack packs jobs onto GPUs only with shares below 1.  With this
+flag the launcher sets m_mem to those figures before the run.  Nothing else changes.
 
 --peer-trace=FILE: after each event (LOG.checkpoint) write one JSON line with every
 pending/running job: [job_id, status P/R, q_id, executed_time, total_executed_time, rank,
@@ -21,7 +27,8 @@ import sys
 sim = os.path.abspath(sys.argv[1])
 args = sys.argv[2:]
 fix = "--peer-fix-gittins" in args
-args = [x for x in args if x != "--peer-fix-gittins"]
+draft = "--peer-draft-shares" in args
+args = [x for x in args if x not in ("--peer-fix-gittins", "--peer-draft-shares")]
 trace_path = None
 for x in list(args):
     if x.startswith("--peer-trace="):
@@ -31,6 +38,11 @@ sys.path.insert(0, sim)
 sys.argv = [os.path.join(sim, "run_sim.py")] + args
 
 import run_sim  # noqa: E402  (defines the flags; main() is not run on import)
+
+if draft:
+    import models  # noqa: E402  (the module run_sim's jobs read get_model from)
+
+    models.m_mem[:] = [0.60, 0.55, 0.45, 0.13, 0.85, 0.70, 0.50, 0.85, 0.80]
 
 if fix:
     _orig = run_sim.parse_job_dist

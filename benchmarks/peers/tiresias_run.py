@@ -169,6 +169,12 @@ def main(argv=None):
         action="store_true",
         help="run --schedule=gittins unpatched (it crashes at HEAD 959f9b0)",
     )
+    ap.add_argument(
+        "--draft-shares",
+        action="store_true",
+        help="set the models' GPU memory shares to the figures commented out in models.py "
+        "(all 1 at HEAD 959f9b0, so dlas-gpu-pack never packs): see launch_tiresias.py",
+    )
     a = ap.parse_args(argv)
 
     home = os.environ.get("TIRESIAS_HOME", DEFAULT_HOME)
@@ -213,11 +219,12 @@ def main(argv=None):
     ] + list(a.extra)
     fix_gittins = schedule == "gittins" and not a.no_fix
     if (
-        fix_gittins or a.trace
+        fix_gittins or a.trace or a.draft_shares
     ):  # run_sim.py's own 'gittins' branch crashes at HEAD: see launch_tiresias.py
         cmd = (
             [py, os.path.join(HERE, "launch_tiresias.py"), sim]
             + (["--peer-fix-gittins"] if fix_gittins else [])
+            + (["--peer-draft-shares"] if a.draft_shares else [])
             + ([f"--peer-trace={os.path.join(workdir, 'events.jsonl')}"] if a.trace else [])
             + sim_args
         )
@@ -265,6 +272,7 @@ def main(argv=None):
         "cluster_spec": spec,
         "command": cmd,
         "patched_gittins_init": fix_gittins,
+        "draft_memory_shares": a.draft_shares,
         "n_jobs": len(rows),
         "n_completed": len(jobs),
         "unfinished": unfinished,

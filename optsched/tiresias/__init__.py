@@ -44,17 +44,29 @@ Philly-derived jobs); ``placement=`` chooses another (including ``random`` and
   executed seconds ascending (the mean of the GPU-time samples above them),
   preemptive, skipping, evaluated at arrivals and completions (as the simulator's);
   it needs no job sizes.
+* ``dlas_gpu_pack``: 2D-LAS in which two jobs of equal gangs share the same GPUs when
+  their memory shares fit, at the instance's co-located rates
+  (:mod:`optsched.tiresias.packing`; :func:`full_speed_colocation` declares the
+  simulator's full-speed assumption).
+* ``gandiva``: the simulator's Gandiva, node sets per gang size with 60 s time slices
+  on 10 s steps (:mod:`optsched.tiresias.gandiva`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from optsched.core.validate import Capabilities
 from optsched.registry import Method, PaperSpec, PolicySpec, register
 from optsched.tiresias.bounds import lp_bound
 from optsched.tiresias.exact import exact
+from optsched.tiresias.gandiva import GandivaPolicy
 from optsched.tiresias.heuristics import OUTSIDE_EXACT, gittins, las, srtf, yarn_fifo
 from optsched.tiresias.model import TiresiasModel, build_model
+from optsched.tiresias.packing import (
+    PackingTiresiasPolicy,
+    full_speed_colocation,
+)
 from optsched.tiresias.policy import (
     DEFAULT_THRESHOLDS,
     GittinsIndex,
@@ -70,13 +82,14 @@ from optsched.tiresias.workload import demo_instance
 __all__ = ["exact", "lp_bound", "las", "gittins", "yarn_fifo", "srtf", "build_model",
            "TiresiasModel", "demo_instance", "TiresiasPolicy", "Tiresias", "GittinsIndex",
            "gittins_index", "gittins_index_fixed", "gittins_index_grid", "expected_remaining",
-           "SPEC"]
+           "PackingTiresiasPolicy", "full_speed_colocation", "GandivaPolicy", "SPEC"]
 
 _GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk",
                               "gittins_grid"})
 
 
 def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
+            factory: Any = TiresiasPolicy, declared: Capabilities | None = None,
             **fixed: Any) -> PolicySpec:
     # options that cannot change this policy's decisions are not its options
     exclude = set() if fixed["order"] == "gittins" else set(_GITTINS_OPTIONS)
@@ -90,10 +103,14 @@ def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
         exclude.add("queue_order")
     if fixed["order"] in ("las", "gittins"):
         exclude.add("rounds")
-    return PolicySpec(name, factory=TiresiasPolicy, fixed=fixed,
+    return PolicySpec(name, factory=factory, fixed=fixed,
                       defaults={"name": alias, **(defaults or {})},
-                      exclude=frozenset(exclude), aliases=(alias,))
+                      exclude=frozenset(exclude), aliases=(alias,), declared=declared)
 
+
+#: The rules of ``dlas_gpu_pack``'s schedules: Tiresias', plus two jobs on the same GPUs
+#: at the instance's co-located rates.
+_PACKED = Capabilities(time="slots", colocation=True, source="Tiresias' dlas-gpu-pack")
 
 #: What is proved about each rule's total JCT (``Method.proved``): only LB <= OPT <= it.
 PROVED = {
@@ -120,6 +137,8 @@ SPEC = register(PaperSpec(
     demo_instance=demo_instance,
     policies=(
         _policy("las", "tiresias_las", order="las"),
+        _policy("dlas_gpu_pack", "tiresias_dlas_gpu_pack", factory=PackingTiresiasPolicy,
+                declared=_PACKED, order="las"),
         _policy("gittins", "tiresias_gittins", order="gittins"),
         _policy("gittins_fixed", "tiresias_gittins_fixed", order="gittins",
                 gittins_delta=3250.0),
@@ -145,6 +164,7 @@ SPEC = register(PaperSpec(
                 rounds=False, defaults={"placement": "spread"}),
         _policy("shortest_expected", "tiresias_shortest_expected", order="expected",
                 thresholds=None, dims=1, rounds=False, defaults={"placement": "spread"}),
+        PolicySpec("gandiva", factory=GandivaPolicy, aliases=("tiresias_gandiva",)),
     ),
     reference="Gu et al., Tiresias: A GPU Cluster Manager for Distributed Deep Learning, "
               "NSDI'19",

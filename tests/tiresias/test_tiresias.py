@@ -294,15 +294,18 @@ def test_queue_order_and_skip_are_checked():
 @pytest.mark.parametrize("scheme,policy,options", [
     ("yarn", "tiresias.yarn_fifo", {}), ("dlas-gpu", "tiresias.las", {}),
     ("dlas-gpu", "tiresias.las", {"queue_order": "original", "demotion": "original"}),
+    ("dlas-gpu-pack", "tiresias.dlas_gpu_pack",
+     {"queue_order": "original", "demotion": "original"}),
     ("dlas-gpu-gittins", "tiresias.gittins", {"gittins_grid": True, "demotion": "original"}),
     ("fjf", "tiresias.fjf", {}), ("sjf-count", "tiresias.sjf", {}),
     ("shortest-count", "tiresias.shortest", {}),
     ("shortest-gpu-count", "tiresias.shortest_gpu", {})])
 def test_same_decisions_as_tiresias_simulator(scheme, policy, options):
     """Pinned per-job JCTs of Tiresias' own simulator (benchmarks/tiresias_peer.py) on
-    its 60-job trace over 2 x 4 P100: YARN-CS, 2D-LAS, 2D-Gittins with the simulator's
-    index and queue checks, fjf, and (with GPU counting) sjf, shortest and shortest-gpu
-    take the same decisions (its times are whole seconds, hence the 1 s tolerance)."""
+    its 60-job trace over 2 x 4 P100: YARN-CS, 2D-LAS (and dlas-gpu-pack, whose memory
+    shares are all 1), 2D-Gittins with the simulator's index and queue checks, fjf, and
+    (with GPU counting) sjf, shortest and shortest-gpu take the same decisions (its
+    times are whole seconds, hence the 1 s tolerance)."""
     import json
     from pathlib import Path
 
