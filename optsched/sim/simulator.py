@@ -409,10 +409,14 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
 
     Notes
     -----
-    Besides the policy's call, an epoch costs numpy operations and one hash look-up per
-    placement (linear in the visible jobs and the decision's placements, with small
-    constants), and Python-level rule checks and grouping only for the placements and
-    jobs that changed since the decision checked before (:class:`DecisionChecker`).
+    Besides the policy's call, an epoch costs Python steps in the decision's placements
+    (one hash look-up each), the rule checks and grouping of the placements and jobs that
+    changed since the decision checked before (:class:`DecisionChecker`), and numpy
+    steps over the running gangs. The view's per-job rows are kept up to date by what
+    changed (:class:`~optsched.sim.rows.VisibleRows`: arrivals appended, completed jobs
+    removed, the rows of the jobs that ran or were preempted read again), so the jobs
+    that only wait cost one ``memcpy``-like copy of each view array per epoch (and one
+    tuple of ids per arrival or completion), no Python step each.
     """
     check_policy(policy)  # a missing, mistyped or misspelt member fails here
     if max_time is not None and not (max_time > 0):
