@@ -75,6 +75,7 @@ from optsched.errors import InvalidOption
 from optsched.progressbar import ProgressBar
 from optsched.sim.decisions import Caps, DecisionChecker
 from optsched.sim.policy import ClusterView, Policy, PolicyViolation, check_policy
+from optsched.sim.rows import PROFILE_COLUMNS, VisibleRows
 
 __all__ = ["simulate", "SimStats", "no_queue_note", "NO_QUEUE"]
 
@@ -408,10 +409,14 @@ def simulate(instance: Instance, policy: Policy, *, seed: int = 0, progress: boo
 
     Notes
     -----
-    Besides the policy's call, an epoch costs numpy operations and one hash look-up per
-    placement (linear in the visible jobs and the decision's placements, with small
-    constants), and Python-level rule checks and grouping only for the placements and
-    jobs that changed since the decision checked before (:class:`DecisionChecker`).
+    Besides the policy's call, an epoch costs Python steps in the decision's placements
+    (one hash look-up each), the rule checks and grouping of the placements and jobs that
+    changed since the decision checked before (:class:`DecisionChecker`), and numpy
+    steps over the running gangs. The view's per-job rows are kept up to date by what
+    changed (:class:`~optsched.sim.rows.VisibleRows`: arrivals appended, completed jobs
+    removed, the rows of the jobs that ran or were preempted read again), so the jobs
+    that only wait cost one ``memcpy``-like copy of each view array per epoch (and one
+    tuple of ids per arrival or completion), no Python step each.
     """
     check_policy(policy)  # a missing, mistyped or misspelt member fails here
     if max_time is not None and not (max_time > 0):
@@ -492,7 +497,10 @@ class _Queue:
         self.seconds = 0.0  # job-seconds spent waiting
         self.most = 0
         self.n, self.t0 = 0, 0.0  # waiting jobs of the last epoch, and its start
-        self._seen: tuple[Any, Any] = (None, None)  # (job set, decision) last marked
+        #: the visible jobs that may never have waited: those arrived since the last
+        #: epoch noted and those that ran in it (every other visible job waited then)
+        self._fresh: list[np.ndarray] = []
+        self._ran = np.zeros(0, dtype=np.int64)
 
     def close(self, t: float) -> None:
         """The last epoch's waiting jobs waited until ``t``."""
@@ -500,17 +508,30 @@ class _Queue:
             self.seconds += self.n * (t - self.t0)
             self.n = 0
 
-    def note(self, t: float, ix: np.ndarray, fixed: Any, ep: _Epoch) -> None:
-        """Epoch ``ep`` starting at ``t`` runs some of the visible jobs ``ix``."""
-        if len(ix) > len(ep.gangs):
-            self.n, self.t0 = len(ix) - len(ep.gangs), t
+    def arrived(self, jobs: np.ndarray) -> None:
+        """``jobs`` became visible."""
+        self._fresh.append(jobs)
+
+    def note(self, t: float, visible: int, done: np.ndarray, ep: _Epoch) -> None:
+        """Epoch ``ep`` starting at ``t`` runs some of the ``visible`` jobs (``done``:
+        per job whether it finished).
+
+        A visible job that has not waited yet either arrived since the last epoch noted
+        or ran in it (had it been visible and not run, it would have waited then), so
+        only those are looked at: :math:`O(\text{arrivals} + \text{gangs})`."""
+        if visible > len(ep.gangs):
+            self.n, self.t0 = visible - len(ep.gangs), t
             self.most = max(self.most, self.n)
-            if self._seen[0] is not fixed or self._seen[1] is not ep:
+            cand = np.concatenate([self._ran, *self._fresh]) if self._fresh else self._ran
+            cand = cand[~done[cand] & ~self.waited[cand]]
+            if len(cand):
                 runs = self._runs
                 runs[ep.g_ix] = True
-                self.waited[ix[~runs[ix]]] = True
+                self.waited[cand[~runs[cand]]] = True
                 runs[ep.g_ix] = False
-                self._seen = (fixed, ep)
+        # every visible job runs otherwise: none waits in this epoch
+        self._fresh = []
+        self._ran = ep.g_ix
 
 
 class _Run:
@@ -538,31 +559,34 @@ class _Run:
         self.weights = np.array([j.weight for j in jobs], dtype=float)
         self.job_ids = [j.id for j in jobs]
         # what the view shows of each job, as lists by job index
-        self.per_job: dict[str, list[Any]] = {
+        per_job: dict[str, list[Any]] = {
             "ids": self.job_ids, "throughput_maps": [j.throughput for j in jobs],
             "sensitivities": [j.sensitivity for j in jobs],
             "gpu_memories": [j.memory for j in jobs],
             "compute_shares": [j.compute_share for j in jobs], "users": [j.user for j in jobs]}
-        # the same as object arrays, which a view takes its tuples from in one step
-        self.per_job_arrays: dict[str, np.ndarray] = {}
-        for k, col in self.per_job.items():
-            arr = np.empty(n, dtype=object)
-            for i, v in enumerate(col):  # element by element: values may be tuples
-                arr[i] = v
-            self.per_job_arrays[k] = arr
         # profile fields no job of the instance has: a view shows None for each
-        self.unset = frozenset(k for k in ("sensitivities", "gpu_memories", "compute_shares",
-                                           "users") if all(v is None for v in self.per_job[k]))
+        for k in PROFILE_COLUMNS:
+            if all(v is None for v in per_job[k]):
+                del per_job[k]
         self.executed, self.attained = np.zeros(n), np.zeros(n)
         self.on_type = np.zeros((n, len(cl.gpu_types)))
         self.rounds = np.zeros(n, dtype=np.int64)
         self.preempt = np.zeros(n, dtype=np.int64)
         self.migrate = np.zeros(n, dtype=np.int64)
         self.completion: dict[str, float] = {}
-        self.active: list[int] = []  # arrived, unfinished (arrival order)
-        self.active_ix = np.zeros(0, dtype=np.int64)  # the same as an array
         self.done_mask = np.zeros(n, dtype=bool)
-        self.active_set: set[int] = set()
+        rank = np.empty(n, dtype=np.int64)
+        rank[self.order] = np.arange(n, dtype=np.int64)
+        fixed = dict(throughput_matrix=self.T, workers=self.W, arrivals=self.arrival,
+                     weights=self.weights)
+        live = dict(attained=self.attained, executed=self.executed,
+                    time_on_types=self.on_type, rounds_received=self.rounds,
+                    preemptions=self.preempt)
+        if decl.needs_work:
+            fixed["work_"] = self.work
+            live["remaining_"] = self.remaining
+        #: the visible (arrived, unfinished) jobs: their view rows, kept up to date
+        self.visible = VisibleRows(rank, fixed, live, per_job)
         self.ptr = 0  # arrivals admitted, in arrival order
         self.prev: tuple[Placement, ...] = ()
         # the previous decision as arrays (its jobs, its GPUs per node and type) and
@@ -582,9 +606,6 @@ class _Run:
         self.queue = _Queue(n)
         self.rate_memo: dict[tuple, float] = {}
         self.checker = DecisionChecker.for_instance(decl.name, instance, decl.caps)
-        # what the view shows of the visible jobs that changes only when they do
-        self.fixed: dict[str, Any] = {}
-        self.changed = True
         self.last: _Epoch | None = None  # the previous epoch's decision, while reusable
         self.t = float(arrival[self.order[0]]) if n else 0.0
 
@@ -598,7 +619,7 @@ class _Run:
             return False
         next_arrival = float(self.arrival[self.order[self.ptr]]) if self.ptr < self.n \
             else math.inf
-        if not self.active:
+        if not len(self.visible):
             if self.ptr >= self.n:
                 return False
             self._idle(next_arrival)
@@ -607,7 +628,7 @@ class _Run:
         ep = self._checked(placements)
         if self.on_epoch is not None:
             self.on_epoch(self.t, placements)
-        self.queue.note(self.t, self.fixed["index"], self.fixed, ep)
+        self.queue.note(self.t, len(self.visible), self.done_mask, ep)
         g_rem = self.remaining[ep.g_ix]
         g_fin = self._finish_times(ep, g_rem)
         end = self._epoch_end(ep, g_fin, next_arrival, wake)
@@ -633,11 +654,11 @@ class _Run:
         arrival, order, n, t = self.arrival, self.order, self.n, self.t
         first = self.ptr
         while self.ptr < n and arrival[order[self.ptr]] <= t + _EPS:
-            self.active.append(int(order[self.ptr]))
             self.ptr += 1
-            self.changed = True
         if self.ptr > first:
-            self.active_ix = np.concatenate([self.active_ix, order[first:self.ptr]])
+            new = order[first:self.ptr]
+            self.visible.admit(new)
+            self.queue.arrived(new)
 
     def _idle(self, next_arrival: float) -> None:
         """Nothing is visible: jump to the next arrival (a new round grid)."""
@@ -647,42 +668,18 @@ class _Run:
         self.prev_book = {}
         self.last = None
 
-    def _fixed_view(self) -> dict[str, Any]:
-        """What the view shows of the visible jobs that changes only when they do."""
-        needs_work, cols = self.decl.needs_work, self.per_job_arrays
-        ix = self.active_ix.astype(np.int64, copy=True)
-        fixed = dict(
-            ids=tuple(cols["ids"][ix].tolist()), index=ix,
-            throughput_matrix=self.T[ix], workers=self.W[ix], arrivals=self.arrival[ix],
-            weights=self.weights[ix],
-            throughput_maps=tuple(cols["throughput_maps"][ix].tolist()),
-            work_=self.work[ix] if needs_work else None,
-            **{k: (None,) * len(ix) if k in self.unset else tuple(cols[k][ix].tolist())
-               for k in ("sensitivities", "gpu_memories", "compute_shares", "users")})
-        for a in fixed.values():  # shared by the views until the job set changes
-            if isinstance(a, np.ndarray):
-                a.flags.writeable = False
-        return fixed
-
     def _decide(self) -> tuple[list, float | None]:
         """The policy's decision at ``t`` and its ``horizon()``."""
-        if self.changed:
-            self.fixed = self._fixed_view()
-            self.active_set = set(self.active)
-            self.changed = False
-        ix, decl = self.fixed["index"], self.decl
+        decl, rows = self.decl, self.visible
         view = ClusterView(
-            time=self.t, slot=self.slot, cluster=self.cluster, attained=self.attained[ix],
-            executed=self.executed[ix], time_on_types=self.on_type[ix],
-            rounds_received=self.rounds[ix], preemptions=self.preempt[ix],
+            time=self.t, slot=self.slot, cluster=self.cluster,
             previous=self.prev, previous_grouped=self._grouped_prev(),
             previous_jobs=self.prev_jobs, previous_held=self.prev_held,
             previous_mask=self.prev_mask,
-            needs_work=decl.needs_work, rng=self.rng,
-            policy_name=decl.name, remaining_=self.remaining[ix] if decl.needs_work else None,
+            needs_work=decl.needs_work, rng=self.rng, policy_name=decl.name,
             pair_rates=self.instance.colocated_rate
             if self.instance.colocation is not None else None,
-            **self.fixed)
+            **rows.shown(), **rows.live())
         c0 = _time.perf_counter()
         placements = list(self.policy.allocate(view))
         if "previous_by_job" in view.__dict__ and self._grouped_prev() is None:
@@ -745,7 +742,8 @@ class _Run:
             # checked then, and nothing the check reads has changed
             return last
         checker, base = self.checker, self.built
-        gangs = checker.check(self.t, placements, self.active_set, (self.prev, self.prev_ids))
+        gangs = checker.check(self.t, placements, self.visible.members,
+                              (self.prev, self.prev_ids))
         if checker.changed_jobs is not None and base is not None \
                 and base.serial == checker.serial - 1 \
                 and 8 * len(checker.changed_jobs) < len(gangs):
@@ -799,15 +797,19 @@ class _Run:
             # the previous gangs are those of the decision checked just before: only
             # the jobs whose placements changed can have moved
             jobs = [i for i in ep.changed_jobs if i in prev]
+        preempted: list[int] = []
         for i in jobs:
             if is_done[i]:
                 continue
             g = book.get(i)
             if g is None:
                 preempt[i] += 1
+                preempted.append(i)
             elif g.sig != prev[i].sig:
                 migrate[i] += 1
         self.prev_book, self.prev_serial = book, ep.serial
+        if preempted:
+            self.visible.touch(np.array(preempted, dtype=np.int64))
 
     def _progress(self, ep: _Epoch, g_rem: np.ndarray, g_fin: np.ndarray, end: float
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -831,6 +833,7 @@ class _Run:
             np.add.at(self.on_type, (ep.p_job, ep.p_type),
                       g_dt[ep.p_gang] * ep.p_gpus / ep.p_w)
         self.segments.record(t, ep.p_ids, g_stop[ep.p_gang])
+        self.visible.touch(g_ix)
         return fin_mask, g_stop
 
     def _completions(self, ep: _Epoch, fin_mask: np.ndarray, g_stop: np.ndarray) -> list[int]:
@@ -847,9 +850,7 @@ class _Run:
         """What the next epoch starts from: the visible jobs, the previous decision."""
         self.last = ep
         if finished:
-            self.active_ix = self.active_ix[~self.done_mask[self.active_ix]]
-            self.active = self.active_ix.tolist()
-            self.changed = True
+            self.visible.remove(finished)
             bar.advance(len(finished), now=end)
             left = ~np.isin(ep.p_job, np.array(finished, dtype=np.int64))
             self._set_prev(ep, left)
@@ -861,7 +862,7 @@ class _Run:
         """A decision that runs nothing: jump to the next event."""
         if self.ptr >= self.n and wake is None:
             raise PolicyViolation(self.decl.name, self.t,
-                                  f"allocated nothing to {len(self.active)} waiting "
+                                  f"allocated nothing to {len(self.visible)} waiting "
                                   "job(s) on an idle cluster with no future arrival "
                                   "(the simulation would never end)")
         if wake is not None and wake < next_arrival:
