@@ -147,7 +147,7 @@ def main() -> None:
                           "+ 36 P100 + 36 K80, 4 GPUs per server), 360 s rounds, seed 0",
                 "machine_note": "shared machine: CPU seconds, not wall time"},
         notes="rounds: alg1 = the paper's Alg. 1 (optsched's default), original = Gavel's "
-              "simulator's mechanics (optsched.gavel.original_rounds). mean_ratio, "
+              "simulator's mechanics (optsched.gavel.policy.OriginalRounds). mean_ratio, "
               "makespan_ratio: ours / Gavel's. within_one_round: share of jobs completing "
               "within 360 s of Gavel's completion; within_10pct: JCT within 10 % of "
               "Gavel's. first_diff_round: index of the first round whose decision (job -> "

@@ -67,7 +67,7 @@ from optsched.core.instance import Cluster, Instance, Node, load_instance
 from optsched.registry import get_policy
 from optsched.sim import simulate
 from optsched.tiresias import full_speed_colocation
-from optsched.tiresias.packing import TIRESIAS_DRAFT_SHARES
+from optsched.tiresias.policy import TIRESIAS_DRAFT_SHARES
 
 HERE = Path(__file__).resolve().parent
 DATA = RESULTS / "tiresias_peer"

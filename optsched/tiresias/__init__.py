@@ -46,10 +46,10 @@ Philly-derived jobs); ``placement=`` chooses another (including ``random`` and
   it needs no job sizes.
 * ``dlas_gpu_pack``: 2D-LAS in which two jobs of equal gangs share the same GPUs when
   their memory shares fit, at the instance's co-located rates
-  (:mod:`optsched.tiresias.packing`; :func:`full_speed_colocation` declares the
-  simulator's full-speed assumption).
+  (:class:`~optsched.tiresias.policy.PackingTiresiasPolicy`; :func:`full_speed_colocation`
+  declares the simulator's full-speed assumption).
 * ``gandiva``: the simulator's Gandiva, node sets per gang size with 60 s time slices
-  on 10 s steps (:mod:`optsched.tiresias.gandiva`).
+  on 10 s steps (:class:`~optsched.tiresias.policy.GandivaPolicy`).
 """
 
 from __future__ import annotations
@@ -60,19 +60,17 @@ from optsched.core.validate import Capabilities
 from optsched.registry import Method, PaperSpec, PolicySpec, register
 from optsched.tiresias.bounds import lp_bound
 from optsched.tiresias.exact import exact
-from optsched.tiresias.gandiva import GandivaPolicy
 from optsched.tiresias.heuristics import OUTSIDE_EXACT, gittins, las, srtf, yarn_fifo
 from optsched.tiresias.model import TiresiasModel, build_model
-from optsched.tiresias.packing import (
-    PackingTiresiasPolicy,
-    full_speed_colocation,
-)
 from optsched.tiresias.policy import (
     DEFAULT_THRESHOLDS,
+    GandivaPolicy,
     GittinsIndex,
+    PackingTiresiasPolicy,
     Tiresias,
     TiresiasPolicy,
     expected_remaining,
+    full_speed_colocation,
     gittins_index,
     gittins_index_fixed,
     gittins_index_grid,

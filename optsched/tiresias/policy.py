@@ -78,27 +78,139 @@ and with spread placement: smaller jobs start around a head job that does not fi
 simulator's other single-queue schedulers (orders ``gpus``, ``srtf_gpu``, ``expected``;
 see :mod:`optsched.tiresias`). Placement may also be the simulator's ``random`` or
 ``crandom`` (:mod:`optsched.sim.placement`).
+
+**GPU packing: Tiresias' ``dlas-gpu-pack``** (:class:`PackingTiresiasPolicy`, on the core's
+co-location).
+
+The public simulator (SymbioticLab/Tiresias, ``simulator/run_sim.py``,
+``dlas_pack_sim_jobs``; ``cluster.py``, ``free_gpu_util`` / ``dlas_pack_get_gpu_util``)
+runs 2D-LAS (queues on attained GPU-seconds, thresholds ``(3250, 7200)``, no starvation
+promotion) and replaces the GPU count of its admission test by a per-GPU memory budget:
+
+* every GPU has budget 1; a job of model :math:`\mu` uses :math:`s_\mu \in (0, 1]` of the
+  budget of each GPU it holds (``models.py``, ``mem_util``);
+* at each event the budgets are reset and the jobs are visited in queue order; a job
+  starts (or keeps running) when at least :math:`W_j` GPUs have budget
+  :math:`\ge s_j` left, and takes the first :math:`W_j` such GPUs in index order, so a
+  GPU already partly used comes before an empty one;
+* jobs sharing a GPU each run at their full isolated speed (their remaining time is
+  their duration minus their executed time).
+
+At commit 959f9b0 every model's share is 1 (the per-model figures
+``0.60, 0.55, 0.45, 0.13, 0.85, 0.70, 0.50, 0.85, 0.80`` for vgg19, vgg16, vgg11,
+alexnet, resnet152, resnet101, resnet50, inception4, inception3 are commented out,
+:data:`TIRESIAS_DRAFT_SHARES`), so a GPU never holds two jobs and ``dlas-gpu-pack``
+takes the decisions of ``dlas-gpu`` (measured: the same 60 completions on its 60-job
+trace).
+
+Formulation here. The core model (:mod:`optsched.core.colocation`) lets two jobs of
+equal gang size hold the same GPUs, each at its co-located rate from the instance's
+table, and never three. This policy visits jobs in the 2D-LAS order of
+:class:`~optsched.tiresias.policy.TiresiasPolicy` (every option of ``tiresias.las``
+applies) and, for a job :math:`j` with share :math:`s_j < 1`, first looks for a
+*host*: an already selected job :math:`h` without partner, of gang size :math:`W_h =
+W_j`, with :math:`s_h + s_j \le 1` and a positive co-located rate of both jobs on the
+host's GPU type; the first such host in selection order (the analogue of the first
+partly used GPUs in index order) is taken and :math:`j` holds the host's GPUs, both
+placements naming the other as ``partner``. Otherwise :math:`j` takes whole free GPUs as
+in ``tiresias.las``. The rate of a pair is the instance's: :func:`full_speed_colocation`
+declares the original's assumption (each job of a pair at its isolated throughput,
+optimistic: co-located training slows both jobs down in measurements, e.g. Gavel's
+pairs at 0.3-0.9 of isolated); an instance carrying measured co-located rates is used as
+is. Without a table, or with every share 1, the decisions are those of ``tiresias.las``.
+
+Differences from the original that the core's pair model imposes: a GPU holds at most
+two jobs (the original fits :math:`\lfloor 1/s \rfloor`, e.g. seven alexnet jobs), a
+pair has equal gang sizes and shares all its GPUs (the original packs a 2-GPU job onto
+two GPUs each partly used by a different 1-GPU job), and GPUs are places on nodes (the
+original counts GPUs without nodes). Under the shares of commit 959f9b0 none of these
+arises.
+
+Complexity: the 2D-LAS ranking, plus :math:`O(n \cdot p)` for the host search with
+:math:`p` the open hosts.
+
+**Tiresias' ``gandiva``** (:class:`GandivaPolicy`): time slicing over node sets, one class
+per gang size.
+
+The public Tiresias simulator (SymbioticLab/Tiresias at 959f9b0, ``simulator/run_sim.py``
+``gandiva_sim_jobs``; ``simulator/cluster.py`` ``gandiva_placement``,
+``gandiva_node_set_adjust`` / ``_expand`` / ``_shrink`` and ``time_slicing_execute``)
+models Gandiva (Xiao et al., OSDI'18) as follows. Servers have :math:`G` GPUs each.
+
+* **Node sets.** Jobs of gang size :math:`g \in \{1, 2, 4, 8, 12, 16, 24, 32, 64\}` (its
+  *class*) live in node sets of :math:`n_g = \lceil g / G \rceil` whole servers, of
+  capacity :math:`c_g = \lfloor n_g G / g \rfloor` concurrent jobs; a node set keeps an
+  ordered job list and a load figure :math:`u` (the sum of its jobs' memory shares,
+  all 1 at 959f9b0, rounded to 2 decimals; raised when a job joins, reset only when its
+  class is re-balanced, never lowered at a completion).
+* **Clock.** Steps of 10 s, cut short at the next arrival; at each step, in order:
+  (1) *re-balance*: with :math:`D_g` = jobs of class g times g and :math:`D = \sum D_g`,
+  class g aims at :math:`\min(\lfloor D_g / D \cdot N \rfloor, D_g)` GPUs (N the
+  cluster's) and grows by :math:`\lceil \text{diff} / g \rceil` node sets taken from
+  the free servers (first free first) or shrinks by as many (at most all but one,
+  least loaded first, their jobs moved one by one onto the least loaded remaining set);
+  after a growth the class's jobs are dealt again one by one onto the least loaded set
+  (list order, stable sort); (2) *time slicing*: in each node set the first
+  :math:`\min(c_g, |\text{jobs}|)` jobs ran during the step that ends now; a job whose
+  work is done completes; when the clock is a multiple of 60 s (``int(t % 60) == 0``)
+  and the set holds more jobs than it runs, its running jobs move to the end of its
+  list; a set left empty returns its servers to the free list; (3) *arrivals*: a job
+  joins the least loaded set of its class if :math:`u + 1 < c_g` (strict), else a new
+  set on free servers, else (time sharing) the least loaded set after the first one
+  tried moved to the end of the list; with no set of its class it waits; (4) when a set
+  was released in (2), the waiting jobs are tried in order (a started job's successor
+  in the list is skipped in that pass, as the original iterates a list it removes
+  from).
+
+Classes are visited in the order CPython 2.7 iterates the original's class dictionary
+(:data:`CLASS_ORDER`), which decides which class gets free servers first.
+
+Here the same state is kept by the policy and advanced at the same instants: the
+simulator calls it at arrivals and completions and at the next step
+(:meth:`GandivaPolicy.horizon`); a call between steps (a completion) changes nothing but
+drops the finished job's placement (the original frees servers only at the next step).
+The jobs a step runs are placed on their node set's servers (each job on :math:`g` GPUs
+of its set's servers, exclusively: :math:`c_g g \le n_g G`), at their isolated speed.
+The original's step credits whole steps and completes a job at the first step at or
+after its work is done; here a job completes at the instant its work is done, at most
+one step (10 s) earlier.
+
+Scope. Memory shares are the original's (1 for every model at 959f9b0; below 1 the
+original runs more jobs of a set than it has GPUs at full speed, which the core's
+co-location does not express for more than two jobs). Every server must have the same
+GPU count, one GPU type each; a heterogeneous cluster is taken as the original takes
+servers (types are ignored when forming sets; a gang over servers of two types runs at
+the slower type's rate), so every job must run on every type. A gang size outside the
+classes is refused (the original exits).
+
+Complexity per step: :math:`O(J \log J)` for J jobs in node sets (the load sorts).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import numpy as np
 
+from optsched.core.colocation import Colocation, PairRate
+from optsched.core.instance import Instance
 from optsched.core.schedule import Placement
-from optsched.errors import InvalidOption
+from optsched.errors import InvalidOption, ModelNotApplicable
 from optsched.sim.placement import PLACEMENT_MODES, check_single_type_gangs, place_gang
 from optsched.sim.policy import ClusterView
 
 __all__ = ["gittins_index", "gittins_index_fixed", "gittins_index_grid", "expected_remaining",
            "GittinsIndex", "TiresiasPolicy", "Tiresias", "ORDERS", "QUEUE_ORDERS", "DEMOTIONS",
            "GITTINS_TIE_MARGIN", "CODE_THRESHOLDS", "ADAPTDL_THRESHOLDS",
-           "DEFAULT_THRESHOLDS", "PROMOTE_KNOB"]
+           "DEFAULT_THRESHOLDS", "PROMOTE_KNOB", "PackingTiresiasPolicy",
+           "full_speed_colocation", "TIRESIAS_SHARES", "TIRESIAS_DRAFT_SHARES",
+           "GandivaPolicy", "CLASS_ORDER", "STEP", "SWITCH"]
 
 #: Default starvation knob (the code's ``dlas-gpu``: promotion disabled); pass
 #: ``promote_knob=`` (e.g. 1, 2, 4, 8 as in ``dlas-gpu-{1,2,4,8}``) to enable it.
@@ -960,3 +1072,487 @@ class TiresiasPolicy:
 
 #: The former name of :class:`TiresiasPolicy`, kept as an alias.
 Tiresias = TiresiasPolicy
+
+
+# 2D-LAS with GPU packing, Tiresias' dlas-gpu-pack (the module docstring states it).
+
+_MODELS = ("vgg19", "vgg16", "vgg11", "alexnet", "resnet152", "resnet101", "resnet50",
+           "inception4", "inception3")
+#: Per-model GPU memory shares of the public simulator at 959f9b0 (``models.m_mem``):
+#: 1 for each model; an unknown model is read as inception3 (share 1).
+TIRESIAS_SHARES: Mapping[str, float] = {m: 1.0 for m in _MODELS}
+#: The per-model shares commented out beside them in ``models.py`` (not used by the
+#: original at 959f9b0; they make packing happen).
+TIRESIAS_DRAFT_SHARES: Mapping[str, float] = dict(zip(
+    _MODELS, (0.60, 0.55, 0.45, 0.13, 0.85, 0.70, 0.50, 0.85, 0.80)))
+#: Slack on a GPU's memory budget: shares are decimal fractions added in floating point
+#: (0.55 + 0.45 must fit).
+_BUDGET_EPS = 1e-9
+
+
+def _shares(memory_shares: Mapping[str, float] | None) -> dict[str, float]:
+    if memory_shares is None:
+        return dict(TIRESIAS_SHARES)
+    if not isinstance(memory_shares, Mapping):
+        raise InvalidOption("memory_shares", memory_shares,
+                            "must map co-location keys (profiles) to shares in (0, 1]")
+    out = {}
+    for k, v in memory_shares.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1 \
+                or not math.isfinite(v):
+            raise InvalidOption(f"memory_shares.{k}", v, "must be a number in (0, 1]")
+        out[str(k)] = float(v)
+    return out
+
+
+def full_speed_colocation(instance: Instance,
+                          memory_shares: Mapping[str, float] | None = None
+                          ) -> tuple[Instance, dict[str, float]]:
+    r"""The original ``dlas-gpu-pack``'s assumption as co-located rates: a copy of
+    ``instance`` whose co-location table says that two jobs whose memory shares fit one
+    GPU (:math:`s_a + s_b \le 1`) each keep their isolated per-worker throughput when
+    they share GPUs (optimistic), and the shares for ``memory_shares=`` of the policy.
+
+    ``memory_shares`` (default :data:`TIRESIAS_SHARES`) maps a job's profile (else its
+    id) to its share; jobs not listed have share 1 and pair with nothing. The table's
+    rates are per co-location key, while throughputs are per job: the jobs of a profile
+    whose throughputs all agree keep it as key; otherwise (e.g. Tiresias' traces, where
+    every job has its own duration) the copy drops the profile of each job with share
+    below 1 so that its key is its id. One entry per unordered pair of keys and GPU type
+    where both run, any gang size (the instance pairs equal gangs only); an existing
+    table is replaced. :math:`O(n + K^2 T)` for K keys of share below 1 and T types.
+
+    Returns
+    -------
+    (Instance, dict)
+        The copy, and the share per co-location key of the copy.
+    """
+    shares = _shares(memory_shares)
+    share_of = {j.id: shares.get(instance.colocation_key(j.id), 1.0) for j in instance.jobs}
+    by_key: dict[str, set[tuple[tuple[str, float], ...]]] = {}
+    for j in instance.jobs:
+        by_key.setdefault(instance.colocation_key(j.id), set()).add(
+            tuple(sorted(j.throughput.items())))
+    jobs = tuple(dataclasses.replace(j, profile=None)
+                 if share_of[j.id] < 1.0 and j.profile is not None
+                 and len(by_key[j.profile]) > 1 else j for j in instance.jobs)
+    copy = instance.replace(jobs=jobs, colocation=None)
+    rate: dict[str, dict[str, float]] = {}
+    key_share: dict[str, float] = {}
+    for j in copy.jobs:
+        key = copy.colocation_key(j.id)
+        key_share[key] = share_of[j.id]
+        if share_of[j.id] < 1.0:
+            rate[key] = dict(j.throughput)
+    keys = sorted(rate)
+    entries = []
+    for i, a in enumerate(keys):
+        for b in keys[i:]:
+            if key_share[a] + key_share[b] > 1.0 + _BUDGET_EPS:
+                continue
+            for t in sorted(set(rate[a]) & set(rate[b])):
+                if rate[a][t] > 0 and rate[b][t] > 0:
+                    entries.append(PairRate(t, a, b, None, rate[a][t], rate[b][t]))
+    table = Colocation(tuple(entries)) if entries else None
+    return copy.replace(colocation=table), {k: v for k, v in key_share.items() if v < 1.0}
+
+
+class PackingTiresiasPolicy(TiresiasPolicy):
+    """2D-LAS that packs two jobs onto the same GPUs when their memory shares fit
+    (module docstring; Tiresias' ``dlas-gpu-pack``).
+
+    Parameters
+    ----------
+    memory_shares : mapping of str to float, optional
+        GPU memory share in (0, 1] per co-location key (a job's profile, else its id);
+        default :data:`TIRESIAS_SHARES` (the original's, all 1: nothing packs); keys not
+        listed have share 1.
+    **options
+        As :class:`~optsched.tiresias.policy.TiresiasPolicy` with ``order="las"``.
+    """
+
+    colocation = True
+
+    def __init__(self, *, memory_shares: Mapping[str, float] | None = None,
+                 **options: Any):
+        if options.get("order", "las") != "las":
+            raise InvalidOption("order", options["order"], "packing is defined for 2D-LAS")
+        super().__init__(**options)
+        self.memory_shares = _shares(memory_shares)
+        self._share: dict[str, float] = {}
+        self._packs = False
+
+    def check(self, instance) -> None:
+        super().check(instance)
+        self._share = {j.id: self.memory_shares.get(instance.colocation_key(j.id), 1.0)
+                       for j in instance.jobs}
+        # with no table or no share below 1 no pair can form: 2D-LAS itself
+        self._packs = instance.colocation is not None and any(
+            s < 1.0 for s in self._share.values())
+
+    def _decide(self, view: ClusterView) -> list[Placement]:
+        if not self._packs:
+            return super()._decide(view)
+        order = self.ranking(view)
+        free = view.capacity.astype(np.int64).copy()
+        left = free.sum(axis=0).tolist()
+        share = self._share
+        hosts: list[tuple[str, list[Placement]]] = []  # selected, unpaired, share < 1
+        pair: dict[str, str] = {}
+        placed: dict[str, list[Placement]] = {}
+        for m in order.tolist():
+            jid = view.ids[m]
+            s = share.get(jid, 1.0)
+            if s < 1.0:
+                host = self._host(view, jid, s, hosts)
+                if host is not None:
+                    pair[jid], pair[host] = host, jid
+                    hosts[:] = [h for h in hosts if h[0] != host]
+                    continue
+            if not any(left):
+                continue
+            ps = self._try(view, free, m, left)
+            if ps is None:
+                continue
+            # a kept lease may still name the job's former partner
+            placed[jid] = [p._replace(partner=None) if p.partner else p for p in ps]
+            if s < 1.0:
+                hosts.append((jid, placed[jid]))
+        out: list[Placement] = []
+        for jid, ps in placed.items():
+            mate = pair.get(jid)
+            if mate is None:
+                out.extend(ps)
+                continue
+            for p in ps:
+                out.append(p._replace(partner=mate))
+                out.append(Placement(mate, p.node, p.gpu_type, p.gpus, partner=jid))
+        return out
+
+    def _host(self, view: ClusterView, jid: str, s: float,
+              hosts: list[tuple[str, list[Placement]]]) -> str | None:
+        """The first open host that ``jid`` can share its GPUs with, or ``None`` (the
+        instance's pair rate exists only for equal gang sizes)."""
+        share = self._share
+        for host, ps in hosts:
+            if share[host] + s > 1.0 + _BUDGET_EPS:
+                continue
+            types = {p.gpu_type for p in ps}
+            if all((view.colocated_rate(jid, host, t) or 0.0) > 0
+                   and (view.colocated_rate(host, jid, t) or 0.0) > 0 for t in types):
+                return host
+        return None
+
+
+def _signature() -> None:
+    # the registry reads a policy's options from its signature: TiresiasPolicy's and
+    # memory_shares
+    import inspect
+    base = inspect.signature(TiresiasPolicy.__init__)
+    params = [p for p in base.parameters.values() if p.name != "name"]
+    params.append(inspect.Parameter("memory_shares", inspect.Parameter.KEYWORD_ONLY,
+                                    default=None))
+    params.append(base.parameters["name"])
+    PackingTiresiasPolicy.__init__.__signature__ = base.replace(  # type: ignore[attr-defined]
+        parameters=params)
+
+
+_signature()
+
+
+# Tiresias' gandiva scheduler (the module docstring states it).
+
+#: Gang sizes with node sets, in the order CPython 2.7 iterates the original's
+#: ``{1: .., 2: .., 4: .., 8: .., 12: .., 16: .., 24: .., 32: .., 64: ..}``.
+CLASS_ORDER = (16, 1, 2, 4, 24, 32, 8, 64, 12)
+#: The original's clock step (s).
+STEP = 10.0
+#: Time-slice period (s): running jobs rotate when ``int(t % SWITCH) == 0``.
+SWITCH = 60
+#: Memory share of every job (the original's ``models.m_mem`` at 959f9b0).
+_SHARE = 1.0
+#: Distance (s) below which a call is at a step of the clock (float noise of completion
+#: times computed from rates).
+_CLOCK_TOL = 1e-6
+
+
+@dataclass
+class _NodeSet:
+    nodes: list[int]
+    capacity: int
+    util: float = 0.0
+    jobs: list[str] = field(default_factory=list)
+
+    def running(self) -> int:
+        """How many leading jobs run: those whose shares add up to at most the capacity
+        (at least one, as the original credits the first job before testing)."""
+        total, k = 0.0, 0
+        for _ in self.jobs:
+            total += _SHARE
+            if total > self.capacity:
+                break
+            k += 1
+        return max(k, 1) if self.jobs else 0
+
+    def add(self, job: str) -> None:
+        self.util = round(self.util + round(_SHARE, 2), 2)
+        self.jobs.append(job)
+
+
+class GandivaPolicy:
+    """Tiresias' ``gandiva`` scheduler (module docstring): node sets per gang size, 10 s
+    steps, 60 s time slices.
+
+    Parameters
+    ----------
+    name : str
+        Name in results.
+    """
+
+    event_driven = True
+    periodic = False
+    needs_work = False
+
+    def __init__(self, *, name: str = "tiresias_gandiva"):
+        self.name = name
+        self._per_node = 0
+        self._types: list[str] = []
+        self._names: list[str] = []
+        self.reset()
+
+    def check(self, instance) -> None:
+        nodes = instance.cluster.nodes
+        counts = set()
+        for h, nd in enumerate(nodes):
+            kinds = [t for t, c in nd.gpus.items() if c > 0]
+            if len(kinds) != 1:
+                raise ModelNotApplicable(f"cluster.nodes[{h}].gpus", dict(nd.gpus),
+                                         "gandiva forms node sets of servers with one GPU "
+                                         "type each")
+            counts.add(nd.gpus[kinds[0]])
+        if len(counts) != 1:
+            raise ModelNotApplicable("cluster.nodes", sorted(counts), "gandiva needs the "
+                                     "same GPU count on every server")
+        per_node = counts.pop()
+        types = sorted({t for nd in nodes for t, c in nd.gpus.items() if c > 0})
+        for i, j in enumerate(instance.jobs):
+            if j.workers not in CLASS_ORDER:
+                raise ModelNotApplicable(f"jobs[{i}].workers", j.workers,
+                                         f"gandiva has node sets for gangs of "
+                                         f"{sorted(CLASS_ORDER)} GPUs")
+            slow = [t for t in types if not j.rate(t) > 0]
+            if slow:
+                raise ModelNotApplicable(f"jobs[{i}].throughput", dict(j.throughput),
+                                         f"gandiva places on any server; the job cannot "
+                                         f"run on {slow}")
+        self._per_node = per_node
+        self._names = [nd.name for nd in nodes]
+        self._types = [next(t for t, c in nd.gpus.items() if c > 0) for nd in nodes]
+        self._n_gpus = per_node * len(nodes)
+
+    def reset(self) -> None:
+        self._free: list[int] = list(range(len(self._names)))
+        self._sets: dict[int, list[_NodeSet]] = {g: [] for g in CLASS_ORDER}
+        self._pending: list[str] = []
+        self._seen: set[str] = set()
+        self._workers: dict[str, int] = {}
+        self._next: float | None = None
+        self._anchor = 0.0
+        self._out: list[Placement] = []
+        self._started = False
+
+    # ------------------------------------------------------------------ the step
+    def allocate(self, view: ClusterView) -> list[Placement]:
+        t = view.time
+        visible = set(view.ids)
+        new = [j for j in view.ids if j not in self._seen]
+        if self._started and not new:
+            steps = (t - self._anchor) / STEP
+            if abs(steps - round(steps)) * STEP > _CLOCK_TOL:
+                # between steps (a completion): the original holds its node sets until
+                # the next step
+                self._next = self._anchor + STEP * math.ceil(steps)
+                return [p for p in self._out if p.job in visible]
+            # the step's exact time: a completion computed in floating point may land
+            # a hair before it, and the 60 s test reads whole seconds
+            t = self._anchor + STEP * round(steps)
+        for m, jid in enumerate(view.ids):
+            self._workers.setdefault(jid, int(view.workers[m]))
+        released = self._slice(t, visible) if self._started else False
+        self._started = True
+        if new:  # the original's clock jumps to an arrival and steps on from there
+            self._anchor = t
+        for jid in new:
+            self._seen.add(jid)
+            if not self._place(jid):
+                self._pending.append(jid)
+        if released:
+            k = 0
+            while k < len(self._pending):
+                if self._place(self._pending[k]):
+                    del self._pending[k]  # the original's loop then skips one job
+                k += 1
+        self._adjust()
+        self._out = self._placements()
+        self._next = None if self._quiet() else t + STEP
+        return list(self._out)
+
+    def horizon(self) -> float | None:
+        """The next step of the clock that can change a decision: ``None`` when, until
+        the next arrival or completion, every step leaves the node sets as they are."""
+        return self._next
+
+    def _state(self) -> tuple:
+        return (tuple((g, tuple((tuple(ns.nodes), ns.capacity, ns.util, tuple(ns.jobs))
+                                for ns in self._sets[g])) for g in CLASS_ORDER),
+                tuple(self._free), tuple(self._pending))
+
+    def _quiet(self) -> bool:
+        """Whether a step without arrivals or completions changes nothing: no node set
+        runs fewer jobs than it holds (so none rotates) and re-balancing is a no-op
+        (tried on the state, then the state is put back). Steps are then skipped until
+        the next event, which the original would have taken with the same result."""
+        if any(len(ns.jobs) > ns.running() for g in CLASS_ORDER for ns in self._sets[g]):
+            return False
+        before = self._state()
+        self._adjust()
+        after = self._state()
+        if after == before:
+            return True
+        self._sets = {g: [_NodeSet(list(n), c, u, list(js)) for n, c, u, js in sets]
+                      for g, sets in before[0]}
+        self._free, self._pending = list(before[1]), list(before[2])
+        return False
+
+    # ------------------------------------------------------------------ the rules
+    def _slice(self, t: float, visible: set[str]) -> bool:
+        """Step (2): completions, rotation, released node sets."""
+        switch = int(t % SWITCH) == 0
+        released = False
+        for g in CLASS_ORDER:
+            keep = []
+            for ns in self._sets[g]:
+                k = ns.running()
+                ended = [j for j in ns.jobs[:k] if j not in visible]
+                if switch and len(ns.jobs) > k:
+                    ns.jobs = ns.jobs[k:] + ns.jobs[:k]
+                for j in ended:
+                    ns.jobs.remove(j)
+                if ns.jobs:
+                    keep.append(ns)
+                else:
+                    self._free.extend(ns.nodes)
+                    released = True
+            self._sets[g] = keep
+        return released
+
+    def _new_set(self, g: int) -> _NodeSet | None:
+        need = math.ceil(g / self._per_node)
+        if need > len(self._free):
+            return None
+        nodes, self._free = self._free[:need], self._free[need:]
+        return _NodeSet(nodes, int(need * self._per_node / g))
+
+    def _place(self, jid: str) -> bool:
+        """Step (3) for one job (the original's ``gandiva_placement``)."""
+        g = self._workers[jid]
+        sets = self._sets[g]
+        if sets:
+            least = sets.pop(0)
+            if round(least.util + round(_SHARE, 2), 2) < least.capacity:
+                least.add(jid)
+                sets.append(least)
+                sets.sort(key=lambda s: s.util)
+                return True
+            sets.append(least)  # tried first, now last: not re-sorted
+        fresh = self._new_set(g)
+        if fresh is not None:
+            fresh.add(jid)
+            sets.append(fresh)
+            sets.sort(key=lambda s: s.util)
+            return True
+        if sets:  # time sharing on the (now) first set
+            ns = sets.pop(0)
+            ns.add(jid)
+            sets.append(ns)
+            sets.sort(key=lambda s: s.util)
+            return True
+        return False
+
+    def _deal(self, sets: list[_NodeSet], jobs: list[str]) -> None:
+        for jid in jobs:
+            sets[0].add(jid)
+            sets.sort(key=lambda s: s.util)
+
+    def _adjust(self) -> None:
+        """Step (1), run for the next step: its input is the node sets as this step
+        leaves them (the original runs it first thing in the next step)."""
+        demand = {g: sum(len(ns.jobs) for ns in self._sets[g]) * g for g in CLASS_ORDER}
+        held = {g: sum(len(ns.nodes) for ns in self._sets[g]) * self._per_node
+                for g in CLASS_ORDER}
+        total = sum(demand.values())
+        if total == 0:
+            return
+        for g in CLASS_ORDER:
+            if demand[g] == 0:
+                continue
+            plan = math.floor((demand[g] / total) * self._n_gpus)
+            diff = min(plan, demand[g]) - held[g]
+            if diff > 0:
+                self._expand(g, math.ceil(diff / g))
+            elif diff < 0:
+                self._shrink(g, math.ceil(-diff / g))
+
+    def _expand(self, g: int, count: int) -> None:
+        sets = self._sets[g]
+        need = math.ceil(g / self._per_node)
+        last = 0
+        for k in range(1, count + 1):
+            last = k
+            ns = self._new_set(g)
+            if ns is not None:
+                ns.util = 0.0
+                sets.append(ns)
+                # the original's inner loop over the new set's servers reuses the outer
+                # loop variable, which decides below whether the jobs are dealt again
+                last = need - 1
+        if last > 0:
+            jobs: list[str] = []
+            for ns in sets:
+                if ns.jobs:
+                    jobs.extend(ns.jobs)
+                    ns.jobs, ns.util = [], 0.0
+            self._deal(sets, jobs)
+
+    def _shrink(self, g: int, count: int) -> None:
+        sets = self._sets[g]
+        count = min(count, len(sets) - 1)
+        jobs: list[str] = []
+        for _ in range(count):
+            ns = sets.pop(0)
+            jobs.extend(ns.jobs)
+            self._free.extend(ns.nodes)
+        if count > 0:
+            self._deal(sets, jobs)
+
+    def _placements(self) -> list[Placement]:
+        """The jobs each node set runs during the next step, on its servers."""
+        out: list[Placement] = []
+        per = self._per_node
+        for g in CLASS_ORDER:
+            for ns in self._sets[g]:
+                free = {h: per for h in ns.nodes}
+                for jid in ns.jobs[:ns.running()]:
+                    left = g
+                    for h in ns.nodes:
+                        take = min(left, free[h])
+                        if take:
+                            out.append(Placement(jid, self._names[h], self._types[h], take))
+                            free[h] -= take
+                            left -= take
+                        if not left:
+                            break
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        return {"waiting": len(self._pending)}

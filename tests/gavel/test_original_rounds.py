@@ -1,5 +1,5 @@
 """Gavel's simulator's round mechanics (``rounds="original"``) on instances small enough
-to follow by hand (optsched.gavel.original_rounds)."""
+to follow by hand (optsched.gavel.policy.OriginalRounds)."""
 
 from __future__ import annotations
 

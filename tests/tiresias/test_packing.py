@@ -12,7 +12,7 @@ from optsched.errors import InvalidOption
 from optsched.registry import get_policy
 from optsched.sim import simulate
 from optsched.tiresias import full_speed_colocation
-from optsched.tiresias.packing import TIRESIAS_DRAFT_SHARES
+from optsched.tiresias.policy import TIRESIAS_DRAFT_SHARES
 
 POLICY = "tiresias.dlas_gpu_pack"
 
