@@ -75,6 +75,9 @@ def settings() -> dict[str, tuple]:
         for split in SPLITS:
             for alloc in ALLOCS:
                 out[f"n600_{order}_{alloc}_{split.replace(',', '-')}"] = (order, alloc, split, 600)
+        # the steady state, where the order decides who waits (Synergy's own run takes
+        # about 25 min of CPU each)
+        out[f"stream_{order}_tune_20-70-10"] = (order, "tune", "20,70,10", 0)
     for alloc in ALLOCS:
         out[f"n600_fifo_{alloc}_place_20-70-10"] = ("fifo", alloc, "20,70,10", 600, True)
     out["n600_srtf_proportional_20-70-10"] = ("srtf", "proportional", "20,70,10", 600)
