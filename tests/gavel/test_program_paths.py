@@ -9,12 +9,8 @@ import importlib
 import numpy as np
 import pytest
 
-from optsched import Cluster, Node
-from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption
 from optsched.gavel.model import allocation_program
-from optsched.gavel.policy import RoundMechanism
-from optsched.sim.policy import ClusterView
 from optsched.solvers import solve_program
 from optsched.solvers.program import LinearProgram, RowBlock, VarBlock, program_from_csr
 
@@ -153,42 +149,6 @@ def test_program_from_csr_rejects_a_matrix_not_in_canonical_form():
     inf[0] = np.inf
     with pytest.raises(InvalidOption):
         _from(d, data=inf)
-
-
-# --------------------------------------------------------------------------- rounds
-def _view(previous, W, cluster, T):
-    n = len(W)
-    return ClusterView(
-        time=0.0, slot=1.0, cluster=cluster, ids=tuple(f"j{m}" for m in range(n)),
-        index=np.arange(n), throughput_matrix=np.asarray(T, float),
-        workers=np.asarray(W), arrivals=np.zeros(n), weights=np.ones(n),
-        attained=np.zeros(n), executed=np.zeros(n), time_on_types=np.zeros(np.shape(T)),
-        rounds_received=np.zeros(n, int), preemptions=np.zeros(n, int),
-        previous=tuple(previous), needs_work=False, rng=np.random.default_rng(0))
-
-
-def test_lease_extension_keeps_a_gang_across_nodes_and_hands_back_plain_placements():
-    cl = Cluster((Node("n0", {"a": 2}), Node("n1", {"a": 2}), Node("n2", {"a": 4})))
-    # j0 held 2 + 2 GPUs on n0 and n1 (with a CPU figure a plain placement does not
-    # carry), j1 one GPU on n2
-    prev = (Placement("j0", "n0", "a", 2, cpus=3.0), Placement("j0", "n1", "a", 2),
-            Placement("j1", "n2", "a", 1))
-    X = np.array([[1.0], [1.0]])
-    out = RoundMechanism().allocate(_view(prev, [4, 1], cl, [[1.0], [1.0]]), X)
-    assert sorted(out) == sorted([Placement("j0", "n0", "a", 2), Placement("j0", "n1", "a", 2),
-                                  Placement("j1", "n2", "a", 1)])
-    # the plain placements are handed back as they were
-    assert any(p is prev[1] for p in out) and any(p is prev[2] for p in out)
-    assert all(p.cpus == 0.0 for p in out)
-
-
-def test_lease_extension_gives_way_when_the_previous_type_differs():
-    cl = Cluster((Node("n0", {"a": 1}), Node("n1", {"b": 1})))
-    prev = (Placement("j0", "n0", "a", 1),)
-    X = np.array([[0.0, 1.0]])  # j0's share moved to type b
-    out = RoundMechanism(fill_leftover=False).allocate(
-        _view(prev, [1], cl, [[1.0, 1.0]]), X)
-    assert out == [Placement("j0", "n1", "b", 1)]
 
 
 @pytest.mark.parametrize("seed", range(20))
