@@ -194,8 +194,8 @@ class DecisionChecker:
         return pid
 
     def check(self, t: float, placements: list, active: set[int],
-              known: tuple[tuple, np.ndarray] | None = None
-              ) -> dict[int, dict[int, list[int]]]:
+              known: tuple[tuple, np.ndarray] | None = None,
+              gone: list[int] | None = None) -> dict[int, dict[int, list[int]]]:
         r"""Check one decision; return its placement ids grouped by job index, then copy
         id, both in increasing order (duplicates merged, so the recorded schedule is
         canonical).
@@ -210,13 +210,15 @@ class DecisionChecker:
 
         ``known``: placement objects this checker returned (in :attr:`placement`) and
         their ids; when ``placements`` starts with those very objects, their ids are
-        taken from it (one identity test each, no look-up).
+        taken from it (one identity test each, no look-up). ``gone``: every job that left
+        ``active`` since the last check (a run knows its completions), so that the jobs
+        of the last decision that finished are found without a pass over that decision.
         """
         gangs = None
         if self._backoff:
             self._backoff -= 1
         elif not self.caps.colocation:
-            gangs = self._check_changes(t, placements, active, known)
+            gangs = self._check_changes(t, placements, active, known, gone)
         if gangs is None:
             gangs = self._check_all(t, placements, active)
         if self.caps.colocation:
@@ -364,7 +366,8 @@ class DecisionChecker:
 
     # ------------------------------------------------------------------ changes only
     def _check_changes(self, t: float, placements: list, active: set[int],
-                       known: tuple[tuple, np.ndarray] | None = None
+                       known: tuple[tuple, np.ndarray] | None = None,
+                       gone: list[int] | None = None
                        ) -> dict[int, dict[int, list[int]]] | None:
         """The decision checked through what changed since the last one checked, or
         ``None`` when that cannot decide it exactly (nothing remembered, a duplicate, a
@@ -394,7 +397,11 @@ class DecisionChecker:
             self._backoff = _BACKOFF
             return None
         job_of = self.job
-        for i in last.by_job.keys() - active:  # finished since: none of it may stay
+        # the last decision's jobs no longer active: jobs leave ``active`` only as
+        # ``gone`` says, when it is given
+        ended = last.by_job.keys() - active if gone is None else \
+            [i for i in gone if i in last.by_job]
+        for i in ended:  # finished since: none of it may stay
             if any(p in new for p in last.by_job[i]):
                 return None
         if any(job_of[p] not in active for p in added):

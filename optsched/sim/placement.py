@@ -167,13 +167,17 @@ def _best_fit(view: ClusterView, col: list[int], workers: int, k: int, mode: str
 
 def _yarn(view: ClusterView, col: list[int], workers: int, k: int) -> list[tuple[int, int]] | None:
     """First-fit MS-YARN placement (module docstring); updates ``col`` when it fits."""
-    cap = [int(c) for c in view.capacity[:, k]]
-    if workers <= max(cap):
-        for h, f in enumerate(col):
-            if f >= workers:
-                col[h] -= workers
-                return [(h, workers)]
-        return None
+    cap = view.capacity[:, k].tolist()  # int64: plain ints
+    top = max(cap)
+    if workers <= top:
+        # the first node with at least ``workers`` free: the least index among the
+        # first occurrences of each count that fits (list scans run in C)
+        first = [col.index(f) for f in range(workers, top + 1) if f in col]
+        if not first:
+            return None
+        h = min(first)
+        col[h] -= workers
+        return [(h, workers)]
     hs, need = [], workers
     for h, f in enumerate(col):
         if 0 < cap[h] <= need and f == cap[h]:  # whole idle nodes, in node order

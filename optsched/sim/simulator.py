@@ -177,6 +177,7 @@ class _Epoch:
         #: the check that made the epoch, and the jobs whose gangs it found changed
         self.serial, self.changed_jobs = serial, changed_jobs
         self._set: set | None = None
+        self._starts: np.ndarray | None = None
 
     @classmethod
     def build(cls, placements: list, gangs: dict[int, dict[int, list[int]]],
@@ -223,7 +224,10 @@ class _Epoch:
         ep = cls(placements, gangs, book, checker.serial, changed)
         G = len(gangs)
         g_ix = ep.g_ix = np.fromiter(gangs, dtype=np.int64, count=G)
-        fresh = np.isin(g_ix, np.array(fresh_jobs, dtype=np.int64))
+        # every fresh job has a gang, and g_ix is increasing: its position is found
+        fresh = np.zeros(G, dtype=bool)
+        if fresh_jobs:
+            fresh[np.searchsorted(g_ix, np.array(fresh_jobs, dtype=np.int64))] = True
         kept = ~fresh
         pos = np.searchsorted(base.g_ix, g_ix[kept])  # an unchanged gang was in base
         fg = [book[i] for i in g_ix[fresh].tolist()]
@@ -237,19 +241,24 @@ class _Epoch:
         counts[kept] = base.counts[pos]
         counts[fresh] = [len(g.ids) for g in fg]
         # per placement: the kept gangs' runs of base's arrays, the fresh ones' appended
-        b_start = np.cumsum(base.counts) - base.counts
         f_counts = counts[fresh]
         src = np.empty(G, dtype=np.int64)
-        src[kept] = b_start[pos]
+        src[kept] = base.starts()[pos]
         src[fresh] = len(base.p_ids) + np.cumsum(f_counts) - f_counts
-        idx = np.repeat(src - (np.cumsum(counts) - counts), counts) + \
-            np.arange(int(counts.sum()), dtype=np.int64)
+        starts = ep._starts = np.cumsum(counts) - counts
+        idx = np.repeat(src - starts, counts) + np.arange(int(counts.sum()), dtype=np.int64)
         for name, dtype, key in (("p_ids", np.int64, "ids"), ("p_type", np.int64, "types"),
                                  ("p_gpus", float, "gpus")):
             extra = np.array(list(chain.from_iterable([getattr(g, key) for g in fg])),
                              dtype=dtype)
             setattr(ep, name, np.concatenate([getattr(base, name), extra])[idx])
         return ep._finish(checker)
+
+    def starts(self) -> np.ndarray:
+        """Per gang the position of its first placement in the per-placement arrays."""
+        if self._starts is None:
+            self._starts = np.cumsum(self.counts) - self.counts
+        return self._starts
 
     def _finish(self, checker: DecisionChecker) -> _Epoch:
         """The arrays that follow from the per-gang and per-placement ones."""
@@ -607,6 +616,7 @@ class _Run:
         self.rate_memo: dict[tuple, float] = {}
         self.checker = DecisionChecker.for_instance(decl.name, instance, decl.caps)
         self.last: _Epoch | None = None  # the previous epoch's decision, while reusable
+        self.gone: list[int] = []  # jobs finished since the last decision checked
         self.t = float(arrival[self.order[0]]) if n else 0.0
 
     # ------------------------------------------------------------------ one epoch
@@ -694,27 +704,33 @@ class _Run:
         memo = self._prev_grouping
         return memo[1] if memo is not None and memo[0] is self.prev else None
 
-    def _set_prev(self, ep: _Epoch | None, keep: np.ndarray | None = None) -> None:
-        """The previous decision: ``ep``'s placements (those of ``keep``), or none."""
+    def _set_prev(self, ep: _Epoch | None, finished: bool = False) -> None:
+        """The previous decision: ``ep``'s placements (``finished``: those of the jobs
+        that have not finished since it started), or none."""
         held = np.zeros(self.cluster.capacity.shape, dtype=np.int64)
         if ep is None or not len(ep.p_ids):
             self.prev, self.prev_jobs = (), np.zeros(0, dtype=np.int64)
             self.prev_ids = self.prev_jobs
         else:
-            p_ids, p_job, p_type, p_gpus = ep.p_ids, ep.p_job, ep.p_type, ep.p_gpus
-            if keep is not None:
-                p_ids, p_job, p_type, p_gpus = p_ids[keep], p_job[keep], p_type[keep], \
-                    p_gpus[keep]
+            p_ids, p_type, p_gpus = ep.p_ids, ep.p_type, ep.p_gpus
+            if finished:
+                # the epoch's jobs were unfinished when it started: done now means
+                # finished in it
+                keep = ~self.done_mask[ep.p_job]
+                p_ids, p_type, p_gpus = p_ids[keep], p_type[keep], p_gpus[keep]
                 self.prev = tuple(map(self.checker.placement.__getitem__, p_ids.tolist()))
             else:
                 self.prev = ep.placed
             self.prev_ids = p_ids
-            if len(p_job) and bool((p_job[1:] >= p_job[:-1]).all()):  # gangs come by job
-                self.prev_jobs = p_job[np.concatenate(([True], p_job[1:] != p_job[:-1]))]
-            else:
-                self.prev_jobs = np.unique(p_job)
-            nodes = self._node_of(p_ids)
-            np.add.at(held, (nodes, p_type), p_gpus.astype(np.int64))
+            # an epoch's gangs come one per job, in increasing job index, each with at
+            # least one placement: its jobs are g_ix (those kept, when some finished)
+            jobs = ep.g_ix[~self.done_mask[ep.g_ix]] if finished else ep.g_ix
+            jobs.flags.writeable = False  # a view shows it (g_ix itself, when unchanged)
+            self.prev_jobs = jobs
+            # GPU counts are whole numbers, so a float sum is exact in any order
+            K = held.shape[1]
+            held = np.bincount(self._node_of(p_ids) * K + p_type, weights=p_gpus,
+                               minlength=held.size).astype(np.int64).reshape(held.shape)
         held.flags.writeable = False
         self.prev_held = held
         # a new mask each time: a view keeps the one it was given
@@ -743,7 +759,8 @@ class _Run:
             return last
         checker, base = self.checker, self.built
         gangs = checker.check(self.t, placements, self.visible.members,
-                              (self.prev, self.prev_ids))
+                              (self.prev, self.prev_ids), self.gone)
+        self.gone = []
         if checker.changed_jobs is not None and base is not None \
                 and base.serial == checker.serial - 1 \
                 and 8 * len(checker.changed_jobs) < len(gangs):
@@ -766,8 +783,12 @@ class _Run:
         """Per gang the instant its work runs out (``inf`` for a gang that does not run)."""
         t, g_rate = self.t, ep.g_rate
         running = g_rate > 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            g_fin = np.where(running, t + g_rem / np.where(running, g_rate, 1.0), math.inf)
+        if running.all():  # the common case: the same values, without the masking
+            g_fin = t + g_rem / g_rate
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                g_fin = np.where(running, t + g_rem / np.where(running, g_rate, 1.0),
+                                 math.inf)
         return _covering_stop(t, g_fin, g_rem, g_rate, running, _DONE * self.work[ep.g_ix])
 
     def _epoch_end(self, ep: _Epoch, g_fin: np.ndarray, next_arrival: float,
@@ -843,6 +864,7 @@ class _Run:
         for e in np.flatnonzero(fin_mask).tolist():
             self.completion[self.job_ids[g_ix[e]]] = _completion(float(g_stop[e]), kappa)
         self.done_mask[finished] = True
+        self.gone += finished
         return finished
 
     def _hand_on(self, ep: _Epoch, finished: list[int], bar: ProgressBar,
@@ -852,8 +874,7 @@ class _Run:
         if finished:
             self.visible.remove(finished)
             bar.advance(len(finished), now=end)
-            left = ~np.isin(ep.p_job, np.array(finished, dtype=np.int64))
-            self._set_prev(ep, left)
+            self._set_prev(ep, finished=True)
             self.last = None
         elif ep.placed is not self.prev:
             self._set_prev(ep)

@@ -207,8 +207,8 @@ def test_a_simulation_checked_through_changes_is_the_one_checked_in_full(case, p
     derived = []
     real = DecisionChecker._check_changes
 
-    def spy(self, t, placements, active, known=None):
-        out = real(self, t, placements, active, known)
+    def spy(self, t, placements, active, known=None, gone=None):
+        out = real(self, t, placements, active, known, gone)
         derived.append(out is not None)
         return out
 
