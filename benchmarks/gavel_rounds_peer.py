@@ -51,7 +51,8 @@ MECHANICS = ("alg1", "original")
 #: ``point="interior"`` (Gavel's program solved to an interior optimum), for the
 #: policies that take it.
 VARIANTS = {"alg1": ("alg1", {}), "original": ("original", {}),
-            "original+interior": ("original", {"point": "interior"})}
+            "original+interior": ("original", {"point": "interior"}),
+            "original+interior-highs": ("original", {"point": "interior", "backend": "highs"})}
 INTERIOR_POLICIES = frozenset({"gavel.max_min_fairness", "gavel.max_min_fairness_agnostic",
                                "gavel.min_total_duration"})
 
@@ -138,8 +139,10 @@ def main() -> None:
             continue
         g = run_gavel(args.jobs, gname, args.peer_dir)
         for variant in args.variants:
-            if variant == "original+interior" and ours not in INTERIOR_POLICIES:
+            if variant.startswith("original+interior") and ours not in INTERIOR_POLICIES:
                 continue
+            if variant == "original+interior-highs" and "max_min" not in ours:
+                continue  # the makespan's interior point is HiGHS's already
             rounds, options = VARIANTS[variant]
             o = run_ours(args.jobs, ours, rounds, options)
             row = gp.compare(args.jobs, gname, ours, g, o)
@@ -163,7 +166,8 @@ def main() -> None:
               "simulator's mechanics (optsched.gavel.policy.OriginalRounds), "
               "original+interior = those with point='interior' (max-min: Gavel's program "
               "solved by Clarabel, optsched.gavel.exact.max_min_fairness_interior; "
-              "makespan: min_total_duration_interior). mean_ratio, "
+              "makespan: min_total_duration_interior), original+interior-highs = the "
+              "max-min program solved by HiGHS's ipm without crossover instead. mean_ratio, "
               "makespan_ratio: ours / Gavel's. within_one_round: share of jobs completing "
               "within 360 s of Gavel's completion; within_10pct: JCT within 10 % of "
               "Gavel's. first_diff_round: index of the first round whose decision (job -> "
