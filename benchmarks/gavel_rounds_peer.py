@@ -54,7 +54,7 @@ VARIANTS = {"alg1": ("alg1", {}), "original": ("original", {}),
             "original+interior": ("original", {"point": "interior"}),
             "original+interior-highs": ("original", {"point": "interior", "backend": "highs"})}
 INTERIOR_POLICIES = frozenset({"gavel.max_min_fairness", "gavel.max_min_fairness_agnostic",
-                               "gavel.min_total_duration"})
+                               "gavel.min_total_duration", "gavel.finish_time_fairness"})
 
 
 def run_gavel(n: int, policy: str, peer_dir: Path) -> dict:
@@ -166,7 +166,8 @@ def main() -> None:
               "simulator's mechanics (optsched.gavel.policy.OriginalRounds), "
               "original+interior = those with point='interior' (max-min: Gavel's program "
               "solved by Clarabel, optsched.gavel.exact.max_min_fairness_interior; "
-              "makespan: min_total_duration_interior), original+interior-highs = the "
+              "finish-time fairness: finish_time_fairness_interior; makespan: "
+              "min_total_duration_interior), original+interior-highs = the "
               "max-min program solved by HiGHS's ipm without crossover instead. mean_ratio, "
               "makespan_ratio: ours / Gavel's. within_one_round: share of jobs completing "
               "within 360 s of Gavel's completion; within_10pct: JCT within 10 % of "

@@ -119,6 +119,7 @@ from optsched.core.schedule import Placement
 from optsched.errors import InvalidOption, SolverFailed
 from optsched.gavel.exact import (
     finish_time_fairness,
+    finish_time_fairness_interior,
     finish_time_fairness_packed,
     max_min_fairness,
     max_min_fairness_interior,
@@ -498,10 +499,11 @@ def _ftf(view: ClusterView, o: dict, T: np.ndarray | None = None) -> LPAllocatio
     T = view.throughput_matrix if T is None else T
     thr_iso = W * (T * isolated_share(T, W, c)).sum(axis=1)
     work = view.work
-    return finish_time_fairness(T, W, c, view.remaining, view.time - view.arrivals,
-                                    isolated_time=work / thr_iso,
-                                    aggregate=o.get("aggregate", True), backend=o["backend"],
-                                    **o["solve_options"])
+    solve = (finish_time_fairness_interior if o.get("point") == "interior"
+             else finish_time_fairness)
+    return solve(T, W, c, view.remaining, view.time - view.arrivals,
+                 isolated_time=work / thr_iso, aggregate=o.get("aggregate", True),
+                 backend=o["backend"], **o["solve_options"])
 
 
 def _sum_tp(view: ClusterView, o: dict) -> LPAllocation:
@@ -588,7 +590,7 @@ KIND_OPTIONS: dict[str, frozenset[str]] = {
     "max_min_fairness_agnostic": frozenset({"pareto", "aggregate", "weighted", "point"}),
     "min_total_duration": frozenset({"aggregate", "point"}),
     "min_total_duration_agnostic": frozenset({"aggregate", "reference", "point"}),
-    "finish_time_fairness": frozenset({"aggregate"}),
+    "finish_time_fairness": frozenset({"aggregate", "point"}),
     "finish_time_fairness_agnostic": frozenset({"aggregate", "reference"}),
     "isolated": frozenset(),
     "max_min_fairness_water_filling": frozenset({"weighted"}),
@@ -654,6 +656,10 @@ class GavelPolicy:
         JCT): aware 24 % / 47 % with the vertex, 34 % / 59 % with HiGHS's ipm, 52 % /
         90 % with Clarabel; agnostic 24 % / 50 %, 27 % / 68 %, 47 % / 88 %
         (``benchmarks/results/gavel_rounds_interior.md``).
+        ``finish_time_fairness`` (aware only): the vertex of the bisection's last check
+        (default), or an interior point of the optimal face (``"interior"``,
+        :func:`optsched.gavel.exact.finish_time_fairness_interior`, HiGHS's ipm; measured
+        figures in docs/gavel.md).
         Makespan policies: the exact optimum, every job paced to end at the optimal
         makespan (``"vertex"``, the paper's program; the default of
         ``min_total_duration``), or Gavel's code's answer, an interior point of the
@@ -719,6 +725,9 @@ class GavelPolicy:
                                     "point='interior' sets the solver: pass backend/solver")
             given["interior_method"], backend, solver = _interior_method(
                 backend, solver, pareto, aggregate)
+        elif point == "interior" and backend not in (None, "highs"):
+            raise InvalidOption("backend", backend, "point='interior' is HiGHS's ipm here: "
+                                "'highs'")
         backend = backend or "highs"
         if not (isinstance(reset_interval, (int, float)) and reset_interval >= 0):
             raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")

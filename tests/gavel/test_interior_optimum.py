@@ -1,6 +1,6 @@
-"""Max-min fairness as Gavel's code answers it (``point="interior"``): Gavel's program as
-its code states it, solved to an interior point of the optimal face, on a case derived by
-hand whose optimum is not unique."""
+"""Max-min and finish-time fairness as Gavel's code answers them (``point="interior"``):
+an interior point of the optimal face instead of a vertex, on a case derived by hand
+whose optimum is not unique."""
 
 from __future__ import annotations
 
@@ -111,8 +111,15 @@ def test_bad_policy_combinations_raise(options, field):
 
 def test_point_is_refused_where_it_is_not_an_option():
     with pytest.raises(InvalidOption) as err:
-        get_policy("gavel.finish_time_fairness", point="interior")
+        get_policy("gavel.finish_time_fairness_agnostic", point="interior")
     assert err.value.path == "point"
+    with pytest.raises(InvalidOption) as err:
+        get_policy("gavel.finish_time_fairness", point="interior", backend="cvxpy")
+    assert err.value.path == "backend"
+    with pytest.raises(InvalidOption) as err:
+        glp.finish_time_fairness_interior(T, W, C, [100.0, 100.0], [0.0, 0.0],
+                                          backend="cvxpy")
+    assert err.value.path == "backend"
 
 
 def test_policy_methods_by_backend():
@@ -141,4 +148,45 @@ def test_runs_in_the_simulator_with_original_rounds(kind):
     assert set(res.schedule.completion) == {"a", "b"}
     assert pol.stats()["lp_solves"] >= 1
     # X at t = 0 is the interior optimum: every entry of both jobs strictly positive
+    assert first[0].min() > 1e-3
+
+
+# Finish-time fairness on the same jobs, 100 steps each, both just arrived. The isolated
+# share gives each job half of each type: a runs at 1.5, b at 1, so d_a = 100/1.5 and
+# d_b = 100 s, and rho_a = 1.5/thr_a, rho_b = 1/thr_b. b's rate is at most its row sum,
+# 1, so rho* >= 1; thr_b = 1 with thr_a = 2 x_a1 + x_a2 >= 1.5 reaches 1: rho* = 1. The
+# optimal face is the max-min one with a's bound 1.5 in place of z* (b's row full, a's
+# rate >= 1.5); every vertex of it has an entry at 0 or a's rate exactly 1.5.
+R = np.array([100.0, 100.0])
+ELAPSED = np.zeros(2)
+
+
+def _ftf_slack(X: np.ndarray) -> float:
+    return float(min(X.min(), 2 * X[0, 0] + X[0, 1] - 1.5))
+
+
+def test_finish_time_fairness_interior_is_inside_the_face():
+    vertex = glp.finish_time_fairness(T, W, C, R, ELAPSED)
+    inner = glp.finish_time_fairness_interior(T, W, C, R, ELAPSED)
+    assert vertex.ok and inner.ok
+    assert vertex.objective == pytest.approx(1.0, rel=1e-4)  # the bisection's rel_tol
+    # the interior point is no worse than the value it was asked for
+    assert inner.info["rho_hat"] == vertex.objective
+    assert inner.info["lower"] <= inner.objective <= vertex.objective * (1 + 1e-7)
+    assert _ftf_slack(vertex.X) == pytest.approx(0.0, abs=1e-7)
+    assert _ftf_slack(inner.X) > 1e-3
+
+
+def test_finish_time_fairness_interior_runs_with_original_rounds():
+    cl = Cluster((Node("n0", {"v100": 1}), Node("n1", {"p100": 1})))
+    jobs = (Job("a", arrival=0.0, workers=1, work=7200.0,
+                throughput={"v100": 2.0, "p100": 1.0}),
+            Job("b", arrival=0.0, workers=1, work=3600.0,
+                throughput={"v100": 1.0, "p100": 1.0}))
+    inst = Instance(cl, jobs, slot=360.0)
+    pol = get_policy("gavel.finish_time_fairness", point="interior", rounds="original")
+    first: list[np.ndarray] = []
+    res = simulate(inst, pol, seed=0, progress=False,
+                   on_epoch=lambda t, ps: first.append(pol._X.copy()) if not first else None)
+    assert set(res.schedule.completion) == {"a", "b"}
     assert first[0].min() > 1e-3
