@@ -47,6 +47,14 @@ PAIRS = [
     ("max_min_fairness_water_filling", "gavel.max_min_fairness_water_filling_agnostic"),
 ]
 MECHANICS = ("alg1", "original")
+#: Variants beyond the two mechanics: ``rounds="original"`` with the policy's
+#: ``point="interior"`` (Gavel's program solved to an interior optimum), for the
+#: policies that take it.
+VARIANTS = {"alg1": ("alg1", {}), "original": ("original", {}),
+            "original+interior": ("original", {"point": "interior"}),
+            "original+interior-highs": ("original", {"point": "interior", "backend": "highs"})}
+INTERIOR_POLICIES = frozenset({"gavel.max_min_fairness", "gavel.max_min_fairness_agnostic",
+                               "gavel.min_total_duration", "gavel.finish_time_fairness"})
 
 
 def run_gavel(n: int, policy: str, peer_dir: Path) -> dict:
@@ -62,11 +70,11 @@ def run_gavel(n: int, policy: str, peer_dir: Path) -> dict:
     return json.loads(out.read_text())
 
 
-def run_ours(n: int, policy: str, rounds: str) -> dict:
+def run_ours(n: int, policy: str, rounds: str, options: dict | None = None) -> dict:
     """optsched's run with a log of each round's decision and each X computed."""
     inst = gp.instance(n)
     pos = {j.id: str(i) for i, j in enumerate(inst.jobs)}
-    pol = get_policy(policy, rounds=rounds)
+    pol = get_policy(policy, rounds=rounds, **(options or {}))
     orig = getattr(pol, "_original", None)
     log: list[list] = []
     xs: list[list] = []
@@ -116,6 +124,9 @@ def main() -> None:
                     choices=[p for p, _ in PAIRS], help="Gavel policy names")
     ap.add_argument("--peer-dir", type=Path, required=True)
     ap.add_argument("--name", default="gavel_rounds_peer")
+    ap.add_argument("--variants", nargs="+", default=list(MECHANICS), choices=list(VARIANTS),
+                    help="original+interior: rounds='original' with point='interior' "
+                         f"(only {', '.join(sorted(INTERIOR_POLICIES))})")
     args = ap.parse_args()
     if not (os.environ.get("GAVEL_HOME") and os.environ.get("GAVEL_PYTHON")):
         print("GAVEL_HOME / GAVEL_PYTHON not set (Gavel's checkout and its interpreter): "
@@ -127,10 +138,15 @@ def main() -> None:
         if gname not in args.pairs:
             continue
         g = run_gavel(args.jobs, gname, args.peer_dir)
-        for rounds in MECHANICS:
-            o = run_ours(args.jobs, ours, rounds)
+        for variant in args.variants:
+            if variant.startswith("original+interior") and ours not in INTERIOR_POLICIES:
+                continue
+            if variant == "original+interior-highs" and "max_min" not in ours:
+                continue  # the makespan's interior point is HiGHS's already
+            rounds, options = VARIANTS[variant]
+            o = run_ours(args.jobs, ours, rounds, options)
             row = gp.compare(args.jobs, gname, ours, g, o)
-            row.update(rounds=rounds, **first_difference(g, o),
+            row.update(rounds=variant, **first_difference(g, o),
                        gavel_rounds=len(g["rounds"]), ours_rounds=len(o["rounds"]))
             rows.append(row)
             print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()},
@@ -147,7 +163,12 @@ def main() -> None:
                           "+ 36 P100 + 36 K80, 4 GPUs per server), 360 s rounds, seed 0",
                 "machine_note": "shared machine: CPU seconds, not wall time"},
         notes="rounds: alg1 = the paper's Alg. 1 (optsched's default), original = Gavel's "
-              "simulator's mechanics (optsched.gavel.policy.OriginalRounds). mean_ratio, "
+              "simulator's mechanics (optsched.gavel.policy.OriginalRounds), "
+              "original+interior = those with point='interior' (max-min: Gavel's program "
+              "solved by Clarabel, optsched.gavel.exact.max_min_fairness_interior; "
+              "finish-time fairness: finish_time_fairness_interior; makespan: "
+              "min_total_duration_interior), original+interior-highs = the "
+              "max-min program solved by HiGHS's ipm without crossover instead. mean_ratio, "
               "makespan_ratio: ours / Gavel's. within_one_round: share of jobs completing "
               "within 360 s of Gavel's completion; within_10pct: JCT within 10 % of "
               "Gavel's. first_diff_round: index of the first round whose decision (job -> "
