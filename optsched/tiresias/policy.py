@@ -351,6 +351,11 @@ class GittinsIndex:
         self._b_len = np.zeros(n, dtype=np.int64)
         self._l_start = np.full(n, -1, dtype=np.int64)
         self._l_len = np.zeros(n, dtype=np.int64)
+        #: every flat break as (interval, break) in a complex number, sorted: numpy
+        #: orders complex numbers by real then imaginary part, so one searchsorted finds
+        #: each value's place among its own interval's breaks
+        self._keys = np.zeros(0, dtype=complex)
+        self._key_owner = np.zeros(0)  # their real parts, contiguous
         self.tie_margin = max(GITTINS_TIE_MARGIN, 1e4 * s.size * np.finfo(float).eps)
 
     def __call__(self, a: float) -> float:
@@ -426,7 +431,7 @@ class GittinsIndex:
 
     def _flatten(self, intervals: np.ndarray) -> None:
         """Add the envelopes of ``intervals`` (unique sample indices) not yet flat."""
-        missing = [i for i in intervals.tolist() if self._l_start[i] < 0]
+        missing = intervals[self._l_start[intervals] < 0].tolist()
         if not missing:
             return
         bs, fs, cs = [self._flat_b], [self._flat_f], [self._flat_c]
@@ -442,6 +447,12 @@ class GittinsIndex:
             cs.append(np.asarray(c, dtype=float))
         self._flat_b, self._flat_f, self._flat_c = (np.concatenate(bs), np.concatenate(fs),
                                                     np.concatenate(cs))
+        fresh = np.empty(nb - self._keys.size, dtype=complex)
+        fresh.real = np.repeat(np.array(missing, dtype=float), self._b_len[missing])
+        fresh.imag = np.concatenate(bs[1:])
+        fresh.sort()
+        self._keys = np.insert(self._keys, np.searchsorted(self._keys, fresh), fresh)
+        self._key_owner = np.ascontiguousarray(self._keys.real)
 
     def fast_many(self, a: Sequence[float] | np.ndarray) -> np.ndarray:
         """:meth:`fast` of every value of ``a`` at once, the same floats (the same
@@ -455,26 +466,24 @@ class GittinsIndex:
         if not inside.size:
             return out
         ii = i0[inside]
-        self._flatten(np.unique(ii))
+        need = ii[self._l_start[ii] < 0]
+        if need.size:
+            self._flatten(np.unique(need))
         x = s[ii] - vals[inside]
-        start = self._b_start[ii]
-        lo, hi = start.copy(), start + self._b_len[ii]
-        B = self._flat_b
-        act = lo < hi
-        while act.any():  # bisect_right within each value's breaks
-            mid = (lo + hi) // 2
-            right = act & (B[np.where(act, mid, 0)] <= x)
-            lo = np.where(right, mid + 1, lo)
-            hi = np.where(act & ~right, mid, hi)
-            act = lo < hi
-        p = lo - start
+        # bisect_right within each value's own breaks: the breaks of lower intervals,
+        # and those of its interval up to x, come before (ii, x)
+        own = ii.astype(float)
+        at = np.empty(ii.size, dtype=complex)
+        at.real, at.imag = own, x
+        p = np.searchsorted(self._keys, at, side="right") - \
+            np.searchsorted(self._key_owner, own, side="left")
         n_lines, l0 = self._l_len[ii], self._l_start[ii]
         m = s.size - ii
         best = np.full(ii.size, -np.inf)
         for d in (-1, 0, 1):  # the neighbours too, as in fast()
             q = p + d
             ok = (q >= 0) & (q < n_lines)
-            idx = l0 + np.clip(q, 0, n_lines - 1)
+            idx = l0 + np.minimum(np.maximum(q, 0), n_lines - 1)
             val = self._flat_c[idx] / (self._flat_f[idx] + m * x)
             best = np.where(ok, np.maximum(best, val), best)
         out[inside] = best
