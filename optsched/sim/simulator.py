@@ -903,6 +903,10 @@ class _Run:
         allocs = [Allocation(k[0], s, e, k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8])
                   for k, s, e in ((P[p], s, e) for p, s, e in self.segments.all()) if e > s]
         allocs.sort(key=lambda a: (a.start, a.job, a.node, a.gpu_type, a.copy))
+        # the run is over: what only the epochs needed goes before the validator (on the
+        # whole Philly trace the checker's tables alone are hundreds of MiB)
+        del P
+        self._release()
         schedule = Schedule(tuple(allocs), self.completion, sharing=caps.sharing,
                             forking=caps.forking, consolidation=decl.kappa,
                             resource_sensitive=caps.resource_sensitive,
@@ -915,6 +919,16 @@ class _Run:
                        f"{decl.name!r}")
         mean = res.metrics.mean_jct if res.metrics is not None else None
         return res.replace(objective=mean)
+
+    def _release(self) -> None:
+        """Drop the epochs' working state (the run cannot step after this)."""
+        self.checker = DecisionChecker.for_instance(self.decl.name, self.instance,
+                                                    self.decl.caps)
+        self.segments = _Segments()
+        self.rate_memo = {}
+        self.built = self.last = None
+        self.prev_book = {}
+        self.prev = ()
 
     def _extra(self, wall: float) -> dict[str, Any]:
         decl, stats, cl, jobs, q = self.decl, self.stats, self.cluster, self.jobs, self.queue
