@@ -501,7 +501,8 @@ class DecisionChecker:
                   for i, ids in fresh.items()}
         changed = set(by_job)
         gangs = dict(last.gangs)
-        new_jobs = False
+        top = next(reversed(gangs), -1)  # the largest job index placed before
+        placed: dict[int, dict[int, list[int]]] = {}  # the jobs placed anew
         for i, ids in by_job.items():
             if not ids:
                 del gangs[i]
@@ -512,10 +513,15 @@ class DecisionChecker:
                 return None
             if merged:
                 return None
-            new_jobs |= i not in gangs
-            gangs[i] = copies
-        if new_jobs:
-            gangs = dict(sorted(gangs.items()))
+            if i in gangs:
+                gangs[i] = copies
+            else:
+                placed[i] = copies
+        if placed:
+            for i in sorted(placed):
+                gangs[i] = placed[i]
+            if min(placed) < top:  # else (jobs placed in arrival order) still sorted
+                gangs = dict(sorted(gangs.items()))
         self._last = last.next(new, by_job, gangs)
         self.changed_jobs = changed
         self.serial += 1
