@@ -1,4 +1,4 @@
-"""The simulator's own cost on Philly at 6x arrivals, before and after, side by side.
+"""The simulator's own cost on Philly (6x arrivals by default), before and after, side by side.
 
 Trace: the first N jobs of Microsoft's Philly trace (``read_philly_trace(jobs=N,
 load=6)``: arrivals six times as dense, so that jobs queue) on the trace's cluster
@@ -164,7 +164,7 @@ def main() -> None:
         "invocation.",
     ])
     write_results(args.name, rows, cols,
-                  title="Simulator cost on Philly at 6x arrivals: before "
+                  title=f"Simulator cost on Philly at {args.load:g}x arrivals: before "
                   f"({args.base}) and after",
                   params={"trace": "philly (first N jobs)", "load": args.load,
                           "cluster": "256 x 8 P100", "base": args.base,
