@@ -433,17 +433,23 @@ class DecisionChecker:
                     and np.frombuffer(self._admitted, dtype=np.uint8)[pids].all():
                 ids = pids.tolist()
                 start = L
-        by_object = self._seen_object.get  # the common case, without a call of _known
-        for raw in placements[start:] if start else placements:
-            pid = by_object(id(raw))
-            if pid is None:
-                pid = self._known(raw)
-            if pid is None:
-                try:
-                    pid = self._admit(t, raw, active)
-                except Exception:  # the full check raises what it raised in order
-                    return None
-            ids.append(pid)
+        rest = placements[start:] if start else placements
+        # the common case, placement objects handed back, looked up in one C loop
+        got: list[Any] = list(map(self._seen_object.get, map(id, rest)))
+        if None in got:
+            for k, pid in enumerate(got):
+                if pid is None:
+                    raw = rest[k]
+                    pid = self._known(raw)
+                    if pid is None:
+                        try:
+                            pid = self._admit(t, raw, active)
+                        except Exception:  # the full check raises what it raised in order
+                            return None
+                    got[k] = pid
+        if not start:
+            return got
+        ids += got
         return ids
 
     def _capacity_holds(self, last: _Checked, added: set[int], removed: set[int]) -> bool:

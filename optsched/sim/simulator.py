@@ -177,6 +177,8 @@ class _Epoch:
         #: the check that made the epoch, and the jobs whose gangs it found changed
         self.serial, self.changed_jobs = serial, changed_jobs
         self._set: set | None = None
+        self._objects: set[int] | None = None
+        self._canon: bool | None = None
         self._starts: np.ndarray | None = None
 
     @classmethod
@@ -282,6 +284,15 @@ class _Epoch:
             return False
         if all(map(operator.is_, placements, self.placed)):
             return True  # the checked placements themselves, in their order
+        if self._objects is None:
+            self._objects = set(map(id, old))  # alive with ``old``: ids are not reused
+        same = set(map(id, placements))
+        if len(same) == len(placements) and same == self._objects:
+            # the very objects of this decision in another order, none twice: as
+            # canonical as they were
+            if self._canon is None:
+                self._canon = all(map(_canonical, old))
+            return self._canon
         if placements != old:  # the cheaper tests that say no come first
             if self._set is None:
                 self._set = set(old)
@@ -728,9 +739,9 @@ class _Run:
             jobs.flags.writeable = False  # a view shows it (g_ix itself, when unchanged)
             self.prev_jobs = jobs
             # GPU counts are whole numbers, so a float sum is exact in any order
-            K = held.shape[1]
-            held = np.bincount(self._node_of(p_ids) * K + p_type, weights=p_gpus,
-                               minlength=held.size).astype(np.int64).reshape(held.shape)
+            shape = self.cluster.capacity.shape  # (nodes, types)
+            held = np.bincount(self._node_of(p_ids) * shape[1] + p_type, weights=p_gpus,
+                               minlength=held.size).astype(np.int64).reshape(shape)
         held.flags.writeable = False
         self.prev_held = held
         # a new mask each time: a view keeps the one it was given
