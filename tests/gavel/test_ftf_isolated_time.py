@@ -142,3 +142,19 @@ def test_bad_value_and_other_policies_raise():
         assert e.value.path == "isolated_time"
     with pytest.raises(InvalidOption):
         get_policy("gavel.max_min_fairness", isolated_time="accumulated")
+
+
+def test_accumulated_takes_gavels_isolated_share_of_every_type():
+    # one V100 and one K80; a (1 worker, 10 steps at 1 step/s, V100 only) alone. Gavel's
+    # isolated share gives it (1/1)/1 = 1 of each type, the row scaled to 1/2 + 1/2, so
+    # its isolated rate is 1 x 1/2 = 0.5 (the K80 half counts nothing) and d_a = 10/0.5
+    # = 20; the default's share masks the K80 first: 1 of the V100, rate 1, d_a = 10.
+    cl = Cluster((Node("n0", {"v100": 1, "k80": 1}),))
+    inst = Instance(cl, (Job("a", arrival=0.0, workers=1, work=10.0,
+                             throughput={"v100": 1.0}),), slot=10.0)
+    for rounds in ("alg1", "original"):
+        pol = get_policy("gavel.finish_time_fairness", rounds=rounds,
+                         isolated_time="accumulated")
+        res = simulate(inst, pol, seed=0, progress=False)
+        assert pol._clock._previous == {0: (10.0, 0.5)}
+        assert res.schedule.completion["a"] == pytest.approx(10.0)
