@@ -541,9 +541,10 @@ class IsolatedClock:
     throughputs of the previous call); its agnostic ``FinishTimeFairnessPolicy`` runs
     the same object on the V100-copied throughputs.
 
-    The isolated share is Gavel's code's too (its ``IsolatedPolicy``): :math:`(c_k/n)/W_m`
-    on *every* type, usable or not, each row then scaled to sum to at most 1, so
-    :math:`v_m` counts only the usable part of a row scaled over all types: on Gavel's
+    :class:`GavelPolicy` passes it rates :math:`v_m` from Gavel's code's isolated share
+    too (its ``IsolatedPolicy``): :math:`(c_k/n)/W_m` on *every* type, usable or not,
+    each row then scaled to sum to at most 1, so :math:`v_m` counts only the usable part
+    of a row scaled over all types: on Gavel's
     cluster (36 GPUs of each of three types) an 8-worker job that cannot use K80s gets
     1/3 of a row on each of V100 and P100 with 8 or fewer jobs present, where
     :func:`~optsched.gavel.model.isolated_share` (the default's) gives it 1/2 of each.
