@@ -4,8 +4,9 @@ allocation, under ``rounds="original"``, for each ``isolated_time``.
 Both simulators run the first N jobs of Gavel's trace (the inputs of
 ``benchmarks/gavel_rounds_peer.py``; Gavel's run, with every allocation it computed, is
 read from ``--peer-dir`` or made there by that script's runner). Until the first round
-whose decision differs, both programs are given the same state at the same instants. At each such allocation, Gavel's X (ECOS's
-answer to its own program) is evaluated under optsched's ratios
+whose decision differs, both programs are given the same state at the same instants.
+At each such allocation, Gavel's X (ECOS's answer to its own program) is evaluated
+under optsched's ratios
 
     rho_m(X) = (t_m + r_m / thr_m(X)) / d_m
 
