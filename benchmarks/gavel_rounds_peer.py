@@ -52,9 +52,17 @@ MECHANICS = ("alg1", "original")
 #: policies that take it.
 VARIANTS = {"alg1": ("alg1", {}), "original": ("original", {}),
             "original+interior": ("original", {"point": "interior"}),
-            "original+interior-highs": ("original", {"point": "interior", "backend": "highs"})}
+            "original+interior-highs": ("original", {"point": "interior", "backend": "highs"}),
+            "alg1+accumulated": ("alg1", {"isolated_time": "accumulated"}),
+            "original+accumulated": ("original", {"isolated_time": "accumulated"}),
+            "original+interior+accumulated": ("original", {"point": "interior",
+                                                           "isolated_time": "accumulated"})}
 INTERIOR_POLICIES = frozenset({"gavel.max_min_fairness", "gavel.max_min_fairness_agnostic",
                                "gavel.min_total_duration", "gavel.finish_time_fairness"})
+#: The policies of the ``...accumulated`` variants (``isolated_time="accumulated"``: the
+#: finish-time-fairness denominator Gavel's code accumulates, allocation by allocation).
+ACCUMULATED_POLICIES = frozenset({"gavel.finish_time_fairness",
+                                  "gavel.finish_time_fairness_agnostic"})
 
 
 def run_gavel(n: int, policy: str, peer_dir: Path) -> dict:
@@ -126,7 +134,9 @@ def main() -> None:
     ap.add_argument("--name", default="gavel_rounds_peer")
     ap.add_argument("--variants", nargs="+", default=list(MECHANICS), choices=list(VARIANTS),
                     help="original+interior: rounds='original' with point='interior' "
-                         f"(only {', '.join(sorted(INTERIOR_POLICIES))})")
+                         f"(only {', '.join(sorted(INTERIOR_POLICIES))}); ...+accumulated: "
+                         "with isolated_time='accumulated' (only "
+                         f"{', '.join(sorted(ACCUMULATED_POLICIES))})")
     args = ap.parse_args()
     if not (os.environ.get("GAVEL_HOME") and os.environ.get("GAVEL_PYTHON")):
         print("GAVEL_HOME / GAVEL_PYTHON not set (Gavel's checkout and its interpreter): "
@@ -143,6 +153,8 @@ def main() -> None:
                 continue
             if variant == "original+interior-highs" and "max_min" not in ours:
                 continue  # the makespan's interior point is HiGHS's already
+            if variant.endswith("accumulated") and ours not in ACCUMULATED_POLICIES:
+                continue
             rounds, options = VARIANTS[variant]
             o = run_ours(args.jobs, ours, rounds, options)
             row = gp.compare(args.jobs, gname, ours, g, o)
@@ -168,7 +180,10 @@ def main() -> None:
               "solved by Clarabel, optsched.gavel.exact.max_min_fairness_interior; "
               "finish-time fairness: finish_time_fairness_interior; makespan: "
               "min_total_duration_interior), original+interior-highs = the "
-              "max-min program solved by HiGHS's ipm without crossover instead. mean_ratio, "
+              "max-min program solved by HiGHS's ipm without crossover instead; "
+              "...+accumulated = finish-time fairness with isolated_time='accumulated' "
+              "(Gavel's code's denominator, optsched.gavel.policy.IsolatedClock). "
+              "mean_ratio, "
               "makespan_ratio: ours / Gavel's. within_one_round: share of jobs completing "
               "within 360 s of Gavel's completion; within_10pct: JCT within 10 % of "
               "Gavel's. first_diff_round: index of the first round whose decision (job -> "
