@@ -164,7 +164,7 @@ def main() -> None:
         "invocation.",
     ])
     write_results(args.name, rows, cols,
-                  title="Simulator cost on Philly at 6x arrivals: before "
+                  title=f"Simulator cost on Philly at {args.load:g}x arrivals: before "
                   f"({args.base}) and after",
                   params={"trace": "philly (first N jobs)", "load": args.load,
                           "cluster": "256 x 8 P100", "base": args.base,
