@@ -230,7 +230,8 @@ def main() -> None:
                      if r.get("status") in ("done", "refuses")} if args.resume else set()
     if args.import_children is not None:  # runs whose parent was stopped
         for f in sorted(args.import_children.glob("*.json")):
-            r = {**json.loads(f.read_text()), "status": "done", "predicted_s": None}
+            r = {**json.loads(f.read_text()), "status": "done", "predicted_s": None,
+                 "measured_at": f.stat().st_mtime}
             rows.append(_row(r))
             runs[r["policy"]] = r
             finished.add((r["policy"], r["jobs"]))
@@ -259,11 +260,13 @@ def main() -> None:
                     pred = done[0][clock] * n / done[0]["jobs"]  # at least linear
                 if pred is not None and pred > args.budget:
                     rows.append({"policy": policy, "jobs": n, "status": "skipped",
-                                 "predicted_s": pred, "gpus": 8 * servers if servers else None})
+                                 "predicted_s": pred, "gpus": 8 * servers if servers else None,
+                                 "measured_at": time.time()})
                     print(rows[-1], flush=True)
                     break
                 r = run_child(args, policy, n if n < FULL else None, tmp, servers=servers)
                 r["predicted_s"] = pred
+                r["measured_at"] = time.time()
                 rows.append(_row(r))
                 print({k: (round(v, 3) if isinstance(v, float) else v)
                        for k, v in rows[-1].items()}, flush=True)
@@ -310,10 +313,15 @@ def _record(args, rows: list[dict], runs: dict, profiles: dict, earlier: dict,
     if args.all:  # one scaling figure for every policy: no per-policy JCT curves kept
         runs = {}
     if earlier:
-        mine = {(r["policy"], r["jobs"]) for r in rows}
+        # one row per cell: the later measurement wins (another invocation sharing the
+        # file may have run a cell again since this one did)
+        cell: dict[tuple, dict] = {}
+        for r in [*earlier["rows"], *rows]:
+            k = (r["policy"], r["jobs"])
+            if k not in cell or r.get("measured_at", 0) >= cell[k].get("measured_at", 0):
+                cell[k] = r
         order = {p: i for i, p in enumerate(args.registered if args.all else POLICIES)}
-        rows = sorted([r for r in earlier["rows"] if (r["policy"], r["jobs"]) not in mine]
-                      + rows, key=lambda r: (order.get(r["policy"], 99), r["jobs"]))
+        rows = sorted(cell.values(), key=lambda r: (order.get(r["policy"], 99), r["jobs"]))
         for k, v in earlier.get("largest_runs", {}).items():
             if k not in runs or runs[k]["jobs"] < v["jobs"]:
                 runs[k] = v
@@ -427,47 +435,51 @@ def scaling_summary(rows: list[dict]) -> list[dict]:
 
 
 def figure_all(rows: list[dict], summary: list[dict], name: str) -> None:
-    """CPU seconds against jobs, log-log, one panel per paper (every policy of it), with a
-    reference line of slope 1 through each panel's smallest first point."""
+    """CPU seconds against jobs, log-log: one panel per paper (Hadar and HadarE together),
+    every policy of it with its fitted exponent, a reference line of slope 1 through the
+    panel's cheapest first point, the same axes in every panel."""
     plt = pyplot()
     if plt is None:
         return
-    papers = list(dict.fromkeys(s["paper"] for s in summary
-                                if s.get("largest_jobs") is not None))
-    cols = 3
-    nrows = math.ceil(len(papers) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(5.0 * cols, 3.9 * nrows), sharex=True,
+
+    def group(policy: str) -> str:
+        return "hadar, hadare" if policy.startswith("hadar") else policy.split(".")[0]
+
+    run = [s["policy"] for s in summary if s.get("largest_jobs") is not None]
+    groups = list(dict.fromkeys(group(p) for p in run))
+    cols = 2
+    nrows = math.ceil(len(groups) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(15.0, 5.2 * nrows), sharex=True,
                              sharey=True, squeeze=False)
     fit = {s["policy"]: s.get("exponent_fit") for s in summary}
-    for ax, paper in zip(axes.flat, papers):
+    for ax, g in zip(axes.flat, groups):
         first = []
-        for i, policy in enumerate(p for p in dict.fromkeys(r["policy"] for r in rows)
-                                   if p.split(".")[0] == paper):
+        for i, policy in enumerate(p for p in run if group(p) == g):
             pts = sorted((r for r in rows if r["policy"] == policy and r["status"] == "done"),
                          key=lambda r: r["jobs"])
-            if not pts:
-                continue
             b = fit.get(policy)
+            label = (policy if g.startswith("hadar") else policy.split(".", 1)[1]) + (
+                f" ({b:.2f})" if b is not None else " (one size)")
             ax.loglog([r["jobs"] for r in pts], [r["cpu_s"] for r in pts],
                       marker="os^vD<>px*h"[i % 11], ms=4, lw=1.2,
-                      ls=("-", "--", "-.", ":")[(i // 10) % 4],
-                      label=policy.split(".", 1)[1] + (f" ({b:.2f})" if b is not None else ""))
+                      ls=("-", "--", "-.", ":")[(i // 10) % 4], label=label)
             first.append((pts[0]["jobs"], pts[0]["cpu_s"]))
-        n0, t0 = min(first, key=lambda p: p[1])
-        xs = [n0, FULL]
-        ax.loglog(xs, [t0 * x / n0 for x in xs], color="black", lw=2.2, alpha=0.35,
+        n0, t0 = min(first, key=lambda q: q[1])
+        ax.loglog([n0, FULL], [t0, t0 * FULL / n0], color="black", lw=2.2, alpha=0.35,
                   label="slope 1")
-        ax.set_title(paper)
+        ax.set_title(g)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=6.5, ncol=2 if len(first) > 8 else 1, loc="upper left")
-    for ax in axes.flat[len(papers):]:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False,
+                  title="policy (fitted exponent)", title_fontsize=7)
+    for ax in axes.flat[len(groups):]:
         ax.axis("off")
-    for ax in axes[-1]:
+    for ax in axes.flat:
         ax.set_xlabel("jobs (first N of the Philly trace)")
+        ax.xaxis.set_tick_params(labelbottom=True)
     for ax in axes[:, 0]:
         ax.set_ylabel("CPU seconds (simulate)")
-    fig.suptitle("Philly trace, 2,048 P100, load 1: CPU seconds against jobs "
-                 "(legend: fitted exponent)", fontsize=10)
+    fig.suptitle("Philly trace, 2,048 P100, load 1: CPU seconds of the simulation against "
+                 "the number of jobs", fontsize=10)
     save_figure(fig, RESULTS / "img" / f"{name}_loglog.png")
     print(RESULTS / "img" / f"{name}_loglog.png")
 
