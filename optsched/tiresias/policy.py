@@ -528,8 +528,13 @@ def expected_remaining(samples: np.ndarray, a: float) -> float:
     :math:`a` (nothing subtracts :math:`a`). :math:`O(n)`.
     """
     s = np.asarray(samples, dtype=float)
+    return _expected_after(s, int(np.searchsorted(s, a, side="right")))
+
+
+def _expected_after(s: np.ndarray, i: int) -> float:
+    """:func:`expected_remaining` for an attained service with ``i`` samples at or below
+    it (the key depends on the service only through ``i``)."""
     n = s.size
-    i = int(np.searchsorted(s, a, side="right"))
     if i >= n:
         return 0.0
     if i == n - 1:
@@ -686,6 +691,8 @@ class TiresiasPolicy:
                 raise InvalidOption("gittins_samples", s[:3].tolist(),
                                     "need positive finite samples")
             self._expected = s
+            # the key of each sample slot i, computed at its first use (NaN: not yet)
+            self._expected_keys = np.full(s.size + 1, np.nan)
         self._lists_kept = queue_order == "original" or demotion == "original"
         self.reset()
 
@@ -748,9 +755,13 @@ class TiresiasPolicy:
         if self.order == "gpus":
             return np.lexsort((tie, arr, view.workers))
         if self._expected is not None:
-            svc = self.service(view).tolist()
-            key = np.array([expected_remaining(self._expected, a) for a in svc])
-            return np.lexsort((tie, arr, key))
+            # a job's key depends on its service only through its sample slot: one
+            # vectorised search per decision, each slot's key computed once per run
+            s, table = self._expected, self._expected_keys
+            slot = np.searchsorted(s, self.service(view), side="right")
+            for i in np.unique(slot[np.isnan(table[slot])]).tolist():
+                table[i] = _expected_after(s, i)
+            return np.lexsort((tie, arr, table[slot]))
         q = self.queues(view)
         if self.thresholds is None:  # continuous LAS
             return np.lexsort((tie, arr, self.service(view)))
