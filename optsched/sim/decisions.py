@@ -217,7 +217,7 @@ class DecisionChecker:
         gangs = None
         if self._backoff:
             self._backoff -= 1
-        elif not self.caps.colocation:
+        else:
             gangs = self._check_changes(t, placements, active, known, gone)
         if gangs is None:
             gangs = self._check_all(t, placements, active)

@@ -185,7 +185,8 @@ def _philly_contended():
 
 
 def _gavel_prefix():
-    """Gavel's trace, first 40 jobs on gavel-108: completions, migrations."""
+    """Gavel's trace, first 40 jobs on gavel-108: completions, migrations, and
+    co-located pairs at Gavel's measured rates under its packed policies."""
     from optsched import catalog
 
     inst = catalog.shipped_trace("gavel-philly-2000")
@@ -194,7 +195,9 @@ def _gavel_prefix():
 
 @pytest.mark.parametrize("case,policy", [
     (_philly_contended, "tiresias.las"), (_philly_contended, "gavel.max_min_fairness_agnostic"),
-    (_gavel_prefix, "tiresias.las")], ids=["philly-las", "philly-gavel", "gavel-las"])
+    (_gavel_prefix, "tiresias.las"), (_gavel_prefix, "gavel.max_min_fairness_packed"),
+    (_gavel_prefix, "gavel.gandiva")],
+    ids=["philly-las", "philly-gavel", "gavel-las", "gavel-packed", "gavel-gandiva"])
 def test_a_simulation_checked_through_changes_is_the_one_checked_in_full(case, policy,
                                                                          monkeypatch):
     """The run whose decisions are checked through their changes, with epochs derived
@@ -219,3 +222,5 @@ def test_a_simulation_checked_through_changes_is_the_one_checked_in_full(case, p
     full = simulate(inst, policy, bounds=False, max_time=max_time)
     assert _record(fast) == _record(full)
     assert fast.extra["total_preemptions"] > 0
+    if "packed" in policy or "gandiva" in policy:  # co-located pairs went through it
+        assert any(a.partner is not None for a in fast.schedule.allocations)
