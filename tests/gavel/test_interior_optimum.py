@@ -132,7 +132,8 @@ def test_policy_methods_by_backend():
     assert pol.options == {"backend": "highs", "solve_options": {}}
 
 
-@pytest.mark.parametrize("kind", ["gavel.max_min_fairness", "gavel.max_min_fairness_agnostic"])
+@pytest.mark.parametrize("kind", ["gavel.max_min_fairness", "gavel.max_min_fairness_agnostic",
+                                  "gavel.finish_time_fairness"])
 def test_runs_in_the_simulator_with_original_rounds(kind):
     # the hand case as a cluster: one V100, one P100; b's work ends first
     cl = Cluster((Node("n0", {"v100": 1}), Node("n1", {"p100": 1})))
@@ -175,18 +176,3 @@ def test_finish_time_fairness_interior_is_inside_the_face():
     assert inner.info["lower"] <= inner.objective <= vertex.objective * (1 + 1e-7)
     assert _ftf_slack(vertex.X) == pytest.approx(0.0, abs=1e-7)
     assert _ftf_slack(inner.X) > 1e-3
-
-
-def test_finish_time_fairness_interior_runs_with_original_rounds():
-    cl = Cluster((Node("n0", {"v100": 1}), Node("n1", {"p100": 1})))
-    jobs = (Job("a", arrival=0.0, workers=1, work=7200.0,
-                throughput={"v100": 2.0, "p100": 1.0}),
-            Job("b", arrival=0.0, workers=1, work=3600.0,
-                throughput={"v100": 1.0, "p100": 1.0}))
-    inst = Instance(cl, jobs, slot=360.0)
-    pol = get_policy("gavel.finish_time_fairness", point="interior", rounds="original")
-    first: list[np.ndarray] = []
-    res = simulate(inst, pol, seed=0, progress=False,
-                   on_epoch=lambda t, ps: first.append(pol._X.copy()) if not first else None)
-    assert set(res.schedule.completion) == {"a", "b"}
-    assert first[0].min() > 1e-3
