@@ -461,44 +461,44 @@ def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocat
                            backend=backend, **opts)
     if not sol.ok:
         return sol
-    Xh = np.empty((n, K))
-    Xh[:, perm] = sol.X
-    s = Xh.sum(axis=1)
-    cap_m = (U * c[None, :]).sum(axis=1)
-    P = np.where(U, s[:, None] * c[None, :] / np.maximum(cap_m, 1e-300)[:, None], 0.0)
+    # every sum below runs in the canonical order, then the answer is mapped back: a sum
+    # taken in the input's column order differs in its last bits between relabellings,
+    # and the split LP turns those bits into differences of the solver's tolerance
+    Uc, cc, Xc = U[:, perm], c[perm], sol.X
+    s = Xc.sum(axis=1)
+    cap_m = (Uc * cc[None, :]).sum(axis=1)
+    P = np.where(Uc, s[:, None] * cc[None, :] / np.maximum(cap_m, 1e-300)[:, None], 0.0)
     load = W @ P
-    fits = bool(np.all(load <= c * (1 + 1e-9) + 1e-12))
+    fits = bool(np.all(load <= cc * (1 + 1e-9) + 1e-12))
     if fits and pareto is not False:
         # (tolerances of the solver's order: only which exact split is used hangs on them)
-        idle = c - load > 1e-6 * np.maximum(c, 1.0)
+        idle = cc - load > 1e-6 * np.maximum(cc, 1.0)
         spare = s < 1 - 1e-6
-        fits = not bool(np.any(U[spare][:, idle]))
+        fits = not bool(np.any(Uc[spare][:, idle]))
     seconds, solves = sol.seconds, sol.lp_solves
     if fits:
-        X, split, t = P, "proportional", 1.0
+        Xout, split, t = P, "proportional", 1.0
     else:
-        # the split LP in the canonical order, over classes of jobs with the same usable
-        # types, gang and row sum (exact by the symmetry argument of max_min_fairness;
-        # identical jobs get identical rows)
-        Up, Pp, Xp, cp = U[:, perm], P[:, perm], Xh[:, perm], c[perm]
-        first, inv, counts = job_classes(Up, W, s)
-        Uc, Pc, Wc, sc = Up[first], Pp[first], W[first], s[first]
+        # the split LP over classes of jobs with the same usable types, gang and row sum
+        # (exact by the symmetry argument of max_min_fairness; identical jobs get
+        # identical rows)
+        first, inv, counts = job_classes(Uc, W, s)
         floor = np.full(K, -np.inf)
         if pareto is not False:
             spare = s < 1 - 1e-6
-            keep = Up[spare].any(axis=0)
+            keep = Uc[spare].any(axis=0)
             # 1e-9 GPUs below X-hat's load: an exactly tight system (rows fixed, loads
             # fixed) is one HiGHS's presolve has declared infeasible by rounding
-            floor[keep] = (W @ Xp)[keep] - 1e-9 * np.maximum(cp[keep], 1.0)
-        data = agnostic_split_program(Uc, Wc * counts, cp, sc, floor, Pc)
+            floor[keep] = (W @ Xc)[keep] - 1e-9 * np.maximum(cc[keep], 1.0)
+        data = agnostic_split_program(Uc[first], W[first] * counts, cc, s[first], floor,
+                                      P[first])
         res = solve_program(data, backend, **opts)
         vals = res.values
         seconds += res.seconds
         solves += 1
         if res.success:
             t = float(vals["t"][0])
-            Xh = np.empty((n, K))
-            Xh[:, perm] = vals["X"][inv]
+            Xc = vals["X"][inv]
             split = "near-proportional"
         else:
             # the split LP is only a finer choice among optima of the same LP: when its
@@ -506,11 +506,20 @@ def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocat
             # random instances), the canonical optimum X-hat itself is kept, with tied
             # columns averaged below, which is feasible, optimal and symmetric too
             t, split = 0.0, f"canonical (split LP: {res.status})"
-        X = Xh.copy()
-        for k in range(K):
-            ties = [j for j in range(K) if key[j] == key[k]]
-            if len(ties) > 1:
-                X[:, k] = Xh[:, ties].mean(axis=1)
+        # tied types sit next to each other in the canonical order; their mean, taken
+        # there, is the same floats whatever the input's labels
+        Xout = Xc.copy()
+        keys = [key[k] for k in perm]
+        lo = 0
+        while lo < K:
+            hi = lo + 1
+            while hi < K and keys[hi] == keys[lo]:
+                hi += 1
+            if hi - lo > 1:
+                Xout[:, lo:hi] = Xc[:, lo:hi].mean(axis=1)[:, None]
+            lo = hi
+    X = np.empty((n, K))
+    X[:, perm] = Xout
     A = normalised_rates(T, W, c, w, agnostic=True)
     return _allocation(X, T, W, c, sol.objective, sol.status, sol.result,
                        lp_solves=solves, seconds=seconds,
