@@ -737,8 +737,28 @@ class TiresiasPolicy:
             return np.zeros(len(svc), dtype=np.int64)
         return np.searchsorted(np.asarray(self.thresholds), svc, side="right")
 
-    def ranking(self, view: ClusterView) -> np.ndarray:
-        """Visible-job indices in scheduling order (highest priority first)."""
+    def ranking(self, view: ClusterView, rows: np.ndarray | None = None) -> np.ndarray:
+        """Visible-job indices in scheduling order (highest priority first); with
+        ``rows`` (ascending visible-job indices), those jobs only, in the order the whole
+        ranking gives them.
+
+        The order is a lexicographic sort of per-job keys, so restricting it to some
+        jobs is sorting those jobs by their keys. 2D-Gittins computes the index of those
+        jobs only: their ranking keys may then differ from the whole ranking's (a fast
+        value where a close neighbour outside ``rows`` made it direct), but both are
+        within the tie margin of :math:`G`, so they order the jobs alike
+        (:meth:`GittinsIndex.ranking_keys`).
+        """
+        if rows is not None:
+            if self._gittins is not None and self.thresholds is not None \
+                    and not self._lists_kept:
+                g = self._gittins.ranking_keys(view.attained[rows])
+                q = self.queues(view)[rows]
+                return rows[np.lexsort((rows, view.arrivals[rows], -g, q))]
+            full = self.ranking(view)
+            mask = np.zeros(len(view.ids), dtype=bool)
+            mask[rows] = True
+            return full[mask[full]]
         n = len(view.ids)
         arr = view.arrivals
         tie = np.arange(n)
@@ -975,12 +995,12 @@ class TiresiasPolicy:
             # list them in priority order, but a decision is a set of placements (the
             # simulator groups them by job), so the ranking is not computed
             return kept_all
-        order = self.ranking(view)
         if self.preemptive and self.skip and self.placement == "spread" \
                 and len(view.gpu_types) == 1:
-            counted = self._decide_by_counts(view, order)
+            counted = self._decide_by_counts(view)
             if counted is not None:
                 return counted
+        order = self.ranking(view)
         free = view.capacity.astype(np.int64).copy()
         chosen: list[int] = []
         kept: set[int] = set()
@@ -1028,7 +1048,7 @@ class TiresiasPolicy:
             out.extend(ps)
         return out
 
-    def _decide_by_counts(self, view: ClusterView, order: np.ndarray
+    def _decide_by_counts(self, view: ClusterView, order: np.ndarray | None = None
                           ) -> list[Placement] | None:
         r""":meth:`_decide` for a preemptive, skipping policy with ``spread`` placement on
         a cluster of one GPU type, from GPU counts; ``None`` hands over to the full passes.
@@ -1044,31 +1064,44 @@ class TiresiasPolicy:
         is left, exactly as the full passes do; when the previous placements do not fit
         or a gang finds no nodes (neither happens on a valid previous decision) the
         full passes run instead. A decision is a set of placements, so the kept ones are
-        listed in the previous decision's order. :math:`O(n \log n)` in numpy for the
-        order and the first pass, plus Python work per job preempted or started.
+        listed in the previous decision's order. When every usable gang fits together
+        the first pass selects them all in any order, so only the jobs that start are
+        ranked (``order`` is then not needed; ``None`` ranks on demand).
+        :math:`O(n \log n)` in numpy for the order and the first pass, plus Python work
+        per job preempted or started.
         """
         held, fits = self._held(view)
         if not fits:
             return None
         total = int(view.capacity[:, 0].sum())
-        w = np.where(view.throughput_matrix[:, 0] > 0, view.workers, total + 1)[order]
-        chosen: list[int] = []
-        left, i, n = total, 0, len(w)
-        while i < n and left > 0:
-            cum = np.cumsum(w[i:])
-            p = int(np.searchsorted(cum, left, side="right"))  # the run that fits
-            if p:
-                chosen += order[i:i + p].tolist()
-                left -= int(cum[p - 1])
-                i += p
-                continue
-            hit = np.flatnonzero(w[i:] <= left)  # skip to the next gang that fits
-            if not hit.size:
-                break
-            i += int(hit[0])
+        usable = view.throughput_matrix[:, 0] > 0
         ran = view.ran_before
         ids = view.ids
-        new = [m for m in chosen if not ran[m]]
+        if int(view.workers[usable].sum()) <= total:
+            # every usable gang fits together: the first pass selects them all whatever
+            # the order, which then only orders the jobs that start (they are placed in
+            # it); the others' priorities are not computed
+            chosen = np.flatnonzero(usable).tolist()
+            new = self.ranking(view, np.flatnonzero(usable & ~ran)).tolist()
+        else:
+            if order is None:
+                order = self.ranking(view)
+            w = np.where(usable, view.workers, total + 1)[order]
+            chosen = []
+            left, i, n = total, 0, len(w)
+            while i < n and left > 0:
+                cum = np.cumsum(w[i:])
+                p = int(np.searchsorted(cum, left, side="right"))  # the run that fits
+                if p:
+                    chosen += order[i:i + p].tolist()
+                    left -= int(cum[p - 1])
+                    i += p
+                    continue
+                hit = np.flatnonzero(w[i:] <= left)  # skip to the next gang that fits
+                if not hit.size:
+                    break
+                i += int(hit[0])
+            new = [m for m in chosen if not ran[m]]
         free = view.capacity.astype(np.int64) - held
         if len(chosen) - len(new) == view.previous_count:
             out = list(view.previous)

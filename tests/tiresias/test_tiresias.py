@@ -366,7 +366,7 @@ def test_counting_first_pass_decides_as_the_node_level_passes(name, monkeypatch)
     kinds = []
     count = pol._decide_by_counts
 
-    def counted(view, order):
+    def counted(view, order=None):
         got = count(view, order)
         kinds.append(got is not None)
         return got
@@ -376,11 +376,48 @@ def test_counting_first_pass_decides_as_the_node_level_passes(name, monkeypatch)
     assert sum(kinds) > 10
     assert fast.extra["total_preemptions"] > 0
     pol = get_policy(name)
-    monkeypatch.setattr(pol, "_decide_by_counts", lambda view, order: None)
+    monkeypatch.setattr(pol, "_decide_by_counts", lambda view, order=None: None)
     slow = simulate(inst, pol, progress=False)
     assert fast.schedule.to_dict() == slow.schedule.to_dict()
     assert fast.extra["preemptions"] == slow.extra["preemptions"]
     assert fast.extra["migrations"] == slow.extra["migrations"]
+
+
+@pytest.mark.parametrize("name", ["tiresias.gittins",
+                                  pytest.param("tiresias.las", marks=pytest.mark.slow)])
+def test_ranking_of_some_jobs_is_the_whole_ranking_restricted(name, monkeypatch):
+    """When every usable gang fits, only the starting jobs are ranked: at every decision
+    of a run with both cases (a quiet start, then queueing), the ranking of any subset
+    of the visible jobs is the whole ranking with the others left out, and the run
+    decides as the node-level passes do."""
+    from optsched import catalog
+
+    inst = catalog.read_philly_trace(jobs=60, load=12.0, cluster="tiresias-n32g4")
+    pol = get_policy(name)
+    rank = pol.ranking
+    seen = {"subsets": 0, "all_fit": 0}
+    rng = np.random.default_rng(5)
+
+    def ranking(view, rows=None):
+        full = rank(view)
+        if rows is None:
+            return full
+        seen["all_fit"] += 1
+        for sub in (rows, np.flatnonzero(rng.random(len(view.ids)) < 0.5)):
+            got = rank(view, sub)
+            assert got.tolist() == [m for m in full.tolist() if m in set(sub.tolist())]
+            seen["subsets"] += 1
+        return rank(view, rows)
+
+    monkeypatch.setattr(pol, "ranking", ranking)
+    fast = simulate(inst, pol, progress=False)
+    assert seen["all_fit"] > 10, seen
+    pol = get_policy(name)
+    monkeypatch.setattr(pol, "_decide_by_counts", lambda view, order=None: None)
+    slow = simulate(inst, pol, progress=False)
+    assert fast.extra["total_preemptions"] > 0
+    assert fast.schedule.to_dict() == slow.schedule.to_dict()
+    assert fast.extra["preemptions"] == slow.extra["preemptions"]
 
 
 def test_former_policy_class_names_are_aliases():
