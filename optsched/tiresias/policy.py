@@ -355,7 +355,9 @@ class GittinsIndex:
         #: orders complex numbers by real then imaginary part, so one searchsorted finds
         #: each value's place among its own interval's breaks
         self._keys = np.zeros(0, dtype=complex)
-        self._key_owner = np.zeros(0)  # their real parts, contiguous
+        #: per interval, the position in ``_keys`` of its first break (of the first
+        #: break of a later interval when it has none)
+        self._key_first = np.zeros(n + 1, dtype=np.int64)
         self.tie_margin = max(GITTINS_TIE_MARGIN, 1e4 * s.size * np.finfo(float).eps)
 
     def __call__(self, a: float) -> float:
@@ -452,7 +454,9 @@ class GittinsIndex:
         fresh.imag = np.concatenate(bs[1:])
         fresh.sort()
         self._keys = np.insert(self._keys, np.searchsorted(self._keys, fresh), fresh)
-        self._key_owner = np.ascontiguousarray(self._keys.real)
+        self._key_first = np.searchsorted(self._keys.real,
+                                          np.arange(self.samples.size + 1, dtype=float),
+                                          side="left")
 
     def fast_many(self, a: Sequence[float] | np.ndarray) -> np.ndarray:
         """:meth:`fast` of every value of ``a`` at once, the same floats (the same
@@ -472,11 +476,9 @@ class GittinsIndex:
         x = s[ii] - vals[inside]
         # bisect_right within each value's own breaks: the breaks of lower intervals,
         # and those of its interval up to x, come before (ii, x)
-        own = ii.astype(float)
         at = np.empty(ii.size, dtype=complex)
-        at.real, at.imag = own, x
-        p = np.searchsorted(self._keys, at, side="right") - \
-            np.searchsorted(self._key_owner, own, side="left")
+        at.real, at.imag = ii, x
+        p = np.searchsorted(self._keys, at, side="right") - self._key_first[ii]
         n_lines, l0 = self._l_len[ii], self._l_start[ii]
         m = s.size - ii
         best = np.full(ii.size, -np.inf)
@@ -508,11 +510,21 @@ class GittinsIndex:
         ks, av = keys[o], vals[o]
         close = (ks[1:] - ks[:-1] <= self.tie_margin * ks[1:]) & (av[1:] != av[:-1])
         if close.any():
+            # in key order: both ends of each close pair, then every job whose attained
+            # service is one of theirs. Equal a gives equal keys, so those jobs share a
+            # run of equal keys; a run holding two values of a holds a close pair at
+            # each change of value, so every one of its jobs is near already. Marking
+            # the whole run of each near job is therefore the same.
+            near_s = np.zeros(keys.size, dtype=bool)
+            near_s[1:] = close
+            near_s[:-1] |= close
+            run = np.empty(keys.size, dtype=np.int64)
+            run[0] = 0
+            np.cumsum(ks[1:] != ks[:-1], out=run[1:])
+            hit = np.zeros(int(run[-1]) + 1, dtype=bool)
+            hit[run[near_s]] = True
             near = np.zeros(keys.size, dtype=bool)
-            near[o[1:][close]] = True
-            near[o[:-1][close]] = True
-            # every job whose attained service is one of those: equal a, equal key
-            near |= np.isin(vals, vals[near])
+            near[o] = hit[run]
             for i in np.flatnonzero(near).tolist():
                 keys[i] = self(float(vals[i]))
         return keys
