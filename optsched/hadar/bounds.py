@@ -121,7 +121,7 @@ def _thresholds(model: HadarModel, j: int) -> np.ndarray:
 
 def slot_options(model: HadarModel, j: int, price: np.ndarray, residual: np.ndarray,
                  rho: np.ndarray, with_alloc: bool = False, width: Any = None,
-                 speed: bool = False):
+                 speed: bool = False, same: np.ndarray | None = None):
     """Per slot (rows of ``price``) and option (threshold rate ``rho``, gang ``width``,
     default :math:`W_j`): the cost of the ``width`` cheapest GPUs among buckets of rate
     >= rho (``inf`` if fewer remain).
@@ -129,7 +129,31 @@ def slot_options(model: HadarModel, j: int, price: np.ndarray, residual: np.ndar
     Returns ``cost[nT, K]``, then with ``with_alloc`` the GPUs taken per ``[nT, K, B]``,
     then with ``speed`` the summed per-worker rate of those GPUs ``[nT, K]`` (what the
     ``"additive"`` progress rule credits per second).
+
+    ``same`` (optional, per slot): slots whose rows of ``price`` and ``residual`` are
+    known to be one and the same row (e.g. slots no job reserved,
+    :attr:`~optsched.hadar.model.PriceBook.untouched`). Each row's options depend on that
+    row alone, so they are computed once for all of them: the same floats, without a
+    sort per slot.
     """
+    if same is not None:
+        same = np.asarray(same, dtype=bool)
+        if same.shape != (price.shape[0],):
+            raise ValueError(f"same: one flag per slot expected, got shape {same.shape}")
+        if int(same.sum()) > 1:
+            rows = np.flatnonzero(~same)
+            rep = int(np.flatnonzero(same)[0])
+            pick = np.append(rows, rep)
+            got = slot_options(model, j, price[pick], residual[pick], rho,
+                               with_alloc=with_alloc, width=width, speed=speed)
+            parts = got if isinstance(got, tuple) else (got,)
+            full = []
+            for part in parts:
+                spread = np.empty((price.shape[0],) + part.shape[1:], dtype=part.dtype)
+                spread[rows] = part[:-1]
+                spread[same] = part[-1]
+                full.append(spread)
+            return tuple(full) if isinstance(got, tuple) else full[0]
     W = np.broadcast_to(np.asarray(model.W[j] if width is None else width, dtype=float),
                         rho.shape)
     rb = model.rates[j][model.bucket_type]  # rate of each bucket for this job
@@ -209,7 +233,8 @@ def _quanta(model: HadarModel, j: int, rho: np.ndarray, Q: int, rounding: str) -
 
 def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.ndarray,
                     quanta: int = DEFAULT_QUANTA, rounding: str = "safe",
-                    positive_only: bool = True, progress_rule: str = "gang") -> JobPlan:
+                    positive_only: bool = True, progress_rule: str = "gang",
+                    same: np.ndarray | None = None) -> JobPlan:
     r"""The best priced schedule of job ``j``: OASiS's dual subroutine over Hadar's schedule
     set (module docstring).
 
@@ -233,6 +258,11 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     progress_rule : {"gang", "partial", "additive"}
         How a slot's GPUs make progress (:mod:`optsched.core.progress`); the per-slot
         options are :func:`rule_options`'.
+    same : ndarray of bool, shape (T,), optional
+        Slots whose rows of ``price`` and ``residual`` are one and the same row (slots no
+        job reserved: :attr:`~optsched.hadar.model.PriceBook.untouched`); their options
+        are computed once (:func:`slot_options`), the result unchanged. Used by the
+        ``"gang"`` rule.
 
     Returns
     -------
@@ -275,7 +305,8 @@ def dual_subroutine(model: HadarModel, j: int, price: np.ndarray, residual: np.n
     units: np.ndarray | None = None
     width = None
     if progress_rule == "gang":
-        cost = slot_options(model, j, price[a:], residual[a:], rho)
+        cost = slot_options(model, j, price[a:], residual[a:], rho,
+                            same=None if same is None else same[a:])
         # row 0: the slot unused; row 1 + k: option k from level max(0, q - pq[k])
         shift = np.vstack([levels] + [np.maximum(0, levels - p) for p in pq])
         usable = np.isfinite(cost) & (pq > 0)[None, :]

@@ -96,7 +96,8 @@ def run_online(model: HadarModel, *, quanta: int = DEFAULT_QUANTA, U: Any = None
     t0 = time.perf_counter()
     for j in order:
         j = int(j)
-        plan = dual_subroutine(model, j, prices.p, prices.residual, quanta, "safe")
+        plan = dual_subroutine(model, j, prices.p, prices.residual, quanta, "safe",
+                               same=prices.untouched)
         payoffs[j] = plan.payoff
         if plan.feasible and plan.payoff > _TOL * max(1.0, float(model.values[j].max())):
             prices.allocate(plan.slots, plan.buckets, plan.gpus)

@@ -372,6 +372,16 @@ class PriceBook:
         self._ll = math.log(self.L)
         self.g = np.zeros((slots, cap.size), dtype=np.int64)
         self.p = np.full((slots, cap.size), self.L)
+        #: per slot, whether any of its cells was ever reserved (a slot never reserved
+        #: has every bucket free at price exactly L)
+        self.touched = np.zeros(slots, dtype=bool)
+
+    @property
+    def untouched(self) -> np.ndarray:
+        """Per slot, ``True`` where no cell was ever reserved: its rows of :attr:`p` and
+        :attr:`residual` are the initial ones (``L`` and ``cap``), the same floats in
+        every such slot."""
+        return ~self.touched
 
     @property
     def slots(self) -> int:
@@ -385,6 +395,7 @@ class PriceBook:
         """Add ``gpus`` (negative: release) to cells ``(t, b)`` and re-price them."""
         np.add.at(self.g, (t, b), gpus)
         self.p[t, b] = self.price(self.g[t, b], b)
+        self.touched[t] = True
 
     def extend(self, upto: int) -> None:
         """Hold at least ``upto`` slots; new slots are empty (price :math:`L`). Grows by
@@ -395,6 +406,7 @@ class PriceBook:
             extra = max(upto - have, 256, have // 2)
             self.g = np.vstack([self.g, np.zeros((extra, self.cap.size), dtype=np.int64)])
             self.p = np.vstack([self.p, np.full((extra, self.cap.size), self.L)])
+            self.touched = np.concatenate([self.touched, np.zeros(extra, dtype=bool)])
 
     @property
     def residual(self) -> np.ndarray:

@@ -338,6 +338,56 @@ def test_slot_options_per_threshold():
     assert cost[0].tolist() == [4.0, 4.0, math.inf]
 
 
+def test_slot_options_of_equal_rows_are_computed_once_with_the_same_floats():
+    """``same`` marks slots whose rows are one row: their options are the row's, and
+    every other slot's are as computed alone (costs, GPUs taken, summed rates)."""
+    inst = make([(3, 1.0, 0.0, {"v100": 3.0, "p100": 2.0, "k80": 1.0}, None)],
+                [{"v100": 2, "p100": 2, "k80": 2}, {"v100": 1, "k80": 3}])
+    m = build_model(inst, slots=8)
+    rng = np.random.default_rng(3)
+    B = m.bucket_cap.size
+    base_p = rng.uniform(1.0, 3.0, B)
+    price = np.tile(base_p, (8, 1))
+    residual = np.tile(m.bucket_cap, (8, 1))
+    same = np.ones(8, dtype=bool)
+    for t in (1, 4, 5):  # reserved slots: other prices, fewer GPUs
+        price[t] = rng.uniform(1.0, 3.0, B)
+        residual[t] = rng.integers(0, m.bucket_cap + 1)
+        same[t] = False
+    rho = np.array([1.0, 2.0, 3.0])
+    alone = slot_options(m, 0, price, residual, rho, with_alloc=True, speed=True)
+    once = slot_options(m, 0, price, residual, rho, with_alloc=True, speed=True, same=same)
+    for x, y in zip(alone, once):
+        assert np.array_equal(x, y)
+    assert np.array_equal(slot_options(m, 0, price, residual, rho),
+                          slot_options(m, 0, price, residual, rho, same=same))
+    with pytest.raises(ValueError, match="same"):
+        slot_options(m, 0, price, residual, rho, same=same[:3])
+
+
+def test_online_run_is_unchanged_by_computing_untouched_slots_once(monkeypatch):
+    """OASiS' online pass hands the price book's untouched slots to the dual subroutine;
+    without that hint every plan and payoff is the same."""
+    import optsched.hadar.heuristics as H
+
+    inst = make([(int(w), 1.0 + j % 3, float(j % 4), {"v100": 3.0, "p100": 2.0, "k80": 1.0},
+                  None) for j, w in enumerate([1, 2, 1, 3, 2, 1, 1, 2, 4, 1])],
+                [{"v100": 2, "p100": 2, "k80": 2}, {"v100": 2, "k80": 4}], T=24)
+    m = build_model(inst, slots=24)
+    fast = H.run_online(m)
+    inner = H.dual_subroutine
+    monkeypatch.setattr(H, "dual_subroutine",
+                        lambda *a, same=None, **k: inner(*a, **k))
+    slow = H.run_online(m)
+    assert fast.payoffs == slow.payoffs
+    assert fast.plans.keys() == slow.plans.keys() and len(fast.plans) > 2
+    for j, p in fast.plans.items():
+        q = slow.plans[j]
+        assert (p.t_hat, p.payoff, p.cost) == (q.t_hat, q.payoff, q.cost)
+        for f in ("slots", "buckets", "gpus"):
+            assert np.array_equal(getattr(p, f), getattr(q, f))
+
+
 # --------------------------------------------------------------------------- properties
 @st.composite
 def assumption_instances(draw):
