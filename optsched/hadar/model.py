@@ -375,6 +375,8 @@ class PriceBook:
         #: per slot, whether any of its cells was ever reserved (a slot never reserved
         #: has every bucket free at price exactly L)
         self.touched = np.zeros(slots, dtype=bool)
+        # cap - g, kept up to date by reserve(): a caller reads it for every job
+        self._free = np.tile(cap - np.zeros(1, dtype=np.int64), (slots, 1))
 
     @property
     def untouched(self) -> np.ndarray:
@@ -395,6 +397,7 @@ class PriceBook:
         """Add ``gpus`` (negative: release) to cells ``(t, b)`` and re-price them."""
         np.add.at(self.g, (t, b), gpus)
         self.p[t, b] = self.price(self.g[t, b], b)
+        self._free[t, b] = self.cap[b] - self.g[t, b]
         self.touched[t] = True
 
     def extend(self, upto: int) -> None:
@@ -407,11 +410,15 @@ class PriceBook:
             self.g = np.vstack([self.g, np.zeros((extra, self.cap.size), dtype=np.int64)])
             self.p = np.vstack([self.p, np.full((extra, self.cap.size), self.L)])
             self.touched = np.concatenate([self.touched, np.zeros(extra, dtype=bool)])
+            self._free = np.vstack([self._free, np.tile(self.cap - np.zeros(1, dtype=np.int64),
+                                                        (extra, 1))])
 
     @property
     def residual(self) -> np.ndarray:
-        """GPUs not reserved, per slot and bucket."""
-        return self.cap[None, :] - self.g
+        """GPUs not reserved, per slot and bucket (read-only: the book's own array)."""
+        view = self._free.view()
+        view.flags.writeable = False
+        return view
 
 
 class Prices(PriceBook):

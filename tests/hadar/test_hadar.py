@@ -545,3 +545,22 @@ def test_ratio_report_with_l_near_the_smallest_float_stays_finite():
     want = max(1.0, *(math.log(u) - math.log(L) for u in Uk if u > 0))
     assert math.isfinite(rep.alpha) and rep.alpha == pytest.approx(want)
     assert rep.ratio == pytest.approx(2 * want)
+
+
+def test_price_book_keeps_residual_and_untouched_slots_up_to_date():
+    """The book's residual is ``cap - g`` after reservations, releases and growth, read
+    only; the untouched slots are exactly those no reservation reached, with price L."""
+    from optsched.hadar.model import PriceBook
+
+    cap = np.array([4, 2, 8])
+    book = PriceBook(np.array([10.0, 20.0, 40.0]), 1.0, cap, slots=5)
+    book.reserve(np.array([1, 1, 3]), np.array([0, 0, 2]), np.array([1, 2, 5]))
+    book.reserve(np.array([3]), np.array([2]), np.array([-5]))  # released: touched still
+    book.extend(300)
+    book.reserve(np.array([280]), np.array([1]), np.array([2]))
+    assert np.array_equal(book.residual, cap[None, :] - book.g)
+    assert book.residual[1, 0] == 1 and book.residual[280, 1] == 0
+    with pytest.raises(ValueError):
+        book.residual[0, 0] = 7
+    assert np.flatnonzero(~book.untouched).tolist() == [1, 3, 280]
+    assert np.all(book.p[book.untouched] == 1.0)
