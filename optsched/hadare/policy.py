@@ -258,32 +258,39 @@ def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
     Fv = F[E]
     given = 0
     barange = np.arange(B)
+    remE = rem[E]
+    # the marginal progress per price of every (job, bucket), -inf where the job may not
+    # take the bucket's GPUs, kept up to date: a grant changes only its job's row (its
+    # rate, copies and need) and, when it empties the bucket, the bucket's column
+    cbn, cgn = cb[:, bn], cg[:, bn]  # nE x B: the job's copy on the bucket's node
+    ok = (tau > 0) & (idle[None, :] > 0) & (
+        ((cbn < 0) & (ncop < Fv)[:, None])
+        | ((cbn == barange[None, :]) & (cgn < Wv[:, None])))
+    need = np.maximum(0.0, remE - R * d)
+    eff_all = np.where(ncop > 0, efficiency, 1.0)[:, None] * tau  # effective rates
+    with np.errstate(over="ignore"):
+        mp = np.where(ok, np.minimum(eff_all * d, need[:, None]) / p[None, :], -np.inf)
+        tp = tau / p[None, :]
     while True:
-        cbn, cgn = cb[:, bn], cg[:, bn]  # nE x B: the job's copy on the bucket's node
-        ok = (tau > 0) & (idle[None, :] > 0) & (
-            ((cbn < 0) & (ncop < Fv)[:, None])
-            | ((cbn == barange[None, :]) & (cgn < Wv[:, None])))
-        if not ok.any():
+        # where a job may take a bucket, mp >= 0; elsewhere -inf: no pair left is -inf
+        top = mp.max()
+        if top == -np.inf:
             return given
-        need = np.maximum(0.0, rem[E] - R * d)
-        eff = np.where(ncop > 0, efficiency, 1.0)[:, None] * tau  # nE x B, effective rates
         # a price at the floor makes the ratio +inf: such buckets tie at the top and the
         # tolerance must not turn into inf - inf
+        tol = 1e-12 * max(1.0, abs(top)) if np.isfinite(top) else 0.0
         with np.errstate(over="ignore"):
-            mp = np.where(ok, np.minimum(eff * d, need[:, None]) / p[None, :], -np.inf)
-            top = mp.max()
-            tol = 1e-12 * max(1.0, abs(top)) if np.isfinite(top) else 0.0
-            cand = ok & (mp >= top - tol)
-            sec = np.where(cand, tau / p[None, :], -np.inf)
+            sec = np.where(mp >= top - tol, tp, -np.inf)
         e, b = (int(v) for v in np.unravel_index(int(np.argmax(sec)), sec.shape))
         if not ok[e, b]:  # pragma: no cover - guarded by the cand mask
             e, b = np.argwhere(ok)[0]
         h = int(bn[b])
+        eff_eb = (efficiency if ncop[e] > 0 else 1.0) * tau[e, b]
         room = int(Wv[e] - cg[e, h]) if cb[e, h] >= 0 else int(Wv[e])
         g = min(int(idle[b]), room)
         if need[e] > 0:
-            g = min(g, max(1, math.ceil(need[e] / (eff[e, b] * d) - _EPS)))
-        R[e] += g * eff[e, b]
+            g = min(g, max(1, math.ceil(need[e] / (eff_eb * d) - _EPS)))
+        R[e] += g * eff_eb
         if cb[e, h] < 0:
             cb[e, h] = b
             ncop[e] += 1
@@ -292,6 +299,16 @@ def fill_idle_gpus(model: HadarModel, s: int, eligible: list[int],
         given += g
         j = int(E[e])
         copies.setdefault(j, {})[h] = [int(b), int(cg[e, h])]
+        if idle[b] <= 0:
+            ok[:, b] = False
+            mp[:, b] = -np.inf
+        cbn_e, cgn_e = cb[e, bn], cg[e, bn]
+        ok[e] = (tau[e] > 0) & (idle > 0) & (
+            ((cbn_e < 0) & (ncop[e] < Fv[e])) | ((cbn_e == barange) & (cgn_e < Wv[e])))
+        need[e] = max(0.0, remE[e] - R[e] * d)
+        eff_e = (efficiency if ncop[e] > 0 else 1.0) * tau[e]
+        with np.errstate(over="ignore"):
+            mp[e] = np.where(ok[e], np.minimum(eff_e * d, need[e]) / p, -np.inf)
 
 
 @declares()

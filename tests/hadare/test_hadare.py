@@ -483,3 +483,47 @@ def test_fill_ranks_floor_prices_without_nan():
     assert given == 2 and idle.sum() == 0
     # one copy each (F = 1): both jobs run
     assert copies == {0: {0: [0, 1]}, 1: {1: [1, 1]}}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_fill_gives_the_gpus_the_plain_greedy_gives(seed):
+    """The vectorised fill (scores kept up to date per grant) takes the same grants, in
+    the same order of preference, as the plain greedy that scores every pair afresh
+    (tests/hadare/reference_fill.py), on random clusters, copies, prices and needs."""
+    from reference_fill import reference_fill
+
+    from optsched.hadar.model import build_model
+    from optsched.hadare.policy import fill_idle_gpus
+
+    rng = np.random.default_rng(seed)
+    types = ["k80", "p100", "v100"]
+    caps = [{t: int(rng.integers(1, 5)) for t in types}]  # every type somewhere
+    caps += [{t: int(rng.integers(1, 5)) for t in types if rng.random() < 0.7} or {"k80": 2}
+             for _ in range(int(rng.integers(1, 4)))]
+    jobs = [(int(rng.integers(1, 4)), float(rng.uniform(1e3, 2e4)), 0.0,
+             {t: float(rng.choice([0.0, 1.0, 2.0, 3.0])) or 0.5 for t in types},
+             Ut("constant", value=1)) for _ in range(int(rng.integers(2, 7)))]
+    m = build_model(make(jobs, caps, slot=60.0, T=50))
+    n = m.n_jobs
+    eligible = sorted(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False).tolist())
+    F = rng.integers(1, 4, n).astype(float)
+    rem = m.E * rng.uniform(0.0, 1.0, n)
+    rem[rng.random(n) < 0.2] = 0.0
+    price = (rng.choice([1.0, 2.0, 0.5, 1e-320], size=m.bucket_cap.size)
+             if rng.random() < 0.8 else None)
+    eff = float(rng.choice([1.0, 0.8]))
+    idle = m.bucket_cap.copy()
+    copies: dict = {}
+    if rng.random() < 0.5 and eligible:  # a copy held already
+        j, b = eligible[0], 0
+        g = int(min(idle[b], m.W[j]))
+        copies[j] = {int(m.bucket_node[b]): [b, g]}
+        idle[b] -= g
+    idle2, copies2 = idle.copy(), {j: {h: list(v) for h, v in c.items()}
+                                   for j, c in copies.items()}
+    got = fill_idle_gpus(m, 0, eligible, copies, idle, rem, F, price, eff)
+    want = reference_fill(m, eligible, copies2, idle2, rem, F, price, eff)
+    assert got == want
+    assert copies == copies2
+    assert np.array_equal(idle, idle2)
