@@ -240,7 +240,25 @@ class SynergyRound:
         return np.unique(np.round(out, 9), axis=0)
 
 
+#: the last cluster checked by :func:`_homogeneous` and its answer: a simulated run asks
+#: for its one (frozen) cluster at every round
+_HOMOGENEOUS_SEEN: list = [None, None]
+
+
 def _homogeneous(cluster: Cluster) -> tuple[str, list[Node], tuple[float, float]]:
+    """The cluster's GPU type, its servers with GPUs and their CPU and DRAM per GPU, or
+    :class:`~optsched.errors.ModelNotApplicable`; remembered for the last cluster (an
+    identity test: a :class:`Cluster` is frozen)."""
+    seen = _HOMOGENEOUS_SEEN
+    if seen[0] is cluster:
+        gtype, nodes, fair = seen[1]
+        return gtype, list(nodes), fair
+    got = _check_homogeneous(cluster)
+    seen[0], seen[1] = cluster, (got[0], tuple(got[1]), got[2])
+    return got
+
+
+def _check_homogeneous(cluster: Cluster) -> tuple[str, list[Node], tuple[float, float]]:
     types = cluster.gpu_types
     if len(types) != 1:
         raise ModelNotApplicable("cluster.gpu_types", list(types),

@@ -136,6 +136,24 @@ def test_not_applicable():
         tune(Instance(small, (catalog_job(0, "res18_2"),)))
 
 
+def test_cluster_check_is_remembered_for_one_cluster_only():
+    """A run asks for its cluster's check at every round: the answer is remembered for
+    that cluster object, and a different cluster is checked afresh (refused if it must
+    be), whatever was checked before."""
+    from optsched.synergy.model import _homogeneous
+
+    good = cluster([8, 8])
+    first = _homogeneous(good)
+    again = _homogeneous(good)
+    assert again == first and again[1] is not first[1]  # a fresh list each time
+    again[1].clear()
+    assert len(_homogeneous(good)[1]) == 2
+    bad = Cluster((Node("a", {"v100": 8}, 24, 500), Node("b", {"v100": 8}, 32, 500)))
+    with pytest.raises(ModelNotApplicable, match="per GPU"):
+        _homogeneous(bad)
+    assert _homogeneous(cluster([4]))[1][0].total_gpus == 4
+
+
 # --------------------------------------------------------------------------- GREEDY
 def greedy_counterexample() -> Instance:
     """One server; two AlexNets then six 1-GPU LSTMs, FIFO."""
