@@ -485,7 +485,7 @@ def test_fill_ranks_floor_prices_without_nan():
     assert copies == {0: {0: [0, 1]}, 1: {1: [1, 1]}}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_fill_gives_the_gpus_the_plain_greedy_gives(seed):
     """The vectorised fill (scores kept up to date per grant) takes the same grants, in
