@@ -85,7 +85,7 @@ import numpy as np
 
 from optsched.core.instance import Instance
 from optsched.core.progress import check_progress_rule
-from optsched.errors import ModelNotApplicable
+from optsched.errors import InvalidOption, ModelNotApplicable
 from optsched.hadar.model import SMALL_DEMAND_THRESHOLD, HadarModel, Prices, build_model
 
 __all__ = ["DEFAULT_QUANTA", "JobPlan", "slot_options", "rule_options", "dual_subroutine",
@@ -139,7 +139,8 @@ def slot_options(model: HadarModel, j: int, price: np.ndarray, residual: np.ndar
     if same is not None:
         same = np.asarray(same, dtype=bool)
         if same.shape != (price.shape[0],):
-            raise ValueError(f"same: one flag per slot expected, got shape {same.shape}")
+            raise InvalidOption("same", same.shape, f"one flag per slot expected "
+                                f"({price.shape[0]} slots)")
         if int(same.sum()) > 1:
             rows = np.flatnonzero(~same)
             rep = int(np.flatnonzero(same)[0])

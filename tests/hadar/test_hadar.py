@@ -361,7 +361,7 @@ def test_slot_options_of_equal_rows_are_computed_once_with_the_same_floats():
         assert np.array_equal(x, y)
     assert np.array_equal(slot_options(m, 0, price, residual, rho),
                           slot_options(m, 0, price, residual, rho, same=same))
-    with pytest.raises(ValueError, match="same"):
+    with pytest.raises(InvalidOption, match="same"):
         slot_options(m, 0, price, residual, rho, same=same[:3])
 
 
