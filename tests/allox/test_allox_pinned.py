@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from allox_cases import instances, key, runs
+from allox_cases import frozen_demo, instances, key, runs
 
 import optsched.allox as allox
 
@@ -22,6 +22,18 @@ INSTANCES = instances()
 # the simulator runs the work down in floating point: completion times may differ from
 # start + p in the last digits (at most 1.3e-13 relative when pinned), never more
 REL = 1e-12
+
+
+def test_the_frozen_demo_is_what_the_demo_draws():
+    """``demo_instance.json`` is :func:`optsched.allox.demo_instance` up to last bits."""
+    frozen, fresh = frozen_demo(), allox.demo_instance()
+    assert (frozen.name, frozen.cluster, frozen.slot) == (fresh.name, fresh.cluster, fresh.slot)
+    assert len(frozen.jobs) == len(fresh.jobs) == 24
+    for a, b in zip(frozen.jobs, fresh.jobs):
+        assert (a.id, a.arrival, a.workers, a.profile) == (b.id, b.arrival, b.workers,
+                                                           b.profile)
+        assert a.work == pytest.approx(b.work, rel=1e-12)
+        assert a.throughput == pytest.approx(b.throughput, rel=1e-12)
 
 
 def test_every_case_is_pinned():

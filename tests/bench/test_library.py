@@ -5,7 +5,6 @@ tampered record is refused naming its instance."""
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import shutil
 
@@ -61,19 +60,64 @@ def test_every_record_validates_and_reproduces(name):
     check_record(LIB, RECORDS[name])
 
 
+# A draw repeats the shipped file bit for bit on the machine that wrote it; elsewhere
+# numpy's vectorised pow (SIMD kernels chosen by the CPU) and BLAS sums may round the
+# last bits differently (seen: AVX-512 against AVX2, at most 3.4e-15 relative on the
+# shipped files). So the draw is compared field by field: every name, count and
+# structure exactly, every float to DRAW_REL; the shipped file, fixed by its sha256 in
+# the record, stays the instance.
+DRAW_REL = 1e-12
+
+
+def differences(got, want, path="") -> list[str]:
+    """Where two JSON trees differ beyond DRAW_REL on floats (exact on all else)."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or set(got) != set(want):
+            return [f"{path}: keys {sorted(got) if isinstance(got, dict) else got!r}"
+                    f" != {sorted(want)}"]
+        return [d for k in want for d in differences(got[k], want[k], f"{path}.{k}")]
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            return [f"{path}: {got!r} != {want!r}"]
+        return [d for i, (g, w) in enumerate(zip(got, want))
+                for d in differences(g, w, f"{path}[{i}]")]
+    if isinstance(want, float) and isinstance(got, (int, float)) \
+            and not isinstance(got, bool):
+        ok = got == want or abs(got - want) <= DRAW_REL * max(abs(got), abs(want))
+        return [] if ok else [f"{path}: {got!r} != {want!r}"]
+    return [] if type(got) is type(want) and got == want else [f"{path}: {got!r} != {want!r}"]
+
+
+def assert_drawn(spec):
+    shipped = json.loads(LIB.instance(spec.name).to_json(indent=None))  # sha256 checked
+    drawn = json.loads(draw(spec).to_json(indent=None))
+    diff = differences(drawn, shipped)
+    assert not diff, (spec.name, diff[:5])
+
+
+def test_the_draw_comparison_can_fail():
+    """The comparison refuses a changed count, a changed name and a float off by 1e-9,
+    and accepts a float off in its last bit."""
+    base = {"jobs": [{"id": "a", "work": 332.3, "workers": 2}]}
+    last_bit = {"jobs": [{"id": "a", "work": 332.30000000000103, "workers": 2}]}
+    assert differences(last_bit, base) == []
+    for bad in ({"jobs": [{"id": "a", "work": 332.3 * (1 + 1e-9), "workers": 2}]},
+                {"jobs": [{"id": "b", "work": 332.3, "workers": 2}]},
+                {"jobs": [{"id": "a", "work": 332.3, "workers": 3}]},
+                {"jobs": []}, {"jobs": [{"id": "a", "work": 332.3}]}):
+        assert differences(bad, base), bad
+
+
 @pytest.mark.parametrize("name", SMALL)
 def test_shipped_small_instances_are_what_their_sets_draw(name):
-    spec = next(i for s in SETS.values() for i in s.instances if i.name == name)
-    data = gzip.compress(draw(spec).to_json(indent=None).encode(), mtime=0)
-    assert hashlib.sha256(data).hexdigest() == RECORDS[name].sha256
+    assert_drawn(next(i for s in SETS.values() for i in s.instances if i.name == name))
 
 
 @pytest.mark.slow
 def test_every_shipped_instance_is_what_its_set_draws():
     for s in SETS.values():
         for spec in s.instances:
-            data = gzip.compress(draw(spec).to_json(indent=None).encode(), mtime=0)
-            assert hashlib.sha256(data).hexdigest() == RECORDS[spec.name].sha256, spec.name
+            assert_drawn(spec)
 
 
 def test_library_stays_small():
