@@ -4,10 +4,11 @@ Every instance is drawn from the shipped real data by a seeded rule, so the libr
 be rebuilt and checked (``tests/bench``), but the instances are *shipped* as files: a
 change to a catalog reader can never change a benchmark instance under a published
 best-known value, nor can the machine. A draw repeats its file bit for bit only on a CPU
-like the one that wrote it: numpy picks its vectorised ``pow`` and BLAS kernels by CPU
+like the one that wrote it: numpy picks its vectorised maths and BLAS kernels by CPU
 (AVX-512 or AVX2), and those round some last bits differently (at most 3.4e-15 relative
-on the shipped files, in 1,586 floats of Salus, AlloX and HadarE instances). The shipped file is the instance; the tests check a fresh draw
-against it field by field, floats to 1e-12 relative.
+over 1,586 floats of the shipped Salus, AlloX and HadarE instances). The shipped file is
+the instance; the tests check a fresh draw against it field by field, floats to 1e-12
+relative.
 
 Solve sets (one per model and size class, ``<model>/<class>``), instance names
 ``<model>/g<GPUs>-j<jobs>-s<seed>``:
