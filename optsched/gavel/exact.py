@@ -82,6 +82,7 @@ from optsched.gavel.model import (
     allocation_program,
     equal_share,
     fill_idle,
+    gpu_loads,
     isolated_share,
     job_classes,
     normalised_rates,
@@ -468,7 +469,7 @@ def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocat
     s = Xc.sum(axis=1)
     cap_m = (Uc * cc[None, :]).sum(axis=1)
     P = np.where(Uc, s[:, None] * cc[None, :] / np.maximum(cap_m, 1e-300)[:, None], 0.0)
-    load = W @ P
+    load = gpu_loads(W, P)
     fits = bool(np.all(load <= cc * (1 + 1e-9) + 1e-12))
     if fits and pareto is not False:
         # (tolerances of the solver's order: only which exact split is used hangs on them)
@@ -489,7 +490,7 @@ def _agnostic_max_min(T, W, c, w, pareto, aggregate, backend, opts) -> LPAllocat
             keep = Uc[spare].any(axis=0)
             # 1e-9 GPUs below X-hat's load: an exactly tight system (rows fixed, loads
             # fixed) is one HiGHS's presolve has declared infeasible by rounding
-            floor[keep] = (W @ Xc)[keep] - 1e-9 * np.maximum(cc[keep], 1.0)
+            floor[keep] = gpu_loads(W, Xc)[keep] - 1e-9 * np.maximum(cc[keep], 1.0)
         data = agnostic_split_program(Uc[first], W[first] * counts, cc, s[first], floor,
                                       P[first])
         res = solve_program(data, backend, **opts)
@@ -1489,7 +1490,7 @@ def gavel_rates(T, workers, capacity, weights=None, *, agnostic: bool = False
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float).reshape(n)
     Te = (T > 0).astype(float) if agnostic else T
     p = c / max(float(c.sum()), 1e-300)
-    thr_prop = Te @ p
+    thr_prop = row_sums(Te * p[None, :])  # not BLAS: the same sums on every CPU
     return Te * (W / (w * np.maximum(thr_prop, 1e-300)))[:, None]
 
 
