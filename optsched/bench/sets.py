@@ -3,10 +3,11 @@ r"""The benchmark library's sets: which instances each holds and how they were d
 Every instance is drawn from the shipped real data by a seeded rule, so the library can
 be rebuilt and checked (``tests/bench``), but the instances are *shipped* as files: a
 change to a catalog reader can never change a benchmark instance under a published
-best-known value, nor can the machine. A draw repeats its file bit for bit only on a CPU
-like the one that wrote it: numpy picks its vectorised maths and BLAS kernels by CPU
-(AVX-512 or AVX2), and those round some last bits differently (at most 3.4e-15 relative
-over 1,586 floats of the shipped Salus, AlloX and HadarE instances). The shipped file is
+best-known value, nor can the machine. The files were written on an AVX-512 machine,
+where numpy's vectorised ``pow`` and LAPACK's least squares (picked by CPU) rounded some
+last bits otherwise than the C library's ``pow`` and the closed-form line fit that the
+draws use now, on every CPU: a fresh draw differs from its file by at most 1.3e-14
+relative (2,118 floats of the Salus, AlloX and HadarE instances). The shipped file is
 the instance; the tests check a fresh draw against it field by field, floats to 1e-12
 relative.
 

@@ -114,7 +114,11 @@ def generate_philly(n_jobs: int, cluster: Cluster | str = "gavel-108", seed: int
     long_job = rng_dur.random(n_jobs) >= 0.8
     short_exp = rng_dur.uniform(1.5, 3.0, n_jobs)
     long_exp = rng_dur.uniform(3.0, 4.0, n_jobs)
-    durations = 60.0 * 10.0 ** np.where(long_job, long_exp, short_exp)
+    # the C library's pow, one value at a time: numpy's vectorised power picks a SIMD
+    # kernel by CPU (AVX-512 rounds some last bits otherwise), and a seed should draw the
+    # same instance on every machine
+    durations = 60.0 * np.array([10.0 ** e for e in
+                                 np.where(long_job, long_exp, short_exp).tolist()])
     type_u = rng_type.random(n_jobs)
     if jobs_per_hour is None:
         arrivals = np.zeros(n_jobs)

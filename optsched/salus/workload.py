@@ -35,7 +35,7 @@ import numpy as np
 from optsched.catalog import salus_published, salus_workloads
 from optsched.core.instance import Cluster, GpuMemory, Instance, Job, Node
 from optsched.errors import InvalidOption, UnknownName
-from optsched.salus.model import persistent_from_peaks
+from optsched.salus.model import least_squares_line, persistent_from_peaks
 
 __all__ = ["ModelFootprint", "footprints", "training_job", "inference_job",
            "inference_models", "median_persistent_fraction", "demo_instance", "DEMO_WORKLOADS"]
@@ -67,7 +67,7 @@ def _fit() -> dict[str, ModelFootprint]:
         bs = sorted(by_b)
         peaks = [by_b[b][0] for b in bs]
         P = persistent_from_peaks(bs, peaks)
-        slope = float(np.polyfit(bs, peaks, 1)[0])
+        slope = least_squares_line(bs, peaks)[0]
         d = {b: by_b[b][1] for b in bs}
         bmax = bs[-1]
         u = {b: float(min(1.0, max(1e-3, (b / bmax) * d[bmax] / d[b]))) for b in bs}

@@ -11,14 +11,15 @@ This module builds instances from :mod:`optsched.core` only, so that any checkou
 compute the figures.
 
 The demo is :func:`optsched.allox.demo_instance` as drawn once and frozen in
-``demo_instance.json`` (``test_allox_pinned`` checks a fresh draw against it). A fresh
-draw's last bits depend on the CPU (numpy's vectorised ``pow``), and the demo's GPUs come
-in identical pairs, so many schedules tie: a one-ulp change in one job's work swaps jobs
-between the two GPUs of a node at an equal total (measured: 28 of 48 one-ulp nudges of
-a single job's work change ``online(alpha=1)``'s completion times, none its total by more
-than 5e-10 s), and with a cap on the jobs planned the later decisions and the total
-follow. The figures pin the heuristics' choices among those ties, so they are pinned on
-one fixed input.
+``demo_instance.json`` (``test_allox_pinned`` checks a fresh draw against it), so that
+no change of a generator moves these pins. Its draw's last bits once depended on the CPU
+(numpy's vectorised ``pow`` on AVX-512; the generator now uses the C library's), and the
+demo's GPUs come in identical pairs, so many schedules tie: a one-ulp change in one
+job's work swaps jobs between the two GPUs of a node at an equal total (measured: 28 of
+48 one-ulp nudges of a single job's work change ``online(alpha=1)``'s completion times,
+none its total by more than 5e-10 s), and with a cap on the jobs planned the later
+decisions and the total follow. The figures pin the heuristics' choices among those
+ties, so they are pinned on one fixed input.
 """
 
 from __future__ import annotations

@@ -11,18 +11,27 @@ and explain the change in the commit message. Cells marked ``slow`` (a few hundr
 jobs, tens of seconds each) run in CI's second step (``pytest -m slow``); the small
 cells run in the default suite.
 
-Pins hold for one solver. An LP with many optimal points (the agnostic max-min LP is one)
-may be answered by another HiGHS release with another of them, or the same one off by
-1e-10; a simulation turns such a difference into other decisions (HiGHS 1.15.1 against
-1.16.0 on Gavel's first 300 jobs under the agnostic policy: 186 of 300 completion times
-moved, mean JCT +0.14 %). So the file records the solver stack of its ``cells``
-(``solver_stack``; CI installs those versions, ``.ci/constraints.txt``), and under
-``other_solvers`` the cells that come out otherwise under another HiGHS release, each
-recorded under it. Run under a release with no record, a moved cell fails with a message
-that says so: the cause may be the release, not the code. Regenerating under the
-``cells``' release rewrites them and drops the other releases' records (re-record those
-under their releases); regenerating under another release records what differs, and
-``--base`` makes the installed release the one of ``cells`` (as when CI's versions move).
+Pins hold for one solver. An LP with many optimal points (the agnostic max-min LP is
+one) may be answered by another HiGHS release with another of them, or the same one off
+by 1e-10; a simulation turns such a difference into other decisions (recorded before the
+GPU loads below left BLAS: HiGHS 1.15.1 against 1.16.0 on Gavel's first 300 jobs under
+the agnostic policy, 186 of 300 completion times moved, mean JCT +0.14 %; since then, on
+one machine, every cell is the same under both releases). So the file records the solver
+stack of its ``cells`` (``solver_stack``; CI installs those versions,
+``.ci/constraints.txt``), and under ``other_solvers`` the cells that come out otherwise
+under another HiGHS release, each recorded under it. Run under a release with no record,
+a moved cell fails with a message that says so: the cause may be the release, not the
+code. Regenerating under the ``cells``' release rewrites them and drops the other
+releases' records (re-record those under their releases); regenerating under another
+release records what differs, and ``--base`` makes the installed release the one of
+``cells`` (as when CI's versions move).
+
+Pins hold on every CPU: no simulated decision goes through BLAS, whose kernel (and with
+it the last bits of a dot product) OpenBLAS picks by CPU. Gavel's policies sum GPU loads
+with :func:`optsched.gavel.model.gpu_loads`; with ``W @ X`` the agnostic cell on Gavel's
+first 300 jobs moved 198 of 300 completion times between an AVX-512 and an AVX2
+machine. Check a change with ``OPENBLAS_CORETYPE=Nehalem`` and ``=Haswell``: the cells
+must not move.
 """
 
 from __future__ import annotations
