@@ -60,7 +60,7 @@ measures.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -378,7 +378,7 @@ def gpu_end(view: SalusView, g: int, lanes: Sequence[Sequence[int]], realize: st
 
 
 # =========================================================================== data
-def least_squares_line(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+def least_squares_line(x: Iterable[float], y: Iterable[float]) -> tuple[float, float]:
     r"""``(slope, intercept)`` of the least-squares line :math:`y \approx a + s x`:
     :math:`s = \sum (x_i - \bar x)(y_i - \bar y) / \sum (x_i - \bar x)^2`,
     :math:`a = \bar y - s \bar x`.
