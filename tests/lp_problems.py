@@ -142,8 +142,29 @@ def _highspy_milp(data: ProgramData) -> float:
     return float(h.getInfo().objective_function_value) + data.offset
 
 
+def _feasible(data: ProgramData, x: np.ndarray | None, tol: float = 1e-6) -> bool:
+    """Whether ``x`` is a point of the program: bounds, integrality and rows within
+    ``tol``."""
+    if x is None or x.shape != data.c.shape or not np.isfinite(x).all():
+        return False
+    if (x < data.col_lb - tol).any() or (x > data.col_ub + tol).any():
+        return False
+    if (np.abs(x - np.round(x))[data.integer] > tol).any():
+        return False
+    ax = data.A @ x if data.n_rows else np.zeros(0)
+    return bool((ax >= data.row_lb - tol).all() and (ax <= data.row_ub + tol).all())
+
+
 def oracle(data: ProgramData) -> float:
-    """scipy's optimum (``milp`` for MILPs, ``linprog`` for LPs), in the program's sense."""
+    """scipy's optimum (``milp`` for MILPs, ``linprog`` for LPs), in the program's sense.
+
+    A MILP is solved twice by scipy, with and without presolve, and the better of the
+    points that are feasible (checked here) is taken, since every feasible point bounds
+    the optimum from its side: scipy 1.17.1's HiGHS with presolve has returned a
+    suboptimal point as optimal (objective -1 where 0 is feasible, a 5-column MILP; see
+    ``test_random_milps_agree``). When neither solve gives a point, a plain highspy model
+    decides.
+    """
     sign = -1.0 if data.sense == "max" else 1.0
     bounds = list(zip(np.where(np.isinf(data.col_lb), None, data.col_lb),
                       np.where(np.isinf(data.col_ub), None, data.col_ub)))
@@ -151,17 +172,17 @@ def oracle(data: ProgramData) -> float:
         cons = [LinearConstraint(data.A, data.row_lb, data.row_ub)] if data.n_rows else []
         kw = dict(integrality=data.integer.astype(int), constraints=cons,
                   bounds=Bounds(data.col_lb, data.col_ub))
-        res = milp(sign * data.c, options={"mip_rel_gap": 0}, **kw)
-        if res.status in (2, 4):
-            # scipy's bundled HiGHS reports "Solve error" from its presolve on some tiny
-            # feasible MILPs (seen with 5-6 columns), and once "infeasible" on a 3-column
-            # MILP feasible by construction (every program here is); without presolve it
-            # solves most
-            res = milp(sign * data.c, options={"mip_rel_gap": 0, "presolve": False}, **kw)
-        if res.status in (2, 4):  # and for the rest, highspy itself, outside optsched's code
+        found = []
+        # scipy's bundled HiGHS also reports "Solve error" from its presolve on some tiny
+        # feasible MILPs (seen with 5-6 columns), and once "infeasible" on a 3-column
+        # MILP feasible by construction (every program here is)
+        for presolve in (True, False):
+            res = milp(sign * data.c, options={"mip_rel_gap": 0, "presolve": presolve}, **kw)
+            if res.status == 0 and _feasible(data, res.x):
+                found.append(float(res.fun))
+        if not found:  # highspy itself, outside optsched's code
             return _highspy_milp(data)
-        assert res.status == 0, res.message
-        return sign * res.fun + data.offset
+        return sign * min(found) + data.offset
     A = data.A.tocsr()
     eq = data.row_lb == data.row_ub
     le, ge = ~eq & np.isfinite(data.row_ub), ~eq & np.isfinite(data.row_lb)
