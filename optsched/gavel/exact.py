@@ -1758,7 +1758,7 @@ def _top_up(T: np.ndarray, W: np.ndarray, c: np.ndarray, pairs: Pairs, X: np.nda
     if not len(short):
         return True
     time = X.sum(axis=1)
-    load = (W[:, None] * X).sum(axis=0)
+    load = gpu_loads(W, X)
     if len(pairs):
         a, b = pairs.rows[:, 0], pairs.rows[:, 1]
         np.add.at(time, a, Y.sum(axis=1))

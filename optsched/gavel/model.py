@@ -71,7 +71,8 @@ from optsched.solvers.program import LinearProgram, VarBlock
 
 __all__ = ["AWS_PRICES", "OBJECTIVES", "LPAllocation", "RoundState", "round_state",
            "allocation_program", "equal_share", "isolated_share", "job_classes",
-           "repair_allocation", "gpu_loads", "proportional_split", "fill_idle", "normalised_rates",
+           "repair_allocation", "gpu_loads", "proportional_split", "fill_idle",
+           "normalised_rates",
            "objective_value", "check_allocation", "Pairs", "packed_program",
            "packed_throughput"]
 
@@ -320,7 +321,7 @@ def fill_idle(X: np.ndarray, T: np.ndarray, W: np.ndarray, c: np.ndarray,
     run on it has spare time.
     """
     X = X.copy()
-    idle = c - (W[:, None] * X).sum(axis=0)
+    idle = c - gpu_loads(W, X)
     if not (idle > 1e-9).any():
         return X
     spare = 1.0 - row_sums(X)
@@ -409,7 +410,7 @@ def check_allocation(state: RoundState, X: np.ndarray, tol: float = 1e-9) -> Non
     if (rows > 1 + tol).any():
         m = int(np.argmax(rows))
         raise InvalidSchedule(f"X[{m}]", float(rows[m]), "time fractions sum above 1")
-    load = (state.W[:, None] * X).sum(axis=0)
+    load = gpu_loads(state.W, X)
     if (load > state.c + tol).any():
         k = int(np.argmax(load - state.c))
         raise InvalidSchedule(f"X[:, {k}]", float(load[k]),

@@ -387,10 +387,14 @@ def least_squares_line(x: Iterable[float], y: Iterable[float]) -> tuple[float, f
     LAPACK's least squares runs the BLAS kernel of the CPU, whose last bits differ
     between machines (seen: the fitted Salus footprints, 3e-15 relative between an
     AVX-512 and an AVX2 machine), and an instance drawn from a seed should be the same
-    everywhere. Needs two distinct ``x``.
+    everywhere. Raises :class:`~optsched.errors.ModelNotApplicable` unless ``x`` and
+    ``y`` have the same length and ``x`` holds two distinct values.
     """
     xs, ys = [float(v) for v in x], [float(v) for v in y]
     n = len(xs)
+    if n != len(ys) or len(set(xs)) < 2:
+        raise ModelNotApplicable("x", xs, f"a line needs two distinct x and one y per x "
+                                 f"(got {len(ys)} y)")
     mx, my = math.fsum(xs) / n, math.fsum(ys) / n
     sxx = math.fsum((a - mx) * (a - mx) for a in xs)
     slope = math.fsum((a - mx) * (b - my) for a, b in zip(xs, ys)) / sxx

@@ -463,6 +463,20 @@ def test_job_classes_are_np_unique_rows(seed, n, K):
         np.testing.assert_array_equal(a, b)
 
 
+def test_gpu_loads_add_the_rows_in_job_order():
+    """``gpu_loads`` is the job-by-job sum, bit for bit, whatever the BLAS kernel: the
+    property that keeps simulations identical across CPUs."""
+    from optsched.gavel.model import gpu_loads
+
+    rng = np.random.default_rng(3)
+    for n, K in ((1, 3), (7, 1), (2000, 3), (10000, 4)):
+        W, X = rng.integers(1, 9, n).astype(float), rng.random((n, K))
+        running = np.zeros(K)
+        for m in range(n):
+            running = running + W[m] * X[m]
+        np.testing.assert_array_equal(gpu_loads(W, X), running)
+
+
 def test_repair_scales_an_over_full_type_and_row_down_by_the_excess():
     T = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, 0.0]])
     W, c = np.array([1.0, 2.0, 1.0]), np.array([2.0, 2.0])

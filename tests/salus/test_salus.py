@@ -469,6 +469,23 @@ def test_footprints_from_workloads():
     assert len(inference_models()) == 13
 
 
+def test_least_squares_line_is_numpys_fit_and_refuses_a_point():
+    """The closed-form fit agrees with ``np.polyfit`` to rounding, is exact on a line,
+    and names its input when ``x`` holds one value or ``y`` another length."""
+    from optsched.salus.model import least_squares_line
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        x = rng.choice(np.arange(1.0, 257.0), size=int(rng.integers(2, 8)), replace=False)
+        y = rng.random(x.size) * 1e4
+        want = np.polyfit(x, y, 1)
+        assert least_squares_line(x, y) == pytest.approx(tuple(want), rel=1e-9, abs=1e-9)
+    assert least_squares_line([1, 2, 4], [5, 7, 11]) == (2.0, 3.0)
+    for x, y in (([3, 3, 3], [1, 2, 3]), ([1, 2], [1, 2, 3])):
+        with pytest.raises(ModelNotApplicable, match="x"):
+            least_squares_line(x, y)
+
+
 def test_solve_dispatch_cli_and_errors(tmp_path, capsys):
     from optsched.cli import main
 
