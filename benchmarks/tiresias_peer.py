@@ -35,7 +35,11 @@ options): at 959f9b0 every model's memory share is 1, so neither packs;
 ``tiresias.dlas_gpu_pack`` on the input with those shares as full-speed co-located rates
 (``full_speed_colocation``; a profile Tiresias does not know is read as resnet50, as the
 runner writes it); ``gandiva`` (its ``gandiva`` scheduler and placement) ->
-``tiresias.gandiva``.
+``tiresias.gandiva``; ``gittins`` (run with the launcher's ``--peer-fix-gittins``;
+``gittins-unfixed`` records that without it the original crashes) ->
+``tiresias.gittins`` with one queue, the grid index and ``demotion=original`` (the
+same mechanism but for two lines of the original, see the notes) and
+``tiresias.fjf`` with ``placement=spread`` (what it amounts to on long jobs).
 
 Per-job agreement: completion within 1 s of the original's, within one round
 (``instance.slot``) and Pearson's r of the JCTs; on the whole-second copy within 1 s.
@@ -88,9 +92,14 @@ PEER: dict[str, tuple] = {"yarn": ("yarn", None), "fifo-count": ("fifo", "count"
         # shares to the figures commented out in its models.py (all 1 at 959f9b0)
         "dlas-gpu-pack": ("dlas-gpu-pack", None),
         "dlas-gpu-pack-draft": ("dlas-gpu-pack", None, ["--draft-shares"]),
-        "gandiva": ("gandiva", "gandiva")}
+        "gandiva": ("gandiva", "gandiva"),
+        # --schedule=gittins: the runner passes the launcher's --peer-fix-gittins (at
+        # 959f9b0 the scheme crashes at its first event without it); -unfixed records that
+        "gittins": ("gittins", None), "gittins-unfixed": ("gittins", None, ["--no-fix"])}
 ORIGINAL_LAS = {"queue_order": "original", "demotion": "original"}
 ORIGINAL_GITTINS = {"gittins_grid": True, "demotion": "original"}
+#: the original's ``gittins`` has no queues: one threshold above any job's service
+ONE_QUEUE = {"thresholds": (1e15,), **ORIGINAL_GITTINS}
 OURS = {
     "tiresias.yarn_fifo": ("tiresias.yarn_fifo", {}),
     "tiresias.yarn_fifo spread": ("tiresias.yarn_fifo", {"placement": "spread"}),
@@ -119,6 +128,9 @@ OURS = {
     "tiresias.dlas_gpu_pack draft shares,original": ("tiresias.dlas_gpu_pack", ORIGINAL_LAS,
                                                      "draft"),
     "tiresias.gandiva": ("tiresias.gandiva", {}),
+    "tiresias.gittins one queue,gittins_grid,demotion=original": ("tiresias.gittins",
+                                                                  ONE_QUEUE),
+    "tiresias.fjf placement=spread": ("tiresias.fjf", {"placement": "spread"}),
 }
 PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spread"),
          ("dlas-gpu", "tiresias.las"), ("dlas-gpu", "tiresias.las queue_order=arrival"),
@@ -138,7 +150,10 @@ PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spre
          ("dlas-gpu-pack", "tiresias.dlas_gpu_pack queue_order,demotion=original"),
          ("dlas-gpu-pack-draft", "tiresias.dlas_gpu_pack draft shares"),
          ("dlas-gpu-pack-draft", "tiresias.dlas_gpu_pack draft shares,original"),
-         ("gandiva", "tiresias.gandiva")]
+         ("gandiva", "tiresias.gandiva"),
+         ("gittins", "tiresias.gittins one queue,gittins_grid,demotion=original"),
+         ("gittins", "tiresias.fjf placement=spread"),
+         ("gittins-unfixed", "tiresias.gittins one queue,gittins_grid,demotion=original")]
 
 
 def _runner():
@@ -319,7 +334,17 @@ def main() -> None:
               "copies; on the raw inputs sub-second differences of attained service "
               "straddle a grid sample (Gittins, philly240_r2) or move completions by up "
               "to a few seconds. random / crandom draw from other random streams than "
-              "Tiresias': only the means compare. CPU: optsched's simulation, on a "
+              "Tiresias': only the means compare. gittins (with the launcher's "
+              "--peer-fix-gittins; unfixed it crashes at its first event) has no queues "
+              "and visits the jobs by its index in ascending order, i.e. lowest Gittins "
+              "index first, and indexes a waiting job by its executed seconds but a "
+              "running one by its GPU-seconds; optsched orders by the index highest first "
+              "on one service, so its one-queue row differs in both (with those two lines "
+              "changed in a scratch copy of the original, every completion is within 1 s "
+              "of optsched's on all four whole-second copies). No index exceeds the one below the "
+              "first sample (121 s), so lowest first puts every job whose service has "
+              "passed it ahead of every job that has not started: on long jobs FIFO with "
+              "skipping (fjf with spread placement). CPU: optsched's simulation, on a "
               "shared 2-core machine.")
 
 
