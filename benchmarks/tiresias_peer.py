@@ -39,7 +39,8 @@ runner writes it); ``gandiva`` (its ``gandiva`` scheduler and placement) ->
 ``gittins-unfixed`` records that without it the original crashes) ->
 ``tiresias.gittins`` with one queue, the grid index and ``demotion=original`` (the
 same mechanism but for two lines of the original, see the notes) and
-``tiresias.fjf`` with ``placement=spread`` (what it amounts to on long jobs).
+``tiresias.fjf`` with ``placement=spread`` (what it amounts to on long jobs) and
+``tiresias.gittins_original`` (``gittins_scheme="original"``: both of the original's rules).
 
 Per-job agreement: completion within 1 s of the original's, within one round
 (``instance.slot``) and Pearson's r of the JCTs; on the whole-second copy within 1 s.
@@ -131,6 +132,7 @@ OURS = {
     "tiresias.gittins one queue,gittins_grid,demotion=original": ("tiresias.gittins",
                                                                   ONE_QUEUE),
     "tiresias.fjf placement=spread": ("tiresias.fjf", {"placement": "spread"}),
+    "tiresias.gittins_original": ("tiresias.gittins_original", {}),
 }
 PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spread"),
          ("dlas-gpu", "tiresias.las"), ("dlas-gpu", "tiresias.las queue_order=arrival"),
@@ -153,6 +155,7 @@ PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spre
          ("gandiva", "tiresias.gandiva"),
          ("gittins", "tiresias.gittins one queue,gittins_grid,demotion=original"),
          ("gittins", "tiresias.fjf placement=spread"),
+         ("gittins", "tiresias.gittins_original"),
          ("gittins-unfixed", "tiresias.gittins one queue,gittins_grid,demotion=original")]
 
 
@@ -185,8 +188,13 @@ def instances() -> dict[str, Path]:
     out = {}
     for name, inst in made.items():
         out[name] = DATA / "instances" / f"{name}.json"
-        inst.to_json(out[name])
-        whole_seconds(inst).to_json(DATA / "instances" / f"{name}_int.json")
+        # the committed inputs are the ones the original ran on: a fresh draw on another
+        # CPU may differ in last bits (numpy's vectorised pow), so they are kept
+        if not out[name].exists():
+            inst.to_json(out[name])
+        whole = DATA / "instances" / f"{name}_int.json"
+        if not whole.exists():
+            whole_seconds(load_instance(out[name])).to_json(whole)
     return out
 
 
@@ -338,8 +346,9 @@ def main() -> None:
               "--peer-fix-gittins; unfixed it crashes at its first event) has no queues "
               "and visits the jobs by its index in ascending order, i.e. lowest Gittins "
               "index first, and indexes a waiting job by its executed seconds but a "
-              "running one by its GPU-seconds; optsched orders by the index highest first "
-              "on one service, so its one-queue row differs in both (with those two lines "
+              "running one by its GPU-seconds; tiresias.gittins_original has both rules, "
+              "while the paper's order (index highest first on one service) of the "
+              "one-queue row differs in both (with those two lines "
               "changed in a scratch copy of the original, every completion is within 1 s "
               "of optsched's on all four whole-second copies). No index exceeds the one below the "
               "first sample (121 s), so lowest first puts every job whose service has "

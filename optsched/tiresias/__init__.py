@@ -83,7 +83,7 @@ __all__ = ["exact", "lp_bound", "las", "gittins", "yarn_fifo", "srtf", "build_mo
            "PackingTiresiasPolicy", "full_speed_colocation", "GandivaPolicy", "SPEC"]
 
 _GITTINS_OPTIONS = frozenset({"gittins_samples", "gittins_delta", "gittins_code_quirk",
-                              "gittins_grid"})
+                              "gittins_grid", "gittins_scheme"})
 
 
 def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
@@ -95,7 +95,8 @@ def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
         exclude.discard("gittins_samples")
     if "thresholds" in fixed and fixed["thresholds"] is None:
         exclude |= {"promote_knob", "demotion"}
-    if fixed["order"] in ("fifo", "srtf", "srtf_gpu", "gpus"):
+    if fixed["order"] in ("fifo", "srtf", "srtf_gpu", "gpus") \
+            or fixed.get("gittins_scheme") == "original":
         exclude.add("dims")
     if fixed["order"] != "las" or fixed.get("thresholds", DEFAULT_THRESHOLDS) is None:
         exclude.add("queue_order")
@@ -140,6 +141,9 @@ SPEC = register(PaperSpec(
         _policy("gittins", "tiresias_gittins", order="gittins"),
         _policy("gittins_fixed", "tiresias_gittins_fixed", order="gittins",
                 gittins_delta=3250.0),
+        # the public simulator's --schedule=gittins (one list, lowest index first)
+        _policy("gittins_original", "tiresias_gittins_original", order="gittins",
+                thresholds=None, gittins_scheme="original", defaults={"gittins_grid": True}),
         _policy("las_continuous", "las_2d_continuous", order="las", thresholds=None),
         _policy("las_1d", "las_1d", order="las", dims=1),
         _policy("yarn_fifo", "fifo_yarn", order="fifo", preemptive=False, thresholds=None,

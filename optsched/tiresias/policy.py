@@ -224,6 +224,8 @@ QUEUE_ORDERS = ("running_first", "arrival", "original")
 #: When a job changes queue: at every decision from its attained service, or at the public
 #: simulator's check instants, one queue per check (``"original"``).
 DEMOTIONS = ("decision", "original")
+#: ``gittins_scheme``: the paper's 2D-Gittins, or the public simulator's ``gittins``
+GITTINS_SCHEMES = ("paper", "original")
 #: Float noise below which a time or a service is the whole number next to it: the public
 #: simulator's clock counts whole seconds, and ``demotion="original"`` floors like it.
 _CLOCK_EPS = 1e-6
@@ -622,6 +624,18 @@ class TiresiasPolicy:
         rounded): every job below the first sample has the same index, and ties go to
         the earlier submission. The grid formula fixes E itself, so
         ``gittins_code_quirk`` must be left unset with it.
+    gittins_scheme : {"paper", "original"}
+        ``"paper"`` (default): 2D-Gittins as in §3.2, the highest index first.
+        ``"original"``: the public simulator's ``--schedule=gittins`` (``run_sim.py``
+        at 959f9b0, whose branch crashes unless its job table is stored where the index
+        reads it), which differs from the paper in two rules: one list without queues
+        sorted by the index in *ascending* order (the lowest index first; its
+        ``dlas-gpu-gittins`` sorts descending), and the service fed to the index is a
+        running job's GPU-seconds but a waiting job's executed seconds, in whole
+        seconds. It decides at arrivals and completions only, as that scheme does
+        (``periodic = False``). Needs ``order="gittins"``, ``thresholds=None``,
+        ``promote_knob=None`` and ``dims=2``. Offered to compare with the original; the
+        lowest-first order is the original's, not the paper's definition.
     """
 
     event_driven = True
@@ -633,7 +647,7 @@ class TiresiasPolicy:
                  gittins_delta: float | None = None, gittins_code_quirk: bool = False,
                  gittins_grid: bool = False, queue_order: str = "running_first",
                  demotion: str = "decision", skip: bool = True, rounds: bool = True,
-                 name: str | None = None):
+                 gittins_scheme: str = "paper", name: str | None = None):
         if order not in ORDERS:
             raise InvalidOption("order", order, f"must be one of {ORDERS}")
         if order != "gittins":
@@ -645,6 +659,19 @@ class TiresiasPolicy:
             if gittins_samples is not None and order != "expected":
                 raise InvalidOption("gittins_samples", "...", "only 2D-Gittins and the "
                                     f"expected-remaining order take it (order is {order!r})")
+        if gittins_scheme not in GITTINS_SCHEMES:
+            raise InvalidOption("gittins_scheme", gittins_scheme,
+                                f"must be one of {GITTINS_SCHEMES}")
+        if gittins_scheme == "original":
+            # the original's scheme has one list, no queues to move between, and a
+            # service of its own per job state
+            needs: tuple[tuple[str, Any, Any], ...] = (
+                ("order", order, "gittins"), ("thresholds", thresholds, None),
+                ("promote_knob", promote_knob, None), ("dims", dims, 2))
+            for field_, got, want in needs:
+                if got != want:
+                    raise InvalidOption(field_, got,
+                                        f"gittins_scheme='original' needs {field_}={want!r}")
         if gittins_grid and gittins_code_quirk:
             raise InvalidOption("gittins_code_quirk", gittins_code_quirk, "gittins_grid "
                                 "evaluates the simulator's own formula, which fixes E")
@@ -686,7 +713,8 @@ class TiresiasPolicy:
         self.queue_order = queue_order
         self.demotion = demotion
         # the simulator's queue checks replace the round boundaries as decision instants
-        self.periodic = rounds and demotion != "original"
+        self.periodic = rounds and demotion != "original" and gittins_scheme != "original"
+        self.gittins_scheme = gittins_scheme
         self.skip = skip
         self.needs_work = order in ("srtf", "srtf_gpu")
         self.name = name or f"tiresias_{order}"
@@ -794,6 +822,12 @@ class TiresiasPolicy:
             for i in np.unique(slot[np.isnan(table[slot])]).tolist():
                 table[i] = _expected_after(s, i)
             return np.lexsort((tie, arr, table[slot]))
+        if self.gittins_scheme == "original":
+            # lowest index first; a running job's index from its GPU-seconds, a waiting
+            # job's from its executed seconds (the public simulator's gittins scheme)
+            svc = np.floor(np.where(view.ran_before, view.attained, view.executed))
+            assert self._gittins is not None
+            return np.lexsort((tie, arr, self._gittins.ranking_keys(svc)))
         q = self.queues(view)
         if self.thresholds is None:  # continuous LAS
             return np.lexsort((tie, arr, self.service(view)))

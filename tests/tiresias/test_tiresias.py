@@ -166,6 +166,27 @@ def test_one_queue_no_threshold_is_fifo_order():
     assert list(las.ranking(v)) == [1, 2, 0]
 
 
+def test_original_gittins_scheme_indexes_a_waiting_gang_by_its_executed_seconds():
+    """``gittins_scheme="original"`` (Tiresias' ``--schedule=gittins``): lowest index
+    first, a running job's index from its GPU-seconds, a waiting one's from its executed
+    seconds. j0, a waiting 4-GPU gang, ran 300 s (1,200 GPU-s); j1, running on one GPU,
+    has 500 s. On Tiresias' samples index(300) > index(500) > index(1200), so j1 goes
+    first; read by GPU-seconds j0 would, and the paper's order (highest first) puts j0
+    first on either service."""
+    pol = TiresiasPolicy("gittins", thresholds=None, promote_knob=None, gittins_grid=True,
+                         gittins_scheme="original")
+    assert pol.periodic is False
+    g = pol._gittins.ranking_keys(np.array([300.0, 500.0, 1200.0]))
+    assert g[0] > g[1] > g[2]
+    v = view_of([1200.0, 500.0], [0.0, 1.0], [4, 1], CL, executed=[300.0, 500.0],
+                prev=(Placement("j1", "n0", "a", 1),))
+    assert list(v.ran_before) == [False, True]
+    assert list(pol.ranking(v)) == [1, 0]
+    running = view_of([1200.0, 500.0], [0.0, 1.0], [4, 1], CL, executed=[300.0, 500.0],
+                      prev=(Placement("j0", "n0", "a", 4), Placement("j1", "n1", "a", 1)))
+    assert list(pol.ranking(running)) == [0, 1]  # j0 running: read by its 1,200 GPU-s
+
+
 def test_queues_demote_by_gpu_time_and_1d_uses_time():
     pol = TiresiasPolicy("las", thresholds=(100.0,))
     # j0: 2 GPUs x 60 s = 120 GPU-s -> queue 1; j1: 1 GPU x 90 s -> queue 0
