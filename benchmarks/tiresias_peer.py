@@ -25,7 +25,8 @@ arrival``; ``queue_order=original``; and with ``demotion=original`` too);
 ``dlas-gpu-gittins`` -> ``tiresias.gittins`` (default, ``gittins_fixed``, the grid
 index, the grid index with ``demotion=original``); the simulator's other schedulers
 ``fjf``, ``sjf``, ``lpjf``, ``shortest``, ``shortest-gpu``, ``shortest-expected`` ->
-``tiresias.<name>``; its ``random`` and ``crandom`` placements under ``fifo`` ->
+``tiresias.<name>`` (``lpjf`` also with ``scan=original``, its pass over the pending
+list); its ``random`` and ``crandom`` placements under ``fifo`` ->
 ``tiresias.yarn_fifo`` with ``placement=random`` / ``crandom`` (different random
 streams: only the means compare).
 ``dlas-gpu-pack`` -> ``tiresias.dlas_gpu_pack`` (default and with the original queue
@@ -116,6 +117,7 @@ OURS = {
     "tiresias.fjf": ("tiresias.fjf", {}),
     "tiresias.sjf": ("tiresias.sjf", {}),
     "tiresias.lpjf": ("tiresias.lpjf", {}),
+    "tiresias.lpjf scan=original": ("tiresias.lpjf", {"scan": "original"}),
     "tiresias.shortest": ("tiresias.shortest", {}),
     "tiresias.shortest_gpu": ("tiresias.shortest_gpu", {}),
     "tiresias.shortest_expected": ("tiresias.shortest_expected", {}),
@@ -142,7 +144,8 @@ PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spre
          ("dlas-gpu-gittins", "tiresias.gittins_fixed"),
          ("dlas-gpu-gittins", "tiresias.gittins gittins_grid"),
          ("dlas-gpu-gittins", "tiresias.gittins gittins_grid,demotion=original"),
-         ("fjf", "tiresias.fjf"), ("lpjf", "tiresias.lpjf"), ("sjf-count", "tiresias.sjf"),
+         ("fjf", "tiresias.fjf"), ("lpjf", "tiresias.lpjf"),
+         ("lpjf", "tiresias.lpjf scan=original"), ("sjf-count", "tiresias.sjf"),
          ("shortest-count", "tiresias.shortest"),
          ("shortest-gpu-count", "tiresias.shortest_gpu"),
          ("shortest-expected-count", "tiresias.shortest_expected"),

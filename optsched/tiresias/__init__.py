@@ -35,7 +35,8 @@ Philly-derived jobs); ``placement=`` chooses another (including ``random`` and
   fits, else waits (a running job that no longer fits is preempted); skipping.
 * ``lpjf`` (longest pending job first): non-preemptive; waiting jobs by time waited
   since submission, longest first, i.e. by arrival, and the first that does not fit
-  blocks the rest: the order of ``yarn_fifo``.
+  blocks the rest: the order of ``yarn_fifo``. ``scan="original"``: the original's
+  pass, which does not look at the job after each one it starts.
 * ``shortest`` (shortest remaining time first): remaining time
   :math:`r_j / (W_j \\max_k T_{jk})` ascending, preemptive, skipping (``needs_work``).
 * ``shortest_gpu``: remaining GPU-time :math:`W_j \\times` remaining time ascending,
@@ -102,6 +103,8 @@ def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
         exclude.add("queue_order")
     if fixed["order"] in ("las", "gittins"):
         exclude.add("rounds")
+    if fixed.get("preemptive", True):  # the original's pass of a non-preemptive scheduler
+        exclude.add("scan")
     return PolicySpec(name, factory=factory, fixed=fixed,
                       defaults={"name": alias, **(defaults or {})},
                       exclude=frozenset(exclude), aliases=(alias,), declared=declared)

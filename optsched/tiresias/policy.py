@@ -226,6 +226,9 @@ QUEUE_ORDERS = ("running_first", "arrival", "original")
 DEMOTIONS = ("decision", "original")
 #: ``gittins_scheme``: the paper's 2D-Gittins, or the public simulator's ``gittins``
 GITTINS_SCHEMES = ("paper", "original")
+#: ``scan``: a non-preemptive pass looks at every waiting job in order, or passes over
+#: the one after each job it starts (the public simulator's ``lpjf``)
+SCANS = ("all", "original")
 #: Float noise below which a time or a service is the whole number next to it: the public
 #: simulator's clock counts whole seconds, and ``demotion="original"`` floors like it.
 _CLOCK_EPS = 1e-6
@@ -636,6 +639,15 @@ class TiresiasPolicy:
         (``periodic = False``). Needs ``order="gittins"``, ``thresholds=None``,
         ``promote_knob=None`` and ``dims=2``. Offered to compare with the original; the
         lowest-first order is the original's, not the paper's definition.
+    scan : {"all", "original"}
+        How a non-preemptive pass walks the waiting jobs. ``"all"`` (default): each in
+        order, until one does not fit (``skip=False``) or past it. ``"original"``: the
+        public simulator's ``lpjf`` (``longest_pending_first_sim_jobs`` in ``run_sim.py``
+        at 959f9b0), which removes a started job from the pending list while iterating
+        over that list, so the job right after each started one is not looked at in
+        that pass (the simulator's ``yarn`` and ``fjf`` passes defer the removal for this
+        reason; ``lpjf`` does not). Needs ``preemptive=False``. Offered to compare with
+        the original; it is not the definition of longest-pending-first.
     """
 
     event_driven = True
@@ -647,7 +659,8 @@ class TiresiasPolicy:
                  gittins_delta: float | None = None, gittins_code_quirk: bool = False,
                  gittins_grid: bool = False, queue_order: str = "running_first",
                  demotion: str = "decision", skip: bool = True, rounds: bool = True,
-                 gittins_scheme: str = "paper", name: str | None = None):
+                 gittins_scheme: str = "paper", scan: str = "all",
+                 name: str | None = None):
         if order not in ORDERS:
             raise InvalidOption("order", order, f"must be one of {ORDERS}")
         if order != "gittins":
@@ -689,6 +702,11 @@ class TiresiasPolicy:
                                 "an order inside a queue to choose")
         if not isinstance(skip, bool):
             raise InvalidOption("skip", skip, "must be True or False")
+        if scan not in SCANS:
+            raise InvalidOption("scan", scan, f"must be one of {SCANS}")
+        if scan == "original" and preemptive:
+            raise InvalidOption("scan", scan, "the original's pass over its pending list "
+                                "belongs to a non-preemptive scheduler (preemptive=False)")
         if rounds is not True and (rounds is not False or order not in _EVENT_ORDERS):
             raise InvalidOption("rounds", rounds, "must be True, or False for the orders "
                                 f"{_EVENT_ORDERS}")
@@ -716,6 +734,7 @@ class TiresiasPolicy:
         self.periodic = rounds and demotion != "original" and gittins_scheme != "original"
         self.gittins_scheme = gittins_scheme
         self.skip = skip
+        self.scan = scan
         self.needs_work = order in ("srtf", "srtf_gpu")
         self.name = name or f"tiresias_{order}"
         self._gittins: GittinsIndex | None = (GittinsIndex(gittins_samples, delta=gittins_delta,
@@ -1067,15 +1086,21 @@ class TiresiasPolicy:
                         trial.extend(self._try(view, free, m, left) or [])
                         kept.add(m)
         left = free.sum(axis=0).tolist()
+        passed_over = self.scan == "original"
+        after_start = False
         for m in order.tolist():
             if not any(left):  # every placement holds a GPU: no job fits any more
                 break
             if m in kept:
                 continue
+            if after_start:  # the original's iterator has moved past this job
+                after_start = False
+                continue
             ps = self._try(view, free, m, left, fresh)
             if ps is not None:
                 trial.extend(ps)
                 chosen.append(m)
+                after_start = passed_over
             elif not self.skip:  # head-of-line blocking: nothing behind it may start
                 break
         if not self.preemptive:
