@@ -26,7 +26,8 @@ arrival``; ``queue_order=original``; and with ``demotion=original`` too);
 index, the grid index with ``demotion=original``); the simulator's other schedulers
 ``fjf``, ``sjf``, ``lpjf``, ``shortest``, ``shortest-gpu``, ``shortest-expected`` ->
 ``tiresias.<name>`` (``lpjf`` also with ``scan=original``, its pass over the pending
-list); its ``random`` and ``crandom`` placements under ``fifo`` ->
+list; ``shortest_expected`` also with ``expected_keys=original``, its keys); its
+``random`` and ``crandom`` placements under ``fifo`` ->
 ``tiresias.yarn_fifo`` with ``placement=random`` / ``crandom`` (different random
 streams: only the means compare).
 ``dlas-gpu-pack`` -> ``tiresias.dlas_gpu_pack`` (default and with the original queue
@@ -121,6 +122,8 @@ OURS = {
     "tiresias.shortest": ("tiresias.shortest", {}),
     "tiresias.shortest_gpu": ("tiresias.shortest_gpu", {}),
     "tiresias.shortest_expected": ("tiresias.shortest_expected", {}),
+    "tiresias.shortest_expected expected_keys=original": ("tiresias.shortest_expected",
+                                                          {"expected_keys": "original"}),
     "tiresias.yarn_fifo placement=random": ("tiresias.yarn_fifo", {"placement": "random"}),
     "tiresias.yarn_fifo placement=crandom": ("tiresias.yarn_fifo", {"placement": "crandom"}),
     "tiresias.dlas_gpu_pack": ("tiresias.dlas_gpu_pack", {}),
@@ -149,6 +152,7 @@ PAIRS = [("yarn", "tiresias.yarn_fifo"), ("fifo-count", "tiresias.yarn_fifo spre
          ("shortest-count", "tiresias.shortest"),
          ("shortest-gpu-count", "tiresias.shortest_gpu"),
          ("shortest-expected-count", "tiresias.shortest_expected"),
+         ("shortest-expected-count", "tiresias.shortest_expected expected_keys=original"),
          ("fifo-random", "tiresias.yarn_fifo placement=random"),
          ("fifo-crandom", "tiresias.yarn_fifo placement=crandom"),
          ("dlas-gpu-pack", "tiresias.dlas_gpu_pack"),

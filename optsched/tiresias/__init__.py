@@ -44,7 +44,8 @@ Philly-derived jobs); ``placement=`` chooses another (including ``random`` and
 * ``shortest_expected``: :func:`~optsched.tiresias.policy.expected_remaining` of the
   executed seconds ascending (the mean of the GPU-time samples above them),
   preemptive, skipping, evaluated at arrivals and completions (as the simulator's);
-  it needs no job sizes.
+  it needs no job sizes. ``expected_keys="original"``: the original's keys (set at
+  arrival, updated on the most recently arrived job).
 * ``dlas_gpu_pack``: 2D-LAS in which two jobs of equal gangs share the same GPUs when
   their memory shares fit, at the instance's co-located rates
   (:class:`~optsched.tiresias.policy.PackingTiresiasPolicy`; :func:`full_speed_colocation`
@@ -105,6 +106,8 @@ def _policy(name: str, alias: str, defaults: dict[str, Any] | None = None,
         exclude.add("rounds")
     if fixed.get("preemptive", True):  # the original's pass of a non-preemptive scheduler
         exclude.add("scan")
+    if fixed["order"] != "expected":
+        exclude.add("expected_keys")
     return PolicySpec(name, factory=factory, fixed=fixed,
                       defaults={"name": alias, **(defaults or {})},
                       exclude=frozenset(exclude), aliases=(alias,), declared=declared)

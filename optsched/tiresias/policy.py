@@ -229,6 +229,9 @@ GITTINS_SCHEMES = ("paper", "original")
 #: ``scan``: a non-preemptive pass looks at every waiting job in order, or passes over
 #: the one after each job it starts (the public simulator's ``lpjf``)
 SCANS = ("all", "original")
+#: ``expected_keys``: each job keyed by its own executed time, or as the public
+#: simulator's ``shortest-expected`` keys them
+EXPECTED_KEYS = ("own", "original")
 #: Float noise below which a time or a service is the whole number next to it: the public
 #: simulator's clock counts whole seconds, and ``demotion="original"`` floors like it.
 _CLOCK_EPS = 1e-6
@@ -648,6 +651,18 @@ class TiresiasPolicy:
         that pass (the simulator's ``yarn`` and ``fjf`` passes defer the removal for this
         reason; ``lpjf`` does not). Needs ``preemptive=False``. Offered to compare with
         the original; it is not the definition of longest-pending-first.
+    expected_keys : {"own", "original"}
+        Keys of the ``expected`` order. ``"own"`` (default): each job's
+        :func:`expected_remaining` of its own executed seconds. ``"original"``: the
+        public simulator's ``shortest-expected`` (``shortest_first_sim_jobs`` in
+        ``run_sim.py`` at 959f9b0): a job's key is set once, at arrival, to the key of
+        0 s; at each event every running job's key is computed from its whole executed
+        seconds but stored on the most recently arrived job (the loop writes through
+        the variable of the arrival loop), each running job in turn, in the list's
+        order; the list is kept across events (arrivals appended, completed jobs
+        removed) and sorted stably by the keys. Its order is then nearly arrival
+        order. Needs ``order="expected"``. Offered to compare with the original; it is
+        not the definition of the expected-remaining order.
     """
 
     event_driven = True
@@ -660,7 +675,7 @@ class TiresiasPolicy:
                  gittins_grid: bool = False, queue_order: str = "running_first",
                  demotion: str = "decision", skip: bool = True, rounds: bool = True,
                  gittins_scheme: str = "paper", scan: str = "all",
-                 name: str | None = None):
+                 expected_keys: str = "own", name: str | None = None):
         if order not in ORDERS:
             raise InvalidOption("order", order, f"must be one of {ORDERS}")
         if order != "gittins":
@@ -702,6 +717,12 @@ class TiresiasPolicy:
                                 "an order inside a queue to choose")
         if not isinstance(skip, bool):
             raise InvalidOption("skip", skip, "must be True or False")
+        if expected_keys not in EXPECTED_KEYS:
+            raise InvalidOption("expected_keys", expected_keys,
+                                f"must be one of {EXPECTED_KEYS}")
+        if expected_keys == "original" and order != "expected":
+            raise InvalidOption("expected_keys", expected_keys, "only the expected-remaining "
+                                f"order has these keys (order is {order!r})")
         if scan not in SCANS:
             raise InvalidOption("scan", scan, f"must be one of {SCANS}")
         if scan == "original" and preemptive:
@@ -735,6 +756,7 @@ class TiresiasPolicy:
         self.gittins_scheme = gittins_scheme
         self.skip = skip
         self.scan = scan
+        self.expected_keys = expected_keys
         self.needs_work = order in ("srtf", "srtf_gpu")
         self.name = name or f"tiresias_{order}"
         self._gittins: GittinsIndex | None = (GittinsIndex(gittins_samples, delta=gittins_delta,
@@ -768,6 +790,11 @@ class TiresiasPolicy:
         self._queue_of: dict[str, int] = {}
         self._lists: list[list[str]] = [[] for _ in range(len(self.thresholds or ()) + 1)]
         self._wake: float | None = None
+        # expected_keys="original": the runnable list, each job's key, the job the
+        # arrival loop last named
+        self._x_list: list[str] = []
+        self._x_key: dict[str, float] = {}
+        self._x_last: str | None = None
 
     def stats(self) -> dict[str, Any]:
         return {"promotions": self._promotions}
@@ -833,6 +860,9 @@ class TiresiasPolicy:
             return np.lexsort((tie, arr, left))
         if self.order == "gpus":
             return np.lexsort((tie, arr, view.workers))
+        if self.expected_keys == "original":
+            pos = view.position
+            return np.array([pos[j] for j in self._x_list], dtype=np.int64)
         if self._expected is not None:
             # a job's key depends on its service only through its sample slot: one
             # vectorised search per decision, each slot's key computed once per run
@@ -1046,12 +1076,41 @@ class TiresiasPolicy:
     def allocate(self, state: ClusterView) -> list[Placement]:
         view = state
         self._promote(view)
+        if self.expected_keys == "original":
+            self._sync_expected(view)
         if not self._lists_kept:
             return self._decide(view)
         self._sync_queues(view)
         out = self._decide(view)
         self._after_pass(view, out)
         return out
+
+    def _expected_key(self, a: float) -> float:
+        s, table = self._expected, self._expected_keys
+        assert s is not None
+        i = int(np.searchsorted(s, a, side="right"))
+        if np.isnan(table[i]):
+            table[i] = _expected_after(s, i)
+        return float(table[i])
+
+    def _sync_expected(self, view: ClusterView) -> None:
+        """One event of the original's ``shortest-expected`` (``expected_keys``)."""
+        pos = view.position
+        self._x_list = [j for j in self._x_list if j in pos]  # completed jobs leave
+        new = [j for j in view.ids if j not in self._x_key]
+        for j in new:  # appended in arrival order, keyed as having run 0 s
+            self._x_list.append(j)
+            self._x_key[j] = self._expected_key(0.0)
+        if new:
+            self._x_last = new[-1]
+        ran, executed = view.ran_before, view.executed
+        for j in self._x_list:
+            m = pos[j]
+            if ran[m] and self._x_last is not None:
+                # the original's update names the arrival loop's variable
+                self._x_key[self._x_last] = self._expected_key(
+                    math.floor(float(executed[m]) + _CLOCK_EPS))
+        self._x_list.sort(key=self._x_key.__getitem__)
 
     def _decide(self, view: ClusterView) -> list[Placement]:
         kept_all = self._all_keep(view)

@@ -1,5 +1,6 @@
-"""``scan="original"``: the public simulator's ``lpjf`` pass, which passes over the job
-after each one it starts."""
+"""The public simulator's own passes, offered as options: ``scan="original"`` (its
+``lpjf`` passes over the job after each one it starts) and ``expected_keys="original"``
+(its ``shortest-expected`` keys)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,34 @@ def test_a_preemptive_policy_has_no_such_pass():
     with pytest.raises(InvalidOption) as e:
         get_policy("tiresias.lpjf", scan="skip")
     assert e.value.path == "scan"
+
+
+def test_expected_keys_original_within_one_second_of_tiresias_simulator():
+    """Pinned per-job JCTs of Tiresias' ``shortest-expected`` with GPU counting on its
+    60-job trace over 2 x 4 P100: with the original's keys every job completes within
+    1 s, with its 31 preemptions; with each job's own key 6 of 60 (``tiresias_peer.md``)."""
+    from optsched.catalog import read_tiresias_trace
+
+    peer = json.loads((Path(__file__).parent / "peer_t60_n2g4.json").read_text())
+    inst = read_tiresias_trace(cluster=Cluster(tuple(Node(f"n{i}", {"p100": 4})
+                                                     for i in range(2))))
+    want = peer["jct"]["shortest-expected-count"]
+    for keys, close, preempted in (("original", 60, 31), ("own", 6, 63)):
+        res = simulate(inst, get_policy("tiresias.shortest_expected", expected_keys=keys),
+                       progress=False)
+        jct = res.metrics.jct
+        assert set(jct) == set(want)
+        assert sum(abs(want[k] - jct[k]) <= 1.0 for k in want) == close
+        assert res.extra["total_preemptions"] == preempted
+
+
+def test_expected_keys_belong_to_the_expected_order():
+    with pytest.raises(InvalidOption) as e:
+        TiresiasPolicy(order="las", expected_keys="original")
+    assert e.value.path == "expected_keys"
+    with pytest.raises(InvalidOption) as e:
+        get_policy("tiresias.shortest_expected", expected_keys="mine")
+    assert e.value.path == "expected_keys"
+    with pytest.raises(InvalidOption) as e:  # not an option of a policy without the order
+        get_policy("tiresias.sjf", expected_keys="original")
+    assert e.value.path == "expected_keys"
