@@ -14,6 +14,13 @@ rates. Cluster 36 V100 + 36 P100 + 36 K80 (or the spec's "cluster", GPUs per typ
 per server, 360 s rounds, seed 0, ECOS:
 the arguments of Gavel's ``scripts/drivers/simulate_scheduler_with_trace.py``.
 
+A POLICY of the form ``NAME+empty_SLOs`` runs Gavel's policy NAME with one entry added
+to the scheduler's allocation state from outside, its sources untouched: ``SLOs = {}``.
+Gavel's simulator without price data gives its SLO cost policies no SLOs, and then
+``_get_allocation_state`` leaves that entry out while ``_compute_allocation`` reads it
+(``KeyError: 'SLOs'`` at the first allocation); with the empty entry the policy solves
+its program without SLO rows, at price 1 per type, as its code states for that case.
+
 The output holds each job's arrival and JCT (None for a job Gavel dropped), the mean,
 median and p99 JCT, the makespan (last completion) and the number of allocations the
 policy computed (its ``get_allocation`` calls, counted from outside).
@@ -51,6 +58,9 @@ def main(jobs_file, policy_name, out_file):
                         scale_factor=int(j["scale_factor"]), priority_weight=1.0, SLO=None,
                         needs_data_dir=False))
         arrivals.append(float(j["arrival"]))
+    policy_name, _, fix = policy_name.partition("+")
+    if fix not in ("", "empty_SLOs"):
+        raise SystemExit(f"unknown addition {fix!r}")
     policy = utils.get_policy(policy_name, solver="ECOS", seed=0)
     calls = [0]
     inner = policy.get_allocation
@@ -62,12 +72,21 @@ def main(jobs_file, policy_name, out_file):
     policy.get_allocation = counted
     sched = scheduler.Scheduler(policy, throughputs_file=f.name, simulate=True, seed=0,
                                 time_per_iteration=360)
+    if fix == "empty_SLOs":
+        state_of = sched._get_allocation_state
+
+        def state_with_slos():
+            state = state_of()
+            state.setdefault("SLOs", {})
+            return state
+
+        sched._get_allocation_state = state_with_slos
     t0 = time.process_time()
     cluster = spec.get("cluster") or {"v100": 36, "p100": 36, "k80": 36}
     sched.simulate(cluster, arrivals, jobs,
                    num_gpus_per_server={t: 4 for t in cluster})
     cpu = time.process_time() - t0
-    out = {"policy": policy_name, "n": len(jobs), "cpu_s": cpu,
+    out = {"policy": policy_name + ("+" + fix if fix else ""), "n": len(jobs), "cpu_s": cpu,
            "n_allocation_computations": calls[0], "jobs": {}}
     done = []
     for i, a in enumerate(arrivals):
