@@ -102,13 +102,13 @@ class HadarEPolicy:
         inst = model.instance
         self.admitted = sorted(run.plans, key=lambda j: (inst.jobs[j].arrival, j))
         self.admitted_ids = [inst.jobs[j].id for j in self.admitted]
+        self._admitted_rank = {j: r for r, j in enumerate(self.admitted)}
         self.reset()
 
     def reset(self) -> None:
         self.round = -1
         self.current: list[Placement] = []
         self.wake: float | None = None
-        self.seen: set[str] = set()
         self.fill_gpu_rounds = self.main_gpu_rounds = self.released_gpu_rounds = 0
         self.max_copies_used = 0
         self.rounds = 0
@@ -117,6 +117,12 @@ class HadarEPolicy:
         self.cut: float | None = None
         self.cut_gpu_seconds = 0.0
         self.extra_gpu_rounds = 0
+        # the admitted jobs not known to be done (seen, then gone from the view), kept by
+        # what changed so that a call costs O(visible jobs), not O(admitted)
+        self._open: set[str] = set(self.admitted_ids)
+        self._live_before: set[str] = set()
+        self._rem = np.zeros(self.model.n_jobs)
+        self._rem_rows = np.zeros(0, dtype=np.int64)
 
     def horizon(self) -> float | None:
         return self.wake
@@ -133,10 +139,11 @@ class HadarEPolicy:
         m = self.model
         d, t = m.delta, view.time
         live = view.position
-        self.seen.update(view.ids)
         k = math.floor(t / d + _EPS)
         on_boundary = abs(t - k * d) <= _EPS * max(1.0, abs(t))
-        if any(jid not in self.seen or jid in live for jid in self.admitted_ids):
+        self._open.difference_update([j for j in self._live_before if j not in live])
+        self._live_before = set(live)
+        if self._open:  # an admitted job has not arrived yet or is still running
             self.wake = (k + 1) * d
         else:  # every admitted job is done: nothing happens until the horizon
             self.wake = m.T * d
@@ -170,11 +177,15 @@ class HadarEPolicy:
         inst = m.instance
         nodes, types = inst.cluster.nodes, inst.cluster.gpu_types
         bn, bt, rates = m.bucket_node, m.bucket_type, m.rates
-        rem = np.zeros(m.n_jobs)
-        remaining = view.remaining
-        for r, i in enumerate(view.index.tolist()):
-            rem[i] = remaining[r]
-        eligible = [j for j in self.admitted if m.a[j] <= s and rem[j] > 0]
+        # remaining work per instance job, 0 for the jobs not visible
+        rem = self._rem
+        rem[self._rem_rows] = 0.0
+        rem[view.index] = view.remaining
+        self._rem_rows = view.index
+        # the visible admitted jobs that may run in slot s, in admission order
+        rank = self._admitted_rank
+        eligible = sorted((j for j in view.index.tolist()
+                           if j in rank and m.a[j] <= s and rem[j] > 0), key=rank.__getitem__)
         if eligible:
             self.rounds = s + 1
         idle = m.bucket_cap.astype(np.int64).copy()
