@@ -8,7 +8,10 @@ the per-job agreement: the share of jobs whose completion is within one round of
 original's (Gavel: 360 s; Tiresias: the file's ``within_round``, 60 s on the 60-job
 trace, 360 s on philly240; Synergy: 300 s, on Synergy's round grid when the row has it,
 otherwise raw, which the ``agreement`` column says). ``meets_95`` marks the pairs at or
-above 95 %. A pair that several files record with the same figures is
+above 95 %. Tiresias' simulator reads whole seconds (the runner rounds each arrival and
+duration), so ``within_one_round_whole_seconds`` gives the same share with optsched run
+on that whole-second copy of the input, the inputs both sides then share exactly. A
+pair that several files record with the same figures is
 one row, naming every file. Rows whose file records no per-job agreement (the 2,000-job
 Gavel runs) keep their ratios with ``-`` there.
 
@@ -39,7 +42,8 @@ GAVEL_FILES = ("gavel_policies_peer_100", "gavel_policies_peer_300", "gavel_queu
                "gavel_ftf_reference", "gavel_ftf_reference_300")
 SYNERGY_FILES = ("synergy_peer", "synergy_peer_policies")
 COLUMNS = ["original", "commit", "original_policy", "optsched", "input", "mean_ratio",
-           "makespan_ratio", "within_one_round", "agreement", "meets_95", "files"]
+           "makespan_ratio", "within_one_round", "agreement", "meets_95",
+           "within_one_round_whole_seconds", "files"]
 #: the options a rounds-file label stands for
 ROUND_OPTIONS = {"alg1": [], "original": ["rounds=original"],
                  "interior": ["point=interior"], "interior-highs": ["point=interior",
@@ -73,7 +77,7 @@ def _row(original, policy, ours, inp, mean, makespan, within, agreement, file) -
             "makespan_ratio": None if makespan is None else float(makespan),
             "within_one_round": within, "agreement": agreement if within is not None
             else "-", "meets_95": None if within is None else bool(within >= 0.95),
-            "files": [file]}
+            "within_one_round_whole_seconds": None, "files": [file]}
 
 
 def gavel_rows() -> list[dict]:
@@ -120,9 +124,11 @@ def tiresias_rows() -> list[dict]:
     for r in data["rows"] if data else []:
         if r.get("peer_status", "ok") != "ok" or r.get("mean_ratio") is None:
             continue
-        out.append(_row(TIRESIAS, r["tiresias"], r["optsched"], r["instance"],
-                        r["mean_ratio"], r["makespan_ratio"], _share(r["within_round"]),
-                        "one round", "tiresias_peer"))
+        row = _row(TIRESIAS, r["tiresias"], r["optsched"], r["instance"],
+                   r["mean_ratio"], r["makespan_ratio"], _share(r["within_round"]),
+                   "one round", "tiresias_peer")
+        row["within_one_round_whole_seconds"] = _share(r.get("within_round_int"))
+        out.append(row)
     return out
 
 
@@ -178,8 +184,13 @@ def summary(rows: list[dict]) -> list[str]:
         mine = [r for r in rows if r["original"] == org]
         measured = [r for r in mine if r["within_one_round"] is not None]
         met = [r for r in measured if r["meets_95"]]
-        lines.append(f"- {org}: {len(mine)} pairs, {len(measured)} with per-job agreement, "
-                     f"{len(met)} of them with at least 95 % of jobs within one round.")
+        line = (f"- {org}: {len(mine)} pairs, {len(measured)} with per-job agreement, "
+                f"{len(met)} of them with at least 95 % of jobs within one round")
+        whole = [r for r in mine if r["within_one_round_whole_seconds"] is not None]
+        if whole:
+            met_whole = sum(r["within_one_round_whole_seconds"] >= 0.95 for r in whole)
+            line += f"; on the whole-second copies {met_whole} of {len(whole)}"
+        lines.append(line + ".")
     return lines
 
 

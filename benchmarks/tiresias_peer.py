@@ -314,7 +314,8 @@ def main() -> None:
                 "within_1s": f"{a['within_1s']}/{n}", "within_round": f"{a['within_round']}/{n}",
                 "pearson_r": a["pearson_r"],
                 "mean_ratio_int": Oi["mean"] / P["mean"],
-                "within_1s_int": f"{ai['within_1s']}/{n}", "pearson_r_int": ai["pearson_r"],
+                "within_1s_int": f"{ai['within_1s']}/{n}",
+                "within_round_int": f"{ai['within_round']}/{n}", "pearson_r_int": ai["pearson_r"],
                 "peer_status": "ok", "cpu_s": O["cpu"]})
     if kept:
         order = {(pt, ot): k for k, (pt, ot) in enumerate(PAIRS)}
@@ -325,7 +326,8 @@ def main() -> None:
         "tiresias_peer", rows,
         ["instance", "tiresias", "optsched", "mean_jct_h_tiresias", "mean_jct_h_optsched",
          "mean_ratio", "makespan_ratio", "p99_ratio", "preemptions", "within_1s",
-         "within_round", "pearson_r", "mean_ratio_int", "within_1s_int", "pearson_r_int",
+         "within_round", "pearson_r", "mean_ratio_int", "within_1s_int", "within_round_int",
+         "pearson_r_int",
          "peer_status", "cpu_s"],
         title="Tiresias' simulator vs optsched on the same inputs",
         params={"peer": "SymbioticLab/Tiresias", "peer_commit": commit,
