@@ -11,9 +11,9 @@ otherwise raw, which the ``agreement`` column says). ``meets_95`` marks the pair
 above 95 %. Tiresias' simulator reads whole seconds (the runner rounds each arrival and
 duration), so ``within_one_round_whole_seconds`` gives the same share with optsched run
 on that whole-second copy of the input, the inputs both sides then share exactly. A
-pair that several files record with the same figures is
-one row, naming every file. Rows whose file records no per-job agreement (the 2,000-job
-Gavel runs) keep their ratios with ``-`` there.
+pair that several files record with the same figures is one row, naming every file.
+Rows whose file records no per-job agreement (the 2,000-job Gavel runs) keep their
+ratios with ``-`` there.
 
     python benchmarks/peer_pairs.py            # writes results/peer_pairs.{json,md}
     python benchmarks/peer_pairs.py --check    # exit 1 if the committed table is stale
