@@ -56,9 +56,15 @@ def start(*argv: str, cwd: Path = REPO) -> subprocess.Popen:
     the whole group: :func:`ctrl_c`)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    # a suite started in the background of a non-interactive shell inherits SIGINT as
+    # ignored, and so would the command: it gets the terminal's default back
     return subprocess.Popen([sys.executable, "-m", "optsched.cli", *argv], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def ctrl_c(proc: subprocess.Popen, sig: int = signal.SIGINT) -> None:
