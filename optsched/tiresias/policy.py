@@ -866,11 +866,7 @@ class TiresiasPolicy:
         if self._expected is not None:
             # a job's key depends on its service only through its sample slot: one
             # vectorised search per decision, each slot's key computed once per run
-            s, table = self._expected, self._expected_keys
-            slot = np.searchsorted(s, self.service(view), side="right")
-            for i in np.unique(slot[np.isnan(table[slot])]).tolist():
-                table[i] = _expected_after(s, i)
-            return np.lexsort((tie, arr, table[slot]))
+            return np.lexsort((tie, arr, self._expected_of(self.service(view))))
         if self.gittins_scheme == "original":
             # lowest index first; a running job's index from its GPU-seconds, a waiting
             # job's from its executed seconds (the public simulator's gittins scheme)
@@ -1085,31 +1081,33 @@ class TiresiasPolicy:
         self._after_pass(view, out)
         return out
 
-    def _expected_key(self, a: float) -> float:
+    def _expected_of(self, service: np.ndarray) -> np.ndarray:
+        """:func:`expected_remaining` of each service (each sample slot's key computed
+        once per run)."""
         s, table = self._expected, self._expected_keys
         assert s is not None
-        i = int(np.searchsorted(s, a, side="right"))
-        if np.isnan(table[i]):
+        slot = np.searchsorted(s, service, side="right")
+        for i in np.unique(slot[np.isnan(table[slot])]).tolist():
             table[i] = _expected_after(s, i)
-        return float(table[i])
+        return table[slot]
 
     def _sync_expected(self, view: ClusterView) -> None:
         """One event of the original's ``shortest-expected`` (``expected_keys``)."""
         pos = view.position
         self._x_list = [j for j in self._x_list if j in pos]  # completed jobs leave
         new = [j for j in view.ids if j not in self._x_key]
-        for j in new:  # appended in arrival order, keyed as having run 0 s
-            self._x_list.append(j)
-            self._x_key[j] = self._expected_key(0.0)
-        if new:
+        if new:  # appended in arrival order, keyed as having run 0 s
+            at_zero = float(self._expected_of(np.zeros(1))[0])
+            self._x_list += new
+            self._x_key.update(dict.fromkeys(new, at_zero))
             self._x_last = new[-1]
-        ran, executed = view.ran_before, view.executed
-        for j in self._x_list:
-            m = pos[j]
-            if ran[m] and self._x_last is not None:
-                # the original's update names the arrival loop's variable
-                self._x_key[self._x_last] = self._expected_key(
-                    math.floor(float(executed[m]) + _CLOCK_EPS))
+        # each running job's key, in the list's order, is written through the arrival
+        # loop's variable: the last running job's is the one that stays
+        ran = view.ran_before
+        running = [j for j in self._x_list if ran[pos[j]]]
+        if running and self._x_last is not None:
+            executed = math.floor(float(view.executed[pos[running[-1]]]) + _CLOCK_EPS)
+            self._x_key[self._x_last] = float(self._expected_of(np.array([executed]))[0])
         self._x_list.sort(key=self._x_key.__getitem__)
 
     def _decide(self, view: ClusterView) -> list[Placement]:
