@@ -109,6 +109,23 @@ PAIRS = [
      "gavel.max_min_fairness_water_filling", {"queue": "per_type"}),
     ("max_sum_throughput_normalized_by_cost_packed_SLOs+empty_SLOs@measured_sf1",
      "gavel.max_sum_throughput_normalized_by_cost_packed_SLOs", {"queue": "per_type"}),
+    # the packed policies under Gavel's simulator's round mechanics (--with rounds=original)
+    ("max_min_fairness_packed@measured_sf1", "gavel.max_min_fairness_packed",
+     {"rounds": "original"}),
+    ("max_min_fairness_packed@measured_sf1", "gavel.max_min_fairness_packed",
+     {"rounds": "original", "point": "interior"}),
+    ("max_min_fairness_packed@measured_sf1_physical", "gavel.max_min_fairness_packed",
+     {"rounds": "original"}),
+    ("max_min_fairness_packed@measured_sf1_physical", "gavel.max_min_fairness_packed",
+     {"rounds": "original", "point": "interior"}),
+    ("min_total_duration_packed@measured_sf1", "gavel.min_total_duration_packed",
+     {"rounds": "original"}),
+    ("min_total_duration_packed@measured_sf1", "gavel.min_total_duration_packed",
+     {"rounds": "original", "point": "interior"}),
+    ("max_min_fairness_water_filling_packed@measured_sf1",
+     "gavel.max_min_fairness_water_filling_packed", {"rounds": "original"}),
+    ("max_sum_throughput_normalized_by_cost_packed_SLOs+empty_SLOs@measured_sf1",
+     "gavel.max_sum_throughput_normalized_by_cost_packed_SLOs", {"rounds": "original"}),
 ]
 #: The inputs a pair may name after "@" (default "all": the first n jobs of the trace).
 #: "measured": the first n jobs whose (job type, scale factor) Gavel measured, so that
@@ -224,8 +241,11 @@ def main() -> None:
                     help="keep optsched's run summaries here and reuse them")
     ap.add_argument("--ours-only", action="store_true",
                     help="run (and keep) optsched's side only; needs --ours-dir")
+    ap.add_argument("--with", dest="with_", nargs="+", default=[], metavar="KEY=VALUE",
+                    help="only the pairs whose optsched options include these")
     ap.add_argument("--name", default="gavel_policies_peer")
     args = ap.parse_args()
+    wanted = dict(kv.split("=", 1) for kv in args.with_)
     if args.ours_only and args.ours_dir is None:
         ap.error("--ours-only needs --ours-dir")
     if not args.ours_only and not (os.environ.get("GAVEL_HOME")
@@ -238,7 +258,8 @@ def main() -> None:
     failed: list[str] = []
     for n in args.jobs:
         for gp, ours, options in PAIRS:
-            if gp not in args.pairs:
+            if gp not in args.pairs or any(str(options.get(k)) != v
+                                           for k, v in wanted.items()):
                 continue
             label = ours + "".join(f" {k}={v}" for k, v in options.items())
             subset = split(gp)[1]

@@ -313,9 +313,11 @@ class RoundMechanism:
         return out
 
     def _place(self, view: ClusterView, chosen: dict[int, int],
-               W: list[int] | None = None) -> list[Placement]:
+               W: list[int] | None = None,
+               paired: list[tuple[tuple[int, ...], int]] | None = None) -> list[Placement]:
         """Nodes for the chosen (job, type) entries: lease extension first (jobs that keep
-        their GPUs), then larger gangs first."""
+        their GPUs), then larger gangs first; then the ``paired`` ((job, job), type)
+        entries, the two jobs on the same GPUs, each naming the other as ``partner``."""
         ids = view.ids
         if W is None:
             W = view.workers.tolist()
@@ -361,6 +363,14 @@ class RoundMechanism:
             if hs2 is None:  # cannot happen: counts were checked per type
                 continue
             out.extend([Placement(jid, names[h], tk, g) for h, g in hs2])
+        for (a, b), k in sorted(paired or (), key=lambda e: (-W[e[0][0]], e[0])):
+            lead, other = ids[a], ids[b]
+            hs3 = choose_nodes(view, cols[k], lead, W[a], k, mode="spread")
+            if hs3 is None:  # cannot happen: counts were checked per type
+                continue
+            for h, g in hs3:
+                out.append(Placement(lead, names[h], types[k], g, partner=other))
+                out.append(Placement(other, names[h], types[k], g, partner=lead))
         return out
 
 
@@ -1317,7 +1327,7 @@ class GavelPackedPolicy:
                  reset_interval: float = 1920.0, fill_leftover: bool = True,
                  weighted: bool | None = None, point: str | None = None,
                  prices: dict | None = None, slo_factor: float | None = None,
-                 name: str | None = None, queue: str = "global"):
+                 name: str | None = None, queue: str = "global", rounds: str = "alg1"):
         if kind not in PACKED_KINDS:
             raise InvalidOption("kind", kind, f"must be one of {sorted(PACKED_KINDS)}")
         for key, given in (("weighted", weighted), ("point", point), ("prices", prices),
@@ -1349,13 +1359,24 @@ class GavelPackedPolicy:
                         "weighted": True if weighted is None else weighted,
                         "point": point or "vertex", "prices": prices,
                         "slo_factor": slo_factor}
-        self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover, queue=queue)
+        self.rounds: PackedRounds | OriginalRounds = PackedRounds(
+            reset_interval, fill_leftover=fill_leftover, queue=queue)
+        self._original: OriginalRounds | None = None
+        if check_rounds(rounds) == "original":
+            if not fill_leftover:  # Gavel's simulator always lets X = 0 entries fill
+                raise InvalidOption("fill_leftover", fill_leftover,
+                                    "rounds='original' always fills leftover GPUs")
+            self.rounds = self._original = OriginalRounds(reset_interval, packing=True)
+            self.needs_work = True
+            self.horizon = self._original.horizon
         self.reset()
 
     def reset(self) -> None:
         self.rounds.reset()
         self._ids: tuple[str, ...] | None = None
         self._alloc: tuple[np.ndarray, Pairs, np.ndarray] | None = None
+        self._pairs: Pairs | None = None  # the visible jobs' pairs (rounds="original")
+        self._pairs_ids: tuple[str, ...] | None = None
         self._rate = _RateCache()
         self._solves, self._lp_solves, self._seconds = 0, 0, 0.0
 
@@ -1367,9 +1388,20 @@ class GavelPackedPolicy:
         check_single_type_gangs(instance, self.name)
 
     def allocation(self, view: ClusterView) -> tuple[np.ndarray, Pairs, np.ndarray]:
-        """``(X, pairs, Y)`` for the visible jobs (recomputed on reset events)."""
+        """``(X, pairs, Y)`` for the visible jobs (recomputed on reset events; with
+        ``rounds="original"`` at Gavel's counter resets only, the visible jobs' pairs
+        kept current for the round mechanics)."""
         if self._ids != view.ids or self._alloc is None:
-            pairs = candidate_pairs(view, self._rate)
+            orig = self._original
+            if orig is None:
+                pairs = candidate_pairs(view, self._rate)
+            else:
+                if self._pairs is None or self._pairs_ids != view.ids:
+                    self._pairs, self._pairs_ids = candidate_pairs(view, self._rate), view.ids
+                pairs = self._pairs
+                if not orig.allocation_due(view, pairs) and self._alloc is not None:
+                    return self._alloc  # Gavel's code waits for a counter reset
+                view = orig.program_view(view, False)
             sol, Y = _solve_kind(self.kind, view, pairs, self.options)
             self._solves += 1
             self._lp_solves += sol.lp_solves
@@ -1377,11 +1409,17 @@ class GavelPackedPolicy:
             if not sol.ok:
                 _solver_failed(self.name, view, sol)
             self._ids, self._alloc = view.ids, (sol.X, pairs, Y)
-            self.rounds.reset_counters(view.time)
+            if orig is not None:
+                orig.adopt(view, sol.X, pairs, Y)
+            else:
+                self.rounds.reset_counters(view.time)
         return self._alloc
 
     def allocate(self, state: ClusterView) -> list[Placement]:
         X, pairs, Y = self.allocation(state)
+        if self._original is not None:
+            return self._original.allocate(state, pairs=self._pairs)
+        assert isinstance(self.rounds, PackedRounds)
         return self.rounds.allocate(state, X, pairs, Y)
 
 
@@ -1700,6 +1738,36 @@ def check_rounds(rounds: object) -> str:
     return str(rounds)
 
 
+def _pair_key(index: list[int], a: int, b: int) -> tuple[int, int]:
+    """A pair's key: its two jobs' instance indices, the lower first (Gavel's JobIdPair)."""
+    i, j = index[a], index[b]
+    return (i, j) if i < j else (j, i)
+
+
+def _combo_order(key: int | tuple[int, int]) -> tuple[int, int, int]:
+    """Where Gavel's code keeps a combination in its per-type priority dicts: a job when
+    it arrives, then its pairs with the jobs already present (in their arrival order)."""
+    if isinstance(key, tuple):
+        return (key[1], 1, key[0])
+    return (key, 0, key)
+
+
+def _booking_order(run: tuple[Any, int, float, float]) -> tuple:
+    """The order Gavel's simulator books a round's runs: the latest end first, then the
+    job id (a job before any pair, pairs by their first and second job)."""
+    key, fin = run[0], run[3]
+    if isinstance(key, tuple):
+        return (-fin, 1, key[0], key[1])
+    return (-fin, 0, key, 0)
+
+
+def _combos_counted(view: ClusterView) -> int:
+    """The combinations Gavel's packing simulator keeps time counters for: every job and
+    every pair of jobs of one gang size (whether or not a type can hold the pair)."""
+    _, counts = np.unique(view.workers, return_counts=True)
+    return int(view.workers.size + (counts * (counts - 1) // 2).sum())
+
+
 class OriginalRounds(RoundMechanism):
     r"""Gavel's simulator's round mechanics (module docstring, points 1-6).
 
@@ -1707,6 +1775,32 @@ class OriginalRounds(RoundMechanism):
     policy asks :meth:`allocation_due` before recomputing X, computes it on
     :meth:`program_view`, hands every new X to
     :meth:`adopt`, calls :meth:`allocate` each round and exposes :meth:`horizon`.
+
+    With ``packing`` (:class:`~optsched.gavel.policy.GavelPackedPolicy`) the entries are
+    job *combinations*, as in Gavel's simulator for its ``_Packing`` policies: every
+    job and every candidate pair (:func:`candidate_pairs`), each with its own row of X,
+    time counters and deficits. The differences from single jobs are Gavel's:
+
+    * a pair's time counter starts at 0 (not half a round) when its second job
+      arrives, so until the next reset it ranks first wherever it has a share
+      (:math:`10^9 X_{Ck}`); at a reset it is set to half a round like every other
+      combination, and each type's total time restarts at half a round times the number
+      of combinations Gavel counts (every job and every pair of jobs of one gang size);
+    * a type's queue lists the combinations in the order Gavel's dicts keep them: a job,
+      then its pairs with the jobs present when it arrived;
+    * an entry is taken when none of its jobs is scheduled yet, both co-located rates
+      on the type are positive and the gang fits;
+    * a pair runs, for each job, the whole steps of its co-located rate in the round,
+      and both its jobs complete (when their steps run out) at the instant the slower
+      of the two ends its steps; the pair's time counter, and its type's, grow by that
+      time. The types are walked v100, p100, k80 (packing policies never shuffle).
+
+    In the simulator a pair's two jobs start together. A job whose work runs out in the
+    round then completes at Gavel's instant only when the pair's start can serve it
+    (point 5 with one start for two jobs): when both jobs end in the same round, the
+    start is the earlier of the two that would match, so the other completes up to its
+    own steps' time earlier than Gavel's; if the partner completes before a later
+    start in the round, the job runs alone (at its exclusive rate) from then.
 
     Parameters
     ----------
@@ -1718,6 +1812,9 @@ class OriginalRounds(RoundMechanism):
     seed : int
         Gavel's ``seed`` (0 in its driver); the type shuffler is :class:`random.Random`
         seeded with ``seed + 5``. The simulation's own seed does not change it.
+    packing : bool
+        Entries are job combinations (above); the policy passes each round's
+        :func:`candidate_pairs`.
 
     Attributes
     ----------
@@ -1730,24 +1827,26 @@ class OriginalRounds(RoundMechanism):
     """
 
     def __init__(self, reset_interval: float = 1920.0, *, agnostic: bool = False,
-                 seed: int = 0):
+                 seed: int = 0, packing: bool = False):
         super().__init__(reset_interval, fill_leftover=True,
                          type_order="random" if agnostic else "fastest", queue="per_type")
         self.agnostic = bool(agnostic)
         self.seed = int(seed)
+        self.packing = bool(packing)
         self.reset()
 
     def reset(self) -> None:
         super().reset()
         self._shuffler = random.Random(getattr(self, "seed", 0) + 5)
         self._last_reset = 0.0  # Gavel's _last_reset_time starts at 0
-        self._alloc: dict[int, np.ndarray] = {}  # job index -> its row of X
-        self._time: dict[int, np.ndarray] = {}  # job index -> seconds on each type
-        self._deficit: dict[int, np.ndarray] = {}
+        # by combination: a job's instance index, or a pair of them (lower first)
+        self._alloc: dict[Any, np.ndarray] = {}  # its row of X
+        self._time: dict[Any, np.ndarray] = {}  # seconds on each type
+        self._deficit: dict[Any, np.ndarray] = {}
         self._worker_time: np.ndarray | None = None
         self._steps_done: dict[int, int] = {}
-        # last round: (index, type, seconds, end instant)
-        self._ran: list[tuple[int, int, float, float]] = []
+        # last round: (combination, type, seconds, end instant)
+        self._ran: list[tuple[Any, int, float, float]] = []
         self._round_end: float | None = None
         self._retry: float | None = None
         self._next: float | None = None
@@ -1758,31 +1857,40 @@ class OriginalRounds(RoundMechanism):
         self.idle_gpu_rounds = 0  # GPUs held by jobs outside X (point 1)
 
     # ------------------------------------------------------------------ X and resets
-    def allocation_due(self, view: ClusterView) -> bool:
+    def allocation_due(self, view: ClusterView, pairs: Pairs | None = None) -> bool:
         """Whether X may be recomputed now (point 1); asked only when the set of jobs
         changed since the last computation."""
         if self.in_round(view.time):
             return False
-        self._book(view)
+        self._book(view, pairs)
         return (view.time - self._last_reset >= self.reset_interval
                 or self._last_reset == 0)
 
-    def adopt(self, view: ClusterView, X: np.ndarray) -> None:
+    def adopt(self, view: ClusterView, X: np.ndarray, pairs: Pairs | None = None,
+              Y: np.ndarray | None = None) -> None:
         """Reset the counters (deficits with the X being replaced, point 3) and keep the
-        new X by job index."""
-        self._book(view)
+        new X (and, packing, the pairs' rows Y) by combination."""
+        self._book(view, pairs)
         K = X.shape[1]
         half = view.slot / 2.0
         elapsed = view.time - self._last_reset
-        for i in view.index.tolist():
-            t = self._time[i]
-            should = self._alloc[i] * elapsed if i in self._alloc else np.zeros(K)
+        index = view.index.tolist()
+        keys: list[Any] = list(index)
+        if self.packing:
+            keys += [k for k in self._time if isinstance(k, tuple)]
+        for key in keys:
+            t = self._time[key]
+            should = self._alloc[key] * elapsed if key in self._alloc else np.zeros(K)
             # in Gavel's order of operations: ties between jobs are decided by the
             # last digits of the deficits
-            self._deficit[i] = self._deficit.get(i, np.zeros(K)) + (should - (t - half))
-            self._time[i] = np.full(K, half)
-        self._worker_time = np.full(K, half * len(view.index))
-        self._alloc = {i: X[m].copy() for m, i in enumerate(view.index.tolist())}
+            self._deficit[key] = self._deficit.get(key, np.zeros(K)) + (should - (t - half))
+            self._time[key] = np.full(K, half)
+        count = _combos_counted(view) if self.packing else len(index)
+        self._worker_time = np.full(K, half * count)
+        self._alloc = {i: X[m].copy() for m, i in enumerate(index)}
+        if pairs is not None and Y is not None:
+            for p, (a, b) in enumerate(pairs.rows.tolist()):
+                self._alloc[_pair_key(index, a, b)] = Y[p].copy()
         self._last_reset = view.time
         self.resets += 1
 
@@ -1804,84 +1912,113 @@ class OriginalRounds(RoundMechanism):
         # counters are reset by adopt(), with the new X
         return None
 
-    def _book(self, view: ClusterView) -> None:
-        """Credit the last round's runs and admit new jobs (once per round)."""
+    def _book(self, view: ClusterView, pairs: Pairs | None = None) -> None:
+        """Credit the last round's runs and admit new jobs and pairs (once per round)."""
         K = view.throughput_matrix.shape[1]
         if self._ran:
             wt = self._worker_time if self._worker_time is not None else np.zeros(K)
             # in the order Gavel's simulator books them: latest end first, then job
-            for i, k, sec, _ in sorted(self._ran, key=lambda r: (-r[3], r[0])):
-                if i in self._time:
-                    self._time[i][k] += sec
+            for key, k, sec, _ in sorted(self._ran, key=_booking_order):
+                if key in self._time:
+                    self._time[key][k] += sec
                 wt[k] += sec
             self._worker_time = wt
             self._ran = []
-        live = set(view.index.tolist())
-        for i in list(self._time):
-            if i not in live:  # completed
-                del self._time[i]
-                self._deficit.pop(i, None)
-                self._alloc.pop(i, None)
-                self._steps_done.pop(i, None)
+        index = view.index.tolist()
+        live = set(index)
+        for key in list(self._time):
+            gone = (key[0] not in live or key[1] not in live) if isinstance(key, tuple) \
+                else key not in live
+            if gone:  # completed (a pair: either of its jobs)
+                del self._time[key]
+                self._deficit.pop(key, None)
+                self._alloc.pop(key, None)
+                if not isinstance(key, tuple):
+                    self._steps_done.pop(key, None)
         for i in live:
             if i not in self._time:
                 self._time[i] = np.full(K, view.slot / 2.0)
                 self._deficit[i] = np.zeros(K)
                 self._steps_done[i] = 0
+        if pairs is not None:
+            for a, b in pairs.rows.tolist():
+                key = _pair_key(index, a, b)
+                if key not in self._time:  # Gavel starts a pair's counter at 0
+                    self._time[key] = np.zeros(K)
+                    self._deficit[key] = np.zeros(K)
 
     # ------------------------------------------------------------------ one round
-    def allocate(self, view: ClusterView, X: np.ndarray | None = None) -> list[Placement]:
+    def allocate(self, view: ClusterView, X: np.ndarray | None = None,
+                 pairs: Pairs | None = None) -> list[Placement]:
         if self.in_round(view.time):  # a delayed start inside the round
             return self._running(view.time, set(view.ids))
-        self._book(view)
+        self._book(view, pairs)
         T, W = view.throughput_matrix, view.workers
         n, K = T.shape
         index = view.index.tolist()
-        wt = self._worker_time
-        prio = np.zeros((n, K))
-        alloc = np.zeros((n, K))
-        deficit = np.zeros((n, K))
-        for m, i in enumerate(index):
-            deficit[m] = self._deficit[i]
-            row = self._alloc.get(i)
-            if row is None:
-                continue
-            alloc[m] = row
-            for k in range(K):
-                x = float(row[k])
-                if x == 0.0 or T[m, k] <= 0:
-                    continue
-                if wt is None or wt[k] == 0.0:
-                    prio[m, k] = x * 1e9
+        # the combinations: (key, its jobs by view position, their per-worker rates)
+        combos: list[tuple[Any, tuple[int, ...], np.ndarray]] = [
+            (i, (m,), T[m:m + 1]) for m, i in enumerate(index)]
+        if pairs is not None and len(pairs):
+            for p, (a, b) in enumerate(pairs.rows.tolist()):
+                if index[a] > index[b]:
+                    a, b = b, a
+                    rates = pairs.R[p, ::-1]
                 else:
-                    prio[m, k] = x / (self._time[i][k] / wt[k])
+                    rates = pairs.R[p]
+                combos.append(((index[a], index[b]), (a, b), rates))
+            combos.sort(key=lambda c: _combo_order(c[0]))
+        C = len(combos)
+        alloc = np.zeros((C, K))
+        spent = np.ones((C, K))
+        deficit = np.zeros((C, K))
+        runs = np.ones((C, K), dtype=bool)
+        for c, (key, _, rates) in enumerate(combos):
+            deficit[c] = self._deficit[key]
+            spent[c] = self._time[key]
+            runs[c] = (rates > 0).all(axis=0)
+            row = self._alloc.get(key)
+            if row is not None:
+                alloc[c] = row
+        wt = self._worker_time
+        # Gavel's priority: X / (own time / the type's time), X * 1e9 while either is 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prio = np.where((alloc == 0.0) | ~runs, 0.0,
+                            np.where((spent == 0.0) | (wt is None or (wt == 0.0)),
+                                     alloc * 1e9, alloc / (spent / (wt if wt is not None
+                                                                    else 1.0))))
         rank = type_walk(view, T, False)
         # Gavel's code lists its types by name; other types follow by speed
         walk = sorted(range(K), key=lambda k: (_GAVEL_WALK.get(view.gpu_types[k], 3),
                                                rank[k]))
         if self.agnostic:
             self._shuffler.shuffle(walk)
-        queue: list[tuple[int, int]] = []
-        for k in walk:
-            col = sorted(range(n), key=lambda m: (prio[m, k], deficit[m, k], alloc[m, k]),
-                         reverse=True)
-            queue.extend((m, k) for m in col)
         left = view.gpus_per_type.astype(np.int64).tolist()
         Wl = W.tolist()
         taken: set[int] = set()
         chosen: dict[int, int] = {}
-        for m, k in queue:
-            if left[k] == 0 or m in taken or T[m, k] <= 0 or Wl[m] > left[k]:
-                continue
-            left[k] -= Wl[m]
-            taken.add(m)
-            if index[m] in self._alloc:
-                chosen[m] = k
-            else:
-                self.idle_gpu_rounds += Wl[m]
-        return self._start_round(view, chosen)
+        in_x = [key in self._alloc for key, _, _ in combos]
+        members = [mm for _, mm, _ in combos]
+        ok = runs.tolist()
+        for k in walk:
+            # each type's entries by (priority, deficit, X) descending, stable
+            for c in np.lexsort((-alloc[:, k], -deficit[:, k], -prio[:, k])).tolist():
+                if left[k] == 0:
+                    break
+                mm = members[c]
+                w = Wl[mm[0]]
+                if not ok[c][k] or w > left[k] or any(m in taken for m in mm):
+                    continue
+                left[k] -= w
+                taken.update(mm)
+                if in_x[c]:
+                    chosen[c] = k
+                else:
+                    self.idle_gpu_rounds += w
+        return self._start_round(view, combos, chosen)
 
-    def _start_round(self, view: ClusterView, chosen: dict[int, int]) -> list[Placement]:
+    def _start_round(self, view: ClusterView, combos: list, chosen: dict[int, int]
+                     ) -> list[Placement]:
         """Whole steps, the round's end and the start of each job in it (point 5).
 
         The simulator credits a running job its rate times the time it holds its GPUs,
@@ -1889,29 +2026,37 @@ class OriginalRounds(RoundMechanism):
         step per round. So that it completes when Gavel's does, a job whose work would
         run out in this round starts late by that excess (its GPUs idle meanwhile, as
         Gavel's stay idle after its last whole step): it then runs exactly the steps
-        Gavel counts."""
-        T, W, index, work = view.throughput_matrix, view.workers, view.index.tolist(), \
-            view.work
+        Gavel counts. A pair starts once for both jobs (class docstring)."""
+        W, index, work = view.workers, view.index.tolist(), view.work
         remaining = view.remaining
         t = view.time
         end = t
-        ran: list[tuple[int, int, float, float]] = []
+        ran: list[tuple[Any, int, float, float]] = []
         delay: dict[str, float] = {}
-        sync: list[tuple[int, float, int, int]] = []
-        for m, k in chosen.items():
-            i = index[m]
-            rate = float(T[m, k] * W[m])
-            left = int(work[m]) - self._steps_done[i]
-            # at least one step: the simulator still shows the job unfinished
-            steps = max(1, min(int(rate * view.slot), left))
-            self._steps_done[i] += steps
+        sync: list[tuple[int, float, int, int, float]] = []
+        combo_of: dict[int, tuple[int, ...]] = {}
+        for c, k in chosen.items():
+            key, mm, rates = combos[c]
+            fin = t
+            first = len(sync)
+            for pos, m in enumerate(mm):
+                i = index[m]
+                rate = float(rates[pos, k] * W[m])
+                left = int(work[m]) - self._steps_done[i]
+                # at least one step: the simulator still shows the job unfinished
+                steps = max(1, min(int(rate * view.slot), left))
+                self._steps_done[i] += steps
+                fin = max(fin, t + steps / rate)
+                sync.append((m, rate, left, steps, 0.0))
+                combo_of[m] = mm
+            for s in range(first, len(sync)):  # a pair's jobs end when its last does
+                sync[s] = sync[s][:4] + (fin,)
             # Gavel's execution time: its end instant less the round's start, as floats
-            fin = t + steps / rate
-            sec = fin - t
-            ran.append((i, k, sec, fin))
+            ran.append((key, k, fin - t, fin))
             end = max(end, fin)
-            sync.append((m, rate, left, steps))
-        for m, rate, left, steps in sync:
+        for m, rate, left, steps, _ in sync:
+            if len(combo_of[m]) == 2:
+                continue
             ahead = left - float(remaining[m])
             if ahead <= 0 or float(remaining[m]) > rate * (end - t):
                 continue  # the simulator's credit cannot end the job in this round
@@ -1920,6 +2065,11 @@ class OriginalRounds(RoundMechanism):
             else:  # credit only what Gavel counts beyond the excess (none if <= 0)
                 run = (steps - ahead) / rate
                 delay[view.ids[m]] = end - run if run > 0 else math.inf
+        for mm in {combo_of[m] for m, *_ in sync if len(combo_of[m]) == 2}:
+            start = self._pair_start(view, mm, [s for s in sync if s[0] in mm], t, end)
+            if start > t:
+                for m in mm:
+                    delay[view.ids[m]] = start
         self._ran = ran
         self._retry = None
         if not chosen and index:
@@ -1929,17 +2079,43 @@ class OriginalRounds(RoundMechanism):
             self._last_reset = 0.0
             self._retry = t
         #: this round's decision, job id -> GPU type (for tracing against Gavel's)
-        self.decision = {view.ids[m]: view.gpu_types[k] for m, k in chosen.items()}
+        self.decision = {view.ids[m]: view.gpu_types[k] for c, k in chosen.items()
+                         for m in combos[c][1]}
         self._round_end = end if chosen else None
-        self._plan = self._place(view, chosen)
+        self._plan = self._place(view, {combos[c][1][0]: k for c, k in chosen.items()
+                                        if len(combos[c][1]) == 1},
+                                 paired=[(combos[c][1], k) for c, k in chosen.items()
+                                         if len(combos[c][1]) == 2])
         self._delay = delay
         return self._running(t)
 
+    @staticmethod
+    def _pair_start(view: ClusterView, mm: tuple[int, ...], runs: list, t: float,
+                    end: float) -> float:
+        """One start for a pair's two jobs (class docstring): late enough that neither
+        job's credit ends it a round before Gavel does; when both jobs end in this round
+        in Gavel, as late as matches the earlier of the two completions. (When only one
+        ends, it ends early rather than hold back its partner's credit.)"""
+        remaining = view.remaining
+        lo, match = t, []
+        for m, rate, left, steps, fin in runs:
+            rem = float(remaining[m])
+            if steps >= left:  # Gavel ends it with the pair, at fin
+                match.append(fin - rem / rate)
+            elif rem <= rate * (end - t):  # the credit would end it: only Gavel's steps
+                run = (steps - (left - rem)) / rate
+                lo = max(lo, end - run if run > 0 else end)
+        return max(lo, min(match)) if len(match) == len(runs) else lo
+
     def _running(self, now: float, live: set[str] | None = None) -> list[Placement]:
-        """The round's placements of the jobs started by ``now`` (and still running)."""
+        """The round's placements of the jobs started by ``now`` (and still running); a
+        job whose partner completed runs alone."""
         delay = self._delay
         out = [p for p in self._plan if delay.get(p.job, now) <= now + 1e-9
                and (live is None or p.job in live)]
+        if live is not None:
+            out = [p if p.partner is None or p.partner in live
+                   else Placement(p.job, p.node, p.gpu_type, p.gpus) for p in out]
         end = self._round_end if self._round_end is not None else math.inf
         later = [d for d in delay.values() if now + 1e-9 < d < end]
         self._next = min(later) if later else None

@@ -1,0 +1,83 @@
+"""Gavel's simulator's round mechanics over job combinations (``rounds="original"`` for
+the packed policies; optsched.gavel.policy.OriginalRounds with ``packing``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from optsched import Cluster, Instance, Job, Node
+from optsched.core.colocation import Colocation, PairRate
+from optsched.errors import InvalidOption
+from optsched.registry import get_policy
+from optsched.sim import simulate
+
+
+def _pair_instance(rate_a: float = 0.96, rate_b: float = 0.96) -> Instance:
+    # one V100, two jobs of 1.25 steps/s alone; together a runs at rate_a, b at rate_b
+    cl = Cluster((Node("n0", {"v100": 1}),))
+    jobs = (Job("a", arrival=0.0, workers=1, work=20.0, throughput={"v100": 1.25},
+                profile="x"),
+            Job("b", arrival=0.0, workers=1, work=30.0, throughput={"v100": 1.25},
+                profile="y"))
+    table = Colocation((PairRate("v100", "x", "y", 1, rate_a, rate_b),))
+    return Instance(cl, jobs, slot=10.0, colocation=table)
+
+
+def _run(inst, policy):
+    placed: list[tuple[float, tuple]] = []
+    res = simulate(inst, policy, seed=0, progress=False,
+                   on_epoch=lambda t, ps: placed.append(
+                       (t, tuple(sorted((p.job, p.partner) for p in ps)))))
+    return res, placed
+
+
+def test_a_pair_runs_whole_steps_and_ends_with_its_slower_job_by_hand():
+    # max-min over the pair: each job 0.96 / 1.25 = 0.768 of its exclusive rate together,
+    # at most 0.5 + 0.268 y alone, so X puts the pair on the GPU all the time (Y = 1).
+    # A round runs int(0.96 * 10) = 9 whole steps of each job in 9.375 s and ends then.
+    # t=0, 9.375: 9 steps each. t=18.75: a has 2 steps left (2.083 s), b 9 of its 12;
+    # the pair's round ends at 28.125 with b's ninth step, where Gavel completes a. Here a
+    # completes when its own work runs out (20.833): its partner's credit is not held
+    # back for it. t=28.125: a reset (the job set changed; the first one was at t = 0),
+    # b alone with X = 1: its last 3 steps at 1.25/s end at 30.525.
+    inst = _pair_instance()
+    pol = get_policy("gavel.max_min_fairness_packed", rounds="original")
+    res, placed = _run(inst, pol)
+    assert [t for t, _ in placed] == pytest.approx([0.0, 9.375, 18.75, 28.125])
+    together = (("a", "b"), ("b", "a"))
+    assert [ps for _, ps in placed] == [together, together, together, (("b", None),)]
+    assert res.schedule.completion["a"] == pytest.approx(20.0 / 0.96)
+    assert res.schedule.completion["b"] == pytest.approx(30.525)
+    assert pol.rounds.resets == 2
+    # the paper's Alg. 1 over full 10 s rounds: b shares its GPU until t = 30 and ends
+    # its last 1.2 steps alone at 30.96
+    alg1 = simulate(inst, get_policy("gavel.max_min_fairness_packed"), seed=0,
+                    progress=False)
+    assert alg1.schedule.completion["b"] == pytest.approx(30.96)
+
+
+def test_a_pair_ending_together_completes_at_gavels_instant():
+    # a: 19 steps, b: 27, at 0.96 together: two rounds of 9 steps each, then a's last
+    # step (1.04 s) and b's last 9 (9.375 s) in the third round, which ends at 28.125:
+    # Gavel completes both then. One start serves both: the earlier of the two that
+    # match, here b's (the round's start), so a ends after its own step, earlier.
+    cl = Cluster((Node("n0", {"v100": 1}),))
+    jobs = (Job("a", arrival=0.0, workers=1, work=19.0, throughput={"v100": 1.25},
+                profile="x"),
+            Job("b", arrival=0.0, workers=1, work=27.0, throughput={"v100": 1.25},
+                profile="y"))
+    table = Colocation((PairRate("v100", "x", "y", 1, 0.96, 0.96),))
+    inst = Instance(cl, jobs, slot=10.0, colocation=table)
+    res, placed = _run(inst, get_policy("gavel.max_min_fairness_packed",
+                                        rounds="original"))
+    assert res.schedule.completion["b"] == pytest.approx(28.125)
+    assert res.schedule.completion["a"] == pytest.approx(18.75 + 1 / 0.96)
+
+
+def test_rounds_option_of_the_packed_policies_is_checked():
+    with pytest.raises(InvalidOption) as e:
+        get_policy("gavel.max_min_fairness_packed", rounds="gavel")
+    assert e.value.path == "rounds"
+    with pytest.raises(InvalidOption) as e:
+        get_policy("gavel.min_total_duration_packed", rounds="original", fill_leftover=False)
+    assert e.value.path == "fill_leftover"
