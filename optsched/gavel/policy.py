@@ -92,6 +92,11 @@ commit c4fa40097339e9608ab71fd64c8bdea96a5e4a4c) differs in five mechanics, whic
    that entry (its rate is 0), but its share enters the deficits and the row's split.
    (:meth:`OriginalRounds.program_view`.)
 
+The packed policies (:class:`GavelPackedPolicy`) take ``rounds="original"`` too: the
+same mechanics over job combinations, every job and every candidate pair with its own
+row of X, counters and deficits, as Gavel's simulator keeps them for its ``_Packing``
+policies (:class:`OriginalRounds`, ``packing``).
+
 A round that runs nothing (every present job arrived after the last reset, so none is in
 X) is followed at once by a reset whose deficits count the time since t = 0: what
 Gavel's simulator does when no job is running and none is left to arrive. Not
@@ -1316,6 +1321,12 @@ class GavelPackedPolicy:
     queue : "global" or "per_type"
         The round mechanism's queue (:class:`PackedRounds`; ``"per_type"`` is Gavel's
         code's order, see :class:`RoundMechanism`).
+    rounds : "alg1" or "original"
+        ``"alg1"`` (default): :class:`PackedRounds`, the paper's Alg. 1 over combinations.
+        ``"original"``: Gavel's simulator's round mechanics over combinations
+        (:class:`OriginalRounds` with ``packing``; X recomputed only at its counter
+        resets, rounds of whole co-located steps); the policy then reads the jobs' work,
+        as Gavel's simulator does to end its rounds. ``queue`` does not apply.
     """
 
     event_driven = False

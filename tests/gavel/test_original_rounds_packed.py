@@ -81,3 +81,23 @@ def test_rounds_option_of_the_packed_policies_is_checked():
     with pytest.raises(InvalidOption) as e:
         get_policy("gavel.min_total_duration_packed", rounds="original", fill_leftover=False)
     assert e.value.path == "fill_leftover"
+
+
+@pytest.mark.parametrize("kind", ["max_min_fairness_packed", "min_total_duration_packed"])
+def test_on_gavels_trace_pairs_run_at_measured_rates(kind):
+    # the first 12 one-worker jobs of Gavel's trace whose keys Gavel measured (its
+    # co-located rates): the run validates, and the pairs it forms are measured ones
+    from optsched.catalog import profiles, read_gavel_trace
+
+    trace, table = read_gavel_trace(), profiles()
+    jobs = tuple(j for j in trace.jobs if j.workers == 1
+                 and 1 in table[j.profile].scale_factors)[:12]
+    inst = trace.replace(jobs=jobs)
+    pol = get_policy(f"gavel.{kind}", rounds="original")
+    res = simulate(inst, pol, seed=0, progress=False)
+    assert len(res.schedule.completion) == 12
+    pairs = [a for a in res.schedule.allocations if a.partner is not None]
+    assert pairs
+    for a in pairs:
+        assert inst.colocated_rate(a.job, a.partner, a.gpu_type) > 0
+    assert pol.rounds.resets >= 2
