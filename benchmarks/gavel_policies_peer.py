@@ -126,6 +126,15 @@ PAIRS = [
      "gavel.max_min_fairness_water_filling_packed", {"rounds": "original"}),
     ("max_sum_throughput_normalized_by_cost_packed_SLOs+empty_SLOs@measured_sf1",
      "gavel.max_sum_throughput_normalized_by_cost_packed_SLOs", {"rounds": "original"}),
+    # Gavel's FIFO policies, by default and under its round mechanics
+    ("fifo_perf", "gavel.fifo", {}),
+    ("fifo_perf", "gavel.fifo", {"rounds": "original"}),
+    ("fifo", "gavel.fifo_agnostic", {}),
+    ("fifo", "gavel.fifo_agnostic", {"rounds": "original"}),
+    ("fifo_perf@measured", "gavel.fifo", {"rounds": "original"}),
+    ("fifo_perf@measured_physical", "gavel.fifo", {"rounds": "original"}),
+    ("fifo_packed@measured", "gavel.fifo_packed", {"rounds": "original"}),
+    ("fifo_packed@measured_physical", "gavel.fifo_packed", {"rounds": "original"}),
 ]
 #: The inputs a pair may name after "@" (default "all": the first n jobs of the trace).
 #: "measured": the first n jobs whose (job type, scale factor) Gavel measured, so that

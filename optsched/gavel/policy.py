@@ -950,28 +950,59 @@ class GavelFIFOPolicy:
     move to a faster type that frees up); in ``base`` mode assignments are kept until
     the job finishes. The 0/1 allocation goes through the same round mechanism as the
     LP policies (placement, lease extension).
+
+    With ``rounds="original"`` the allocation runs under Gavel's simulator's round
+    mechanics (:class:`OriginalRounds` with ``fifo``): it is recomputed only at a counter
+    reset (so a job arriving within 1,920 s of the last one waits for the next, and a
+    completed job's GPUs stay idle until then), rounds run whole steps, and no entry
+    outside the allocation is run. The policy then reads the jobs' work, as Gavel's
+    simulator does to end its rounds.
     """
 
     event_driven = False
     needs_work = False
 
-    def __init__(self, mode: str = "perf", *, name: str | None = None):
+    def __init__(self, mode: str = "perf", *, name: str | None = None,
+                 rounds: str = "alg1"):
         if mode not in ("perf", "base"):
             raise InvalidOption("mode", mode, "must be 'perf' or 'base'")
         self.mode = mode
         self.name = name or ("fifo" if mode == "perf" else "fifo_agnostic")
         # Gavel's FIFO never runs an entry outside its 0/1 allocation
-        self.rounds = RoundMechanism(fill_leftover=False)
+        self.rounds: RoundMechanism = RoundMechanism(fill_leftover=False)
+        self._original: OriginalRounds | None = None
+        if check_rounds(rounds) == "original":
+            self.rounds = self._original = OriginalRounds(agnostic=mode == "base",
+                                                          fifo=True)
+            self.needs_work = True
+            self.horizon = self._original.horizon
         self.reset()
 
     def reset(self) -> None:
         self.rounds.reset()
         self._type: dict[str, int] = {}
+        self._ids: tuple[str, ...] | None = None
+        # Gavel's base-mode FIFO: its assignments by instance index, its seeded draws
+        self._kept: dict[int, int] = {}
+        self._draws = random.Random(0)
 
     def check(self, instance) -> None:
         check_single_type_gangs(instance, self.name)
 
     def allocate(self, state: ClusterView) -> list[Placement]:
+        orig = self._original
+        if orig is None:
+            return self.rounds.allocate(state, self.allocation(state))
+        if self._ids != state.ids and (orig.allocation_due(state) or self._ids is None):
+            # Gavel's simulator asks its FIFO for X only at a counter reset
+            orig.adopt(state, self.allocation(state))
+            self._ids = state.ids
+        return orig.allocate(state)
+
+    def allocation(self, state: ClusterView) -> np.ndarray:
+        """The 0/1 allocation of the visible jobs (class docstring)."""
+        if self._original is not None and self.mode == "base":
+            return _gavels_base_fifo(state, self._kept, self._draws)
         T = state.throughput_matrix
         W = state.workers
         ids = state.ids
@@ -984,22 +1015,100 @@ class GavelFIFOPolicy:
         for j, k in self._type.items():
             free[k] -= W[pos[j]]
         X = np.zeros(T.shape)
+        gavels = self._original is not None and self.mode == "perf"
         for m in np.argsort(state.arrivals, kind="stable"):
             j = ids[m]
             if j in self._type:
                 X[m, self._type[j]] = 1.0
                 continue
-            usable = np.flatnonzero((T[m] > 0) & (free >= W[m]))
-            if usable.size == 0:
-                break  # head-of-line blocking
-            if self.mode == "perf":
-                k = int(usable[np.argmax(T[m, usable])])
+            if gavels:
+                got = _gavels_fifo_type(T[m], free, int(W[m]), state.gpu_types)
+                if got is None:
+                    break  # head-of-line blocking
+                if not T[m, got] > 0:
+                    continue  # passed over, not waited for
+                k = got
             else:
-                k = int(state.rng.choice(usable))
+                usable = np.flatnonzero((T[m] > 0) & (free >= W[m]))
+                if usable.size == 0:
+                    break  # head-of-line blocking
+                if self.mode == "perf":
+                    k = int(usable[np.argmax(T[m, usable])])
+                else:
+                    k = int(state.rng.choice(usable))
             self._type[j] = k
             free[k] -= W[m]
             X[m, k] = 1.0
-        return self.rounds.allocate(state, X)
+        return X
+
+
+def _gavels_base_fifo(state: ClusterView, kept: dict[int, int], draws: random.Random
+                      ) -> np.ndarray:
+    """Gavel c4fa400's ``FIFOPolicy(mode="base")`` (``get_allocation``), as it runs.
+
+    Its assignments ``kept`` (instance index -> type) persist between calls. A
+    completed job's type goes first to the head of the queue if its gang fits there.
+    Then each waiting job, in arrival order, draws an index among the types with its
+    gang's GPUs free (``draws``, Gavel's ``random.Random`` seeded with 0), but is
+    assigned the type its code's variable ``worker_type`` still holds after scanning
+    the types with GPUs free, the last of them by name, whenever its rate there is
+    positive (its gang need not fit there): the drawn index only decides which type
+    leaves that list when the assigned type fills up exactly. The assignments may then
+    ask for more GPUs of a type than there are; the round mechanics run those that
+    fit. ``kept`` is updated in place.
+    """
+    T, W, types = state.throughput_matrix, state.workers, state.gpu_types
+    index = state.index.tolist()
+    row = {i: m for m, i in enumerate(index)}
+    names = sorted(types)
+    col = {t: k for k, t in enumerate(types)}
+    avail = {t: int(c) for t, c in zip(types, state.gpus_per_type.tolist())}
+    avail = {t: avail[t] for t in names}  # Gavel registers its workers by type name
+    queue = sorted(i for i in index if i not in kept)
+    for i in sorted(kept):
+        t = types[kept[i]]
+        if i not in row:  # completed: its type to the head of the queue if it fits
+            if queue:
+                j = queue[0]
+                if W[row[j]] <= avail[t] and T[row[j], col[t]] > 0.0:
+                    queue.pop(0)
+                    kept[j] = col[t]
+                    avail[t] -= int(W[row[j]])
+            del kept[i]
+        else:
+            avail[t] -= int(W[row[i]])
+    open_types = sorted(t for t in avail if avail[t] > 0)
+    while queue and open_types:
+        j = queue.pop(0)
+        w = int(W[row[j]])
+        fits = [(t, n) for n, t in enumerate(open_types) if avail[t] >= w]
+        # the loop variable left by the scan of the open types: the last one by name
+        stale = open_types[-1]
+        if not fits:
+            break
+        drawn = draws.randrange(len(fits))
+        if T[row[j], col[stale]] > 0.0:
+            kept[j] = col[stale]
+            avail[stale] -= w
+            if avail[stale] == 0:
+                open_types.pop(fits[drawn][1])
+    X = np.zeros(T.shape)
+    for i, k in kept.items():
+        X[row[i], k] = 1.0
+    return X
+
+
+def _gavels_fifo_type(rates: np.ndarray, free: np.ndarray, w: int,
+                      types: tuple[str, ...]) -> int | None:
+    """The GPU type Gavel's ``FIFOPolicy`` (perf and packing modes) gives the next job:
+    the fastest of the types with ``w`` GPUs free, the first by name among equals, even
+    where the job's rate is 0 (Gavel then passes the job over); ``None`` when no type
+    has ``w`` GPUs free (the pass stops)."""
+    best, best_rate = None, -1.0
+    for k in sorted(range(len(types)), key=lambda k: types[k]):
+        if free[k] >= w and rates[k] > best_rate:
+            best, best_rate = k, float(rates[k])
+    return best
 
 
 #: The former name of :class:`GavelFIFOPolicy`, kept as an alias.
@@ -1447,7 +1556,13 @@ class GavelPackedFIFOPolicy:
     job that packs with nobody stops the packing (no job jumps ahead in the queue).
     Only pairs whose co-located rates the instance has, both positive, are formed.
     The 0/1 allocation over combinations goes through :class:`PackedRounds` without
-    leftover fill, as Gavel's FIFO. Declares ``colocation``.
+    leftover fill, as Gavel's FIFO. Declares ``colocation``. ``rounds="original"``:
+    Gavel's simulator's round mechanics over combinations, as
+    :class:`GavelFIFOPolicy`'s (:class:`OriginalRounds` with ``packing`` and ``fifo``),
+    and the pass as Gavel's code runs it: a job that cannot run on the fastest type with
+    its GPUs free is passed over, and when no GPU at all is free the pass stops before
+    the next job, which may then be packed (the default stops at that job and does not
+    pack it).
     """
 
     event_driven = False
@@ -1455,7 +1570,7 @@ class GavelPackedFIFOPolicy:
     colocation = True
 
     def __init__(self, *, packing_threshold: float = PACKING_THRESHOLD,
-                 name: str | None = None):
+                 name: str | None = None, rounds: str = "alg1"):
         if isinstance(packing_threshold, bool) or not isinstance(packing_threshold,
                                                                  (int, float)) \
                 or not np.isfinite(packing_threshold):
@@ -1463,29 +1578,70 @@ class GavelPackedFIFOPolicy:
                                 "must be a finite number")
         self.threshold = float(packing_threshold)
         self.name = name or "fifo_packed"
-        self.rounds = PackedRounds(fill_leftover=False)
+        self.rounds: PackedRounds | OriginalRounds = PackedRounds(fill_leftover=False)
+        self._original: OriginalRounds | None = None
+        if check_rounds(rounds) == "original":
+            self.rounds = self._original = OriginalRounds(packing=True, fifo=True)
+            self.needs_work = True
+            self.horizon = self._original.horizon
         self.reset()
 
     def reset(self) -> None:
         self.rounds.reset()
         self._rate = _RateCache()
+        self._ids: tuple[str, ...] | None = None
+        self._pairs: Pairs | None = None
+        self._pairs_ids: tuple[str, ...] | None = None
 
     def check(self, instance) -> None:
         check_single_type_gangs(instance, self.name)
 
     def allocate(self, state: ClusterView) -> list[Placement]:
+        orig = self._original
+        if orig is None:
+            X, pairs, Y = self.allocation(state)
+            assert isinstance(self.rounds, PackedRounds)
+            return self.rounds.allocate(state, X, pairs, Y)
+        if self._pairs is None or self._pairs_ids != state.ids:
+            self._pairs, self._pairs_ids = candidate_pairs(state, self._rate), state.ids
+        if self._ids != state.ids and (orig.allocation_due(state, self._pairs)
+                                       or self._ids is None):
+            # Gavel's simulator asks its FIFO for X only at a counter reset; the packed
+            # pairs' rows go to the candidate pairs' rows the mechanics keep
+            X, packed, Yp = self.allocation(state)
+            where = {pq: p for p, pq in enumerate(map(tuple, self._pairs.rows.tolist()))}
+            Y = np.zeros((len(self._pairs), X.shape[1]))
+            for q, pq in enumerate(map(tuple, packed.rows.tolist())):
+                Y[where[pq]] = Yp[q]
+            orig.adopt(state, X, self._pairs, Y)
+            self._ids = state.ids
+        return orig.allocate(state, pairs=self._pairs)
+
+    def allocation(self, state: ClusterView) -> tuple[np.ndarray, Pairs, np.ndarray]:
+        """``(X, pairs, Y)``: the 0/1 allocation of the visible jobs and of the pairs
+        packed (class docstring)."""
         T, W, ids, types = state.throughput_matrix, state.workers, state.ids, state.gpu_types
         n, K = T.shape
         free = state.gpus_per_type.astype(np.int64).copy()
         X = np.zeros((n, K))
         scheduled: dict[int, int] = {}  # job row -> type, in the order scheduled
         queue = [int(m) for m in np.argsort(state.arrivals, kind="stable")]
-        while queue:
+        gavels = self._original is not None
+        # Gavel's pass stops before taking the next job when no GPU is free at all; that
+        # job then stays in the queue for packing
+        while queue and not (gavels and not (free > 0).any()):
             m = queue.pop(0)
-            usable = np.flatnonzero((T[m] > 0) & (free >= W[m]))
-            if usable.size == 0:
-                break  # head-of-line blocking; this job is not packed either (Gavel)
-            k = int(usable[np.argmax(T[m, usable])])
+            if gavels:  # as GavelFIFOPolicy under rounds="original"
+                k = _gavels_fifo_type(T[m], free, int(W[m]), types)
+                if k is None:
+                    break  # head-of-line blocking; this job is not packed either
+                if not T[m, k] > 0:
+                    continue
+            else:
+                usable = np.flatnonzero((T[m] > 0) & (free >= W[m]))
+                if usable.size == 0:
+                    break  # head-of-line blocking; this job is not packed either (Gavel)
+                k = int(usable[np.argmax(T[m, usable])])
             scheduled[m] = k
             free[k] -= W[m]
             X[m, k] = 1.0
@@ -1519,7 +1675,7 @@ class GavelPackedFIFOPolicy:
         Y = np.zeros((len(rows), K))
         for p, (_, _, k) in enumerate(rows):
             Y[p, k] = 1.0
-        return self.rounds.allocate(state, X, pairs, Y)
+        return X, pairs, Y
 
 
 # --------------------------------------------------------------------------- gandiva
@@ -1826,6 +1982,10 @@ class OriginalRounds(RoundMechanism):
     packing : bool
         Entries are job combinations (above); the policy passes each round's
         :func:`candidate_pairs`.
+    fifo : bool
+        Gavel's FIFO policies: an entry of priority 0 is never taken (Gavel's
+        simulator skips them for policies whose name starts with "FIFO"), so no GPU
+        is filled outside X.
 
     Attributes
     ----------
@@ -1838,12 +1998,13 @@ class OriginalRounds(RoundMechanism):
     """
 
     def __init__(self, reset_interval: float = 1920.0, *, agnostic: bool = False,
-                 seed: int = 0, packing: bool = False):
-        super().__init__(reset_interval, fill_leftover=True,
+                 seed: int = 0, packing: bool = False, fifo: bool = False):
+        super().__init__(reset_interval, fill_leftover=not fifo,
                          type_order="random" if agnostic else "fastest", queue="per_type")
         self.agnostic = bool(agnostic)
         self.seed = int(seed)
         self.packing = bool(packing)
+        self.fifo = bool(fifo)
         self.reset()
 
     def reset(self) -> None:
@@ -2009,6 +2170,7 @@ class OriginalRounds(RoundMechanism):
         taken: set[int] = set()
         chosen: dict[int, int] = {}
         in_x = [key in self._alloc for key, _, _ in combos]
+        fifo = self.fifo
         members = [mm for _, mm, _ in combos]
         ok = runs.tolist()
         for k in walk:
@@ -2019,6 +2181,8 @@ class OriginalRounds(RoundMechanism):
                 mm = members[c]
                 w = Wl[mm[0]]
                 if not ok[c][k] or w > left[k] or any(m in taken for m in mm):
+                    continue
+                if fifo and not prio[c, k] > 0.0:
                     continue
                 left[k] -= w
                 taken.update(mm)

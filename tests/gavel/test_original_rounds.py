@@ -117,3 +117,43 @@ def test_round_running_nothing_forces_a_reset_at_once():
     assert res.schedule.completion["b"] == pytest.approx(730.0, abs=1e-6)
     assert pol.rounds.resets == 2
     assert [ps for _, ps in placed if ps] == [(("a", "v100"),), (("b", "v100"),)]
+
+
+def test_fifo_recomputes_its_allocation_only_at_gavels_resets():
+    # two V100s, 1 step/s, 360 s rounds (each round runs 360 whole steps in 360 s).
+    # t=0: the first reset: a and b run. b's 360 steps end at 360 (round end).
+    # t=360: c (arrived at 10) is new and the last reset was at t = 0: a reset; c runs
+    # and ends at 460. d arrives at 400. t=720: c is gone and d is new, but the last
+    # reset was at 360: X stays until the first round start >= 360 + 1920 = 2280, i.e.
+    # 2520; FIFO runs nothing outside X, so c's GPU stays idle and d ends at 2570.
+    cl = Cluster((Node("n0", {"v100": 2}),))
+    jobs = (Job("a", arrival=0.0, workers=1, work=1e5, throughput={"v100": 1.0}),
+            Job("b", arrival=0.0, workers=1, work=360.0, throughput={"v100": 1.0}),
+            Job("c", arrival=10.0, workers=1, work=100.0, throughput={"v100": 1.0}),
+            Job("d", arrival=400.0, workers=1, work=50.0, throughput={"v100": 1.0}))
+    inst = Instance(cl, jobs, slot=360.0)
+    res = simulate(inst, get_policy("gavel.fifo", rounds="original"), seed=0,
+                   progress=False)
+    assert res.schedule.completion["c"] == pytest.approx(460.0)
+    assert res.schedule.completion["d"] == pytest.approx(2570.0)
+    alg1 = simulate(inst, get_policy("gavel.fifo"), seed=0, progress=False)
+    assert alg1.schedule.completion["d"] == pytest.approx(770.0)
+
+
+def test_agnostic_fifo_assigns_the_last_open_type_by_name_as_gavels_code():
+    # V100 x2, K80 x2. Gavel's FIFOPolicy(mode="base") draws a type index (Python's
+    # Random(0): 1, then 0) but assigns the type left in its loop variable: the last open
+    # type by name. a -> v100 (1 left); b (2 GPUs) fits only the K80s, yet gets v100
+    # too. The round runs a alone (b's gang does not fit), and b waits with both K80s
+    # idle until a's reset at 360, then runs on the V100s: 360 steps at 2/s, 180 s.
+    cl = Cluster((Node("n0", {"v100": 2, "k80": 2}),))
+    jobs = (Job("a", arrival=0.0, workers=1, work=360.0,
+                throughput={"v100": 1.0, "k80": 0.5}),
+            Job("b", arrival=0.0, workers=2, work=360.0,
+                throughput={"v100": 1.0, "k80": 0.5}))
+    inst = Instance(cl, jobs, slot=360.0)
+    res, placed = _run(inst, get_policy("gavel.fifo_agnostic", rounds="original"))
+    assert placed[0][1] == (("a", "v100"),)
+    assert res.schedule.completion["a"] == pytest.approx(360.0)
+    assert res.schedule.completion["b"] == pytest.approx(540.0)
+    assert all(typ == "v100" for _, ps in placed for _, typ in ps)

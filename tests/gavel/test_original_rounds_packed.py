@@ -101,3 +101,25 @@ def test_on_gavels_trace_pairs_run_at_measured_rates(kind):
     for a in pairs:
         assert inst.colocated_rate(a.job, a.partner, a.gpu_type) > 0
     assert pol.rounds.resets >= 2
+
+
+def test_fifo_packed_packs_the_next_job_when_no_gpu_is_free_as_gavels_code():
+    # one V100; a (720 steps) and b (360) at 1 step/s alone, 0.9 each together (the
+    # pair's normalised throughput 1.8 > 1.5). Gavel's pass takes a, then stops before b
+    # because no GPU is free, and packs b with a: 324 whole steps each per round. In the
+    # second round b's last 36 steps end at 400 and a's 324 at 720; at 720 a runs alone
+    # (a reset: the first one was at t = 0) its last 72 steps, ending at 792. The
+    # default stops at b without packing it: b runs only after a, from 720 to 1080.
+    cl = Cluster((Node("n0", {"v100": 1}),))
+    jobs = (Job("a", arrival=0.0, workers=1, work=720.0, throughput={"v100": 1.0},
+                profile="x"),
+            Job("b", arrival=0.0, workers=1, work=360.0, throughput={"v100": 1.0},
+                profile="y"))
+    table = Colocation((PairRate("v100", "x", "y", 1, 0.9, 0.9),))
+    inst = Instance(cl, jobs, slot=360.0, colocation=table)
+    res = simulate(inst, get_policy("gavel.fifo_packed", rounds="original"), seed=0,
+                   progress=False)
+    assert res.schedule.completion["b"] == pytest.approx(400.0)
+    assert res.schedule.completion["a"] == pytest.approx(792.0)
+    alg1 = simulate(inst, get_policy("gavel.fifo_packed"), seed=0, progress=False)
+    assert alg1.schedule.completion["b"] == pytest.approx(1080.0)
