@@ -135,6 +135,8 @@ PAIRS = [
     ("fifo_perf@measured_physical", "gavel.fifo", {"rounds": "original"}),
     ("fifo_packed@measured", "gavel.fifo_packed", {"rounds": "original"}),
     ("fifo_packed@measured_physical", "gavel.fifo_packed", {"rounds": "original"}),
+    ("gandiva@measured", "gavel.gandiva", {"pairing_seed": 0, "rounds": "original"}),
+    ("gandiva@measured_physical", "gavel.gandiva", {"pairing_seed": 0, "rounds": "original"}),
 ]
 #: The inputs a pair may name after "@" (default "all": the first n jobs of the trace).
 #: "measured": the first n jobs whose (job type, scale factor) Gavel measured, so that

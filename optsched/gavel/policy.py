@@ -1754,6 +1754,11 @@ class GavelGandivaPolicy:
         Minimum seconds between counter resets (Gavel's 1920 s).
     fill_leftover : bool
         Let single jobs take GPUs the allocation leaves free (default True, as Gavel).
+    rounds : "alg1" or "original"
+        ``"original"``: Gavel's simulator's round mechanics over combinations
+        (:class:`OriginalRounds` with ``packing``; the allocation, and so the pairing
+        draws, only at its counter resets), with the shares of types a job cannot use
+        handed out as Gavel's code does; ``queue`` does not apply.
     queue : "global" or "per_type"
         The round mechanism's queue (:class:`PackedRounds`, :class:`RoundMechanism`).
         Default ``"per_type"``, Gavel's code's order: this baseline is defined by Gavel's
@@ -1775,7 +1780,7 @@ class GavelGandivaPolicy:
 
     def __init__(self, *, pairing_seed: int | None = None, reset_interval: float = 1920.0,
                  fill_leftover: bool = True, name: str | None = None,
-                 queue: str = "per_type"):
+                 queue: str = "per_type", rounds: str = "alg1"):
         if pairing_seed is not None and (isinstance(pairing_seed, bool)
                                          or not isinstance(pairing_seed, int)
                                          or pairing_seed < 0):
@@ -1787,11 +1792,22 @@ class GavelGandivaPolicy:
             raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
         self.name = name or "gandiva"
         self.pairing_seed = pairing_seed
-        self.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover, queue=queue)
+        self.rounds: PackedRounds | OriginalRounds = PackedRounds(
+            reset_interval, fill_leftover=fill_leftover, queue=queue)
+        self._original: OriginalRounds | None = None
+        if check_rounds(rounds) == "original":
+            if not fill_leftover:  # Gavel's simulator always lets X = 0 entries fill
+                raise InvalidOption("fill_leftover", fill_leftover,
+                                    "rounds='original' always fills leftover GPUs")
+            self.rounds = self._original = OriginalRounds(reset_interval, packing=True)
+            self.needs_work = True
+            self.horizon = self._original.horizon
         self.reset()
 
     def reset(self) -> None:
         self.rounds.reset()
+        self._pairs: Pairs | None = None  # the visible jobs' pairs (rounds="original")
+        self._pairs_ids: tuple[str, ...] | None = None
         self._rng: random.Random | None = None
         self._rate = _RateCache()
         #: job id -> its partner's id, both ways, for the kept pairs
@@ -1863,7 +1879,9 @@ class GavelGandivaPolicy:
                 if m not in paired:
                     X[m] = c / M / W[m]
         X /= np.maximum(X.sum(axis=1), 1.0)[:, None]
-        X[T <= 0] = 0.0
+        gavels = self._original is not None
+        if not gavels:  # Gavel's code hands out shares of types a job cannot use
+            X[T <= 0] = 0.0
         P = len(rows)
         R = np.zeros((P, 2, K))
         Y = np.zeros((P, K))
@@ -1876,16 +1894,36 @@ class GavelGandivaPolicy:
             Y[p] = c / (n - P) / W[a]
         if P:
             Y /= np.maximum(Y.sum(axis=1), 1.0)[:, None]
-            Y[(R[:, 0, :] <= 0) | (R[:, 1, :] <= 0)] = 0.0
+            if not gavels:
+                Y[(R[:, 0, :] <= 0) | (R[:, 1, :] <= 0)] = 0.0
         pairs = Pairs(np.array(rows, dtype=np.int64).reshape(-1, 2), R)
         self._allocations += 1
         self._ids, self._alloc = view.ids, (X, pairs, Y)
-        self.rounds.reset_counters(view.time)
+        if not gavels:
+            self.rounds.reset_counters(view.time)
         return self._alloc
 
     def allocate(self, state: ClusterView) -> list[Placement]:
-        X, pairs, Y = self.allocation(state)
-        return self.rounds.allocate(state, X, pairs, Y)
+        orig = self._original
+        if orig is None:
+            X, pairs, Y = self.allocation(state)
+            assert isinstance(self.rounds, PackedRounds)
+            return self.rounds.allocate(state, X, pairs, Y)
+        if self._pairs is None or self._pairs_ids != state.ids:
+            self._pairs, self._pairs_ids = candidate_pairs(state, self._rate), state.ids
+        if self._ids != state.ids and (orig.allocation_due(state, self._pairs)
+                                       or self._alloc is None):
+            # Gavel's simulator asks its policy for X only at a counter reset; the drawn
+            # pairs' rows go to the candidate pairs' rows the mechanics keep (a pair no
+            # type can hold is never run, its share is dropped)
+            X, drawn, Yd = self.allocation(state)
+            where = {pq: p for p, pq in enumerate(map(tuple, self._pairs.rows.tolist()))}
+            Y = np.zeros((len(self._pairs), X.shape[1]))
+            for q, pq in enumerate(map(tuple, drawn.rows.tolist())):
+                if pq in where:
+                    Y[where[pq]] = Yd[q]
+            orig.adopt(state, X, self._pairs, Y)
+        return orig.allocate(state, pairs=self._pairs)
 
 
 # Gavel's simulator's round mechanics (rounds="original"; the module docstring states them).
@@ -1966,8 +2004,10 @@ class OriginalRounds(RoundMechanism):
     round then completes at Gavel's instant only when the pair's start can serve it
     (point 5 with one start for two jobs): when both jobs end in the same round, the
     start is the earlier of the two that would match, so the other completes up to its
-    own steps' time earlier than Gavel's; if the partner completes before a later
-    start in the round, the job runs alone (at its exclusive rate) from then.
+    own steps' time earlier than Gavel's. When the start waits for one job only (its
+    credit would otherwise end it a round early), its partner runs alone (at its
+    exclusive rate) until then, unless that would end the partner early; and if the
+    partner completes before a later start in the round, the job runs alone from then.
 
     Parameters
     ----------
@@ -2024,6 +2064,7 @@ class OriginalRounds(RoundMechanism):
         self._next: float | None = None
         self._plan: list[Placement] = []
         self._delay: dict[str, float] = {}
+        self._solo: dict[str, float] = {}  # a pair's job running alone until its start
         self.decision: dict[str, str] = {}
         self.resets = 0
         self.idle_gpu_rounds = 0  # GPUs held by jobs outside X (point 1)
@@ -2240,11 +2281,28 @@ class OriginalRounds(RoundMechanism):
             else:  # credit only what Gavel counts beyond the excess (none if <= 0)
                 run = (steps - ahead) / rate
                 delay[view.ids[m]] = end - run if run > 0 else math.inf
-        for mm in {combo_of[m] for m, *_ in sync if len(combo_of[m]) == 2}:
-            start = self._pair_start(view, mm, [s for s in sync if s[0] in mm], t, end)
-            if start > t:
-                for m in mm:
-                    delay[view.ids[m]] = start
+        solo: dict[str, float] = {}
+        for c, k in chosen.items():
+            mm = combos[c][1]
+            if len(mm) != 2:
+                continue
+            runs = [s for s in sync if s[0] in mm]
+            start = self._pair_start(view, mm, runs, t, end)
+            if start <= t:
+                continue
+            for m in mm:
+                delay[view.ids[m]] = start
+            # a job the start does not wait for runs alone until then, unless that ends
+            # it in this round before Gavel does
+            T = view.throughput_matrix
+            for m, rate, left, steps, _ in runs:
+                rem = float(remaining[m])
+                if steps >= left or rem <= rate * (end - t):
+                    continue  # it ends in this round, or its own credit holds the start
+                alone = float(T[m, k] * W[m])
+                if alone * (start - t) + rate * (end - start) < rem:
+                    solo[view.ids[m]] = start
+                    delay[view.ids[m]] = t
         self._ran = ran
         self._retry = None
         if not chosen and index:
@@ -2262,6 +2320,7 @@ class OriginalRounds(RoundMechanism):
                                  paired=[(combos[c][1], k) for c, k in chosen.items()
                                          if len(combos[c][1]) == 2])
         self._delay = delay
+        self._solo = solo
         return self._running(t)
 
     @staticmethod
@@ -2285,14 +2344,15 @@ class OriginalRounds(RoundMechanism):
     def _running(self, now: float, live: set[str] | None = None) -> list[Placement]:
         """The round's placements of the jobs started by ``now`` (and still running); a
         job whose partner completed runs alone."""
-        delay = self._delay
+        delay, solo = self._delay, self._solo
         out = [p for p in self._plan if delay.get(p.job, now) <= now + 1e-9
                and (live is None or p.job in live)]
-        if live is not None:
-            out = [p if p.partner is None or p.partner in live
-                   else Placement(p.job, p.node, p.gpu_type, p.gpus) for p in out]
+        out = [Placement(p.job, p.node, p.gpu_type, p.gpus)
+               if p.partner is not None and (now < solo.get(p.job, now) - 1e-9
+                                             or (live is not None and p.partner not in live))
+               else p for p in out]
         end = self._round_end if self._round_end is not None else math.inf
-        later = [d for d in delay.values() if now + 1e-9 < d < end]
+        later = [d for d in (*delay.values(), *solo.values()) if now + 1e-9 < d < end]
         self._next = min(later) if later else None
         return out
 

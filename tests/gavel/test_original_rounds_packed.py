@@ -81,6 +81,29 @@ def test_rounds_option_of_the_packed_policies_is_checked():
     with pytest.raises(InvalidOption) as e:
         get_policy("gavel.min_total_duration_packed", rounds="original", fill_leftover=False)
     assert e.value.path == "fill_leftover"
+    with pytest.raises(InvalidOption) as e:
+        get_policy("gavel.gandiva", rounds="original", fill_leftover=False)
+    assert e.value.path == "fill_leftover"
+    with pytest.raises(InvalidOption) as e:
+        get_policy("gavel.fifo_packed", rounds="alg2")
+    assert e.value.path == "rounds"
+
+
+def test_gandiva_under_gavels_rounds_draws_pairs_only_at_resets():
+    # two K80s, four one-worker jobs with measured pairs: over-subscribed, so Gandiva
+    # draws pairs; under Gavel's mechanics only at counter resets (the first at t = 0,
+    # then at the first change of the job set, then 1,920 s apart)
+    cl = Cluster((Node("n0", {"k80": 2}),))
+    jobs = tuple(Job(j, arrival=0.0, workers=1, work=2000.0, throughput={"k80": 1.0},
+                     profile=j) for j in "abcd")
+    table = Colocation(tuple(PairRate("k80", x, y, 1, 0.8, 0.8)
+                             for i, x in enumerate("abcd") for y in "abcd"[i + 1:]))
+    inst = Instance(cl, jobs, slot=360.0, colocation=table)
+    pol = get_policy("gavel.gandiva", pairing_seed=0, rounds="original")
+    res = simulate(inst, pol, seed=0, progress=False)
+    assert len(res.schedule.completion) == 4
+    assert any(a.partner is not None for a in res.schedule.allocations)
+    assert pol.stats()["allocation_solves"] == pol.rounds.resets
 
 
 @pytest.mark.parametrize("kind", ["max_min_fairness_packed", "min_total_duration_packed"])
