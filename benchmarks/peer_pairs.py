@@ -38,7 +38,7 @@ SYNERGY = ("Synergy", "1bb2bed")
 GAVEL_FILES = ("gavel_policies_peer_100", "gavel_policies_peer_300", "gavel_queue_peer",
                "gavel_packed_peer", "gavel_packed_peer_physical", "gavel_packed_peer_lp",
                "gavel_packed_peer_more", "gavel_packed_original", "gavel_fifo_original",
-               "gavel_fifo_original_400", "gavel_rounds_peer",
+               "gavel_fifo_original_400", "gavel_gandiva_original", "gavel_rounds_peer",
                "gavel_rounds_peer_300",
                "gavel_rounds_interior", "gavel_rounds_interior_300",
                "gavel_ftf_reference", "gavel_ftf_reference_300")
