@@ -1325,6 +1325,18 @@ class PackedRounds:
         return out
 
 
+def _rows_on(pairs: Pairs, some: Pairs, Y: np.ndarray) -> np.ndarray:
+    """``Y``'s rows (one per pair of ``some``) on the rows of ``pairs``; zero for the
+    pairs ``some`` lacks, and a pair of ``some`` outside ``pairs`` (which no type can
+    hold, so it never runs) is dropped."""
+    where = {pq: p for p, pq in enumerate(map(tuple, pairs.rows.tolist()))}
+    out = np.zeros((len(pairs), Y.shape[1]))
+    for q, pq in enumerate(map(tuple, some.rows.tolist())):
+        if pq in where:
+            out[where[pq]] = Y[q]
+    return out
+
+
 def _ftf_isolated_time(view: ClusterView) -> np.ndarray:
     """:math:`d_m`: the job's total work over its isolated share's throughput (the
     denominator of :class:`optsched.gavel.policy.GavelPolicy`'s finish-time fairness)."""
@@ -1609,11 +1621,7 @@ class GavelPackedFIFOPolicy:
             # Gavel's simulator asks its FIFO for X only at a counter reset; the packed
             # pairs' rows go to the candidate pairs' rows the mechanics keep
             X, packed, Yp = self.allocation(state)
-            where = {pq: p for p, pq in enumerate(map(tuple, self._pairs.rows.tolist()))}
-            Y = np.zeros((len(self._pairs), X.shape[1]))
-            for q, pq in enumerate(map(tuple, packed.rows.tolist())):
-                Y[where[pq]] = Yp[q]
-            orig.adopt(state, X, self._pairs, Y)
+            orig.adopt(state, X, self._pairs, _rows_on(self._pairs, packed, Yp))
             self._ids = state.ids
         return orig.allocate(state, pairs=self._pairs)
 
@@ -1917,12 +1925,7 @@ class GavelGandivaPolicy:
             # pairs' rows go to the candidate pairs' rows the mechanics keep (a pair no
             # type can hold is never run, its share is dropped)
             X, drawn, Yd = self.allocation(state)
-            where = {pq: p for p, pq in enumerate(map(tuple, self._pairs.rows.tolist()))}
-            Y = np.zeros((len(self._pairs), X.shape[1]))
-            for q, pq in enumerate(map(tuple, drawn.rows.tolist())):
-                if pq in where:
-                    Y[where[pq]] = Yd[q]
-            orig.adopt(state, X, self._pairs, Y)
+            orig.adopt(state, X, self._pairs, _rows_on(self._pairs, drawn, Yd))
         return orig.allocate(state, pairs=self._pairs)
 
 
