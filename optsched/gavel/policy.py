@@ -1555,7 +1555,39 @@ class GavelPackedPolicy:
         return self.rounds.allocate(state, X, pairs, Y)
 
 
-class GavelPackedFIFOPolicy:
+class _OnCombinations:
+    """``allocate`` of a policy whose ``allocation`` gives ``(X, pairs, Y)`` over job
+    combinations: :class:`PackedRounds` by default; with ``rounds="original"``
+    (``_original``) Gavel's mechanics, which ask for the allocation only at a counter
+    reset, with the pairs' rows put on the candidate pairs' rows the mechanics keep."""
+
+    _original: OriginalRounds | None
+    rounds: PackedRounds | OriginalRounds
+    _rate: _RateCache
+    _pairs: Pairs | None
+    _pairs_ids: tuple[str, ...] | None
+    _adopted: tuple[str, ...] | None
+
+    def allocation(self, state: ClusterView) -> tuple[np.ndarray, Pairs, np.ndarray]:
+        raise NotImplementedError
+
+    def allocate(self, state: ClusterView) -> list[Placement]:
+        orig = self._original
+        if orig is None:
+            X, pairs, Y = self.allocation(state)
+            assert isinstance(self.rounds, PackedRounds)
+            return self.rounds.allocate(state, X, pairs, Y)
+        if self._pairs is None or self._pairs_ids != state.ids:
+            self._pairs, self._pairs_ids = candidate_pairs(state, self._rate), state.ids
+        if self._adopted != state.ids and (orig.allocation_due(state, self._pairs)
+                                           or self._adopted is None):
+            X, some, Ys = self.allocation(state)
+            orig.adopt(state, X, self._pairs, _rows_on(self._pairs, some, Ys))
+            self._adopted = state.ids
+        return orig.allocate(state, pairs=self._pairs)
+
+
+class GavelPackedFIFOPolicy(_OnCombinations):
     """Gavel's FIFO with packing (``fifo_packed``; ``FIFOPolicy(mode="packing")``).
 
     Every round, from scratch: jobs in arrival order each take the fastest GPU type
@@ -1601,29 +1633,13 @@ class GavelPackedFIFOPolicy:
     def reset(self) -> None:
         self.rounds.reset()
         self._rate = _RateCache()
-        self._ids: tuple[str, ...] | None = None
-        self._pairs: Pairs | None = None
-        self._pairs_ids: tuple[str, ...] | None = None
+        self._adopted = None
+        self._pairs = None
+        self._pairs_ids = None
 
     def check(self, instance) -> None:
         check_single_type_gangs(instance, self.name)
 
-    def allocate(self, state: ClusterView) -> list[Placement]:
-        orig = self._original
-        if orig is None:
-            X, pairs, Y = self.allocation(state)
-            assert isinstance(self.rounds, PackedRounds)
-            return self.rounds.allocate(state, X, pairs, Y)
-        if self._pairs is None or self._pairs_ids != state.ids:
-            self._pairs, self._pairs_ids = candidate_pairs(state, self._rate), state.ids
-        if self._ids != state.ids and (orig.allocation_due(state, self._pairs)
-                                       or self._ids is None):
-            # Gavel's simulator asks its FIFO for X only at a counter reset; the packed
-            # pairs' rows go to the candidate pairs' rows the mechanics keep
-            X, packed, Yp = self.allocation(state)
-            orig.adopt(state, X, self._pairs, _rows_on(self._pairs, packed, Yp))
-            self._ids = state.ids
-        return orig.allocate(state, pairs=self._pairs)
 
     def allocation(self, state: ClusterView) -> tuple[np.ndarray, Pairs, np.ndarray]:
         """``(X, pairs, Y)``: the 0/1 allocation of the visible jobs and of the pairs
@@ -1705,7 +1721,7 @@ def normalised_pair_throughput(view: ClusterView, a: int, b: int, rate: Any = No
     return total
 
 
-class GavelGandivaPolicy:
+class GavelGandivaPolicy(_OnCombinations):
     r"""Gavel's ``gandiva`` policy: Gandiva's random packing as a Gavel allocation.
 
     Gandiva (Xiao et al., OSDI'18) time-slices jobs and packs pairs of jobs onto the same
@@ -1814,8 +1830,9 @@ class GavelGandivaPolicy:
 
     def reset(self) -> None:
         self.rounds.reset()
-        self._pairs: Pairs | None = None  # the visible jobs' pairs (rounds="original")
-        self._pairs_ids: tuple[str, ...] | None = None
+        self._pairs = None  # the visible jobs' pairs (rounds="original")
+        self._pairs_ids = None
+        self._adopted = None
         self._rng: random.Random | None = None
         self._rate = _RateCache()
         #: job id -> its partner's id, both ways, for the kept pairs
@@ -1911,22 +1928,6 @@ class GavelGandivaPolicy:
             self.rounds.reset_counters(view.time)
         return self._alloc
 
-    def allocate(self, state: ClusterView) -> list[Placement]:
-        orig = self._original
-        if orig is None:
-            X, pairs, Y = self.allocation(state)
-            assert isinstance(self.rounds, PackedRounds)
-            return self.rounds.allocate(state, X, pairs, Y)
-        if self._pairs is None or self._pairs_ids != state.ids:
-            self._pairs, self._pairs_ids = candidate_pairs(state, self._rate), state.ids
-        if self._ids != state.ids and (orig.allocation_due(state, self._pairs)
-                                       or self._alloc is None):
-            # Gavel's simulator asks its policy for X only at a counter reset; the drawn
-            # pairs' rows go to the candidate pairs' rows the mechanics keep (a pair no
-            # type can hold is never run, its share is dropped)
-            X, drawn, Yd = self.allocation(state)
-            orig.adopt(state, X, self._pairs, _rows_on(self._pairs, drawn, Yd))
-        return orig.allocate(state, pairs=self._pairs)
 
 
 # Gavel's simulator's round mechanics (rounds="original"; the module docstring states them).
