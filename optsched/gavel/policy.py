@@ -1337,6 +1337,23 @@ def _rows_on(pairs: Pairs, some: Pairs, Y: np.ndarray) -> np.ndarray:
     return out
 
 
+def _combination_rounds(policy: Any, rounds: str, reset_interval: float,
+                        fill_leftover: bool, queue: str) -> None:
+    """Give a policy over job combinations its round mechanics: ``policy.rounds`` (a
+    :class:`PackedRounds`, or with ``rounds="original"`` an :class:`OriginalRounds` with
+    ``packing``, also ``policy._original``); under Gavel's mechanics the policy reads the
+    jobs' work and exposes their ``horizon``."""
+    policy.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover, queue=queue)
+    policy._original = None
+    if check_rounds(rounds) == "original":
+        if not fill_leftover:  # Gavel's simulator always lets X = 0 entries fill
+            raise InvalidOption("fill_leftover", fill_leftover,
+                                "rounds='original' always fills leftover GPUs")
+        policy.rounds = policy._original = OriginalRounds(reset_interval, packing=True)
+        policy.needs_work = True
+        policy.horizon = policy._original.horizon
+
+
 def _ftf_isolated_time(view: ClusterView) -> np.ndarray:
     """:math:`d_m`: the job's total work over its isolated share's throughput (the
     denominator of :class:`optsched.gavel.policy.GavelPolicy`'s finish-time fairness)."""
@@ -1452,6 +1469,8 @@ class GavelPackedPolicy:
 
     event_driven = False
     colocation = True
+    rounds: PackedRounds | OriginalRounds
+    _original: OriginalRounds | None
 
     def __init__(self, kind: str = "max_min_fairness_packed", *, backend: str = "highs",
                  solver: str | None = None, time_limit: float | None = None,
@@ -1491,16 +1510,7 @@ class GavelPackedPolicy:
                         "weighted": True if weighted is None else weighted,
                         "point": point or "vertex", "prices": prices,
                         "slo_factor": slo_factor}
-        self.rounds: PackedRounds | OriginalRounds = PackedRounds(
-            reset_interval, fill_leftover=fill_leftover, queue=queue)
-        self._original: OriginalRounds | None = None
-        if check_rounds(rounds) == "original":
-            if not fill_leftover:  # Gavel's simulator always lets X = 0 entries fill
-                raise InvalidOption("fill_leftover", fill_leftover,
-                                    "rounds='original' always fills leftover GPUs")
-            self.rounds = self._original = OriginalRounds(reset_interval, packing=True)
-            self.needs_work = True
-            self.horizon = self._original.horizon
+        _combination_rounds(self, rounds, reset_interval, fill_leftover, queue)
         self.reset()
 
     def reset(self) -> None:
@@ -1816,16 +1826,7 @@ class GavelGandivaPolicy(_OnCombinations):
             raise InvalidOption("reset_interval", reset_interval, "must be a number >= 0")
         self.name = name or "gandiva"
         self.pairing_seed = pairing_seed
-        self.rounds: PackedRounds | OriginalRounds = PackedRounds(
-            reset_interval, fill_leftover=fill_leftover, queue=queue)
-        self._original: OriginalRounds | None = None
-        if check_rounds(rounds) == "original":
-            if not fill_leftover:  # Gavel's simulator always lets X = 0 entries fill
-                raise InvalidOption("fill_leftover", fill_leftover,
-                                    "rounds='original' always fills leftover GPUs")
-            self.rounds = self._original = OriginalRounds(reset_interval, packing=True)
-            self.needs_work = True
-            self.horizon = self._original.horizon
+        _combination_rounds(self, rounds, reset_interval, fill_leftover, queue)
         self.reset()
 
     def reset(self) -> None:
