@@ -1338,18 +1338,20 @@ def _rows_on(pairs: Pairs, some: Pairs, Y: np.ndarray) -> np.ndarray:
 
 
 def _combination_rounds(policy: Any, rounds: str, reset_interval: float,
-                        fill_leftover: bool, queue: str) -> None:
+                        fill_leftover: bool, queue: str, *, fifo: bool = False) -> None:
     """Give a policy over job combinations its round mechanics: ``policy.rounds`` (a
     :class:`PackedRounds`, or with ``rounds="original"`` an :class:`OriginalRounds` with
-    ``packing``, also ``policy._original``); under Gavel's mechanics the policy reads the
-    jobs' work and exposes their ``horizon``."""
+    ``packing`` and ``fifo``, also ``policy._original``); under Gavel's mechanics the
+    policy reads the jobs' work and exposes their ``horizon``. Gavel's FIFO never fills
+    leftover GPUs; its other policies always do."""
     policy.rounds = PackedRounds(reset_interval, fill_leftover=fill_leftover, queue=queue)
     policy._original = None
     if check_rounds(rounds) == "original":
-        if not fill_leftover:  # Gavel's simulator always lets X = 0 entries fill
+        if not fill_leftover and not fifo:  # Gavel's simulator lets X = 0 entries fill
             raise InvalidOption("fill_leftover", fill_leftover,
                                 "rounds='original' always fills leftover GPUs")
-        policy.rounds = policy._original = OriginalRounds(reset_interval, packing=True)
+        policy.rounds = policy._original = OriginalRounds(reset_interval, packing=True,
+                                                          fifo=fifo)
         policy.needs_work = True
         policy.horizon = policy._original.horizon
 
@@ -1632,12 +1634,7 @@ class GavelPackedFIFOPolicy(_OnCombinations):
                                 "must be a finite number")
         self.threshold = float(packing_threshold)
         self.name = name or "fifo_packed"
-        self.rounds: PackedRounds | OriginalRounds = PackedRounds(fill_leftover=False)
-        self._original: OriginalRounds | None = None
-        if check_rounds(rounds) == "original":
-            self.rounds = self._original = OriginalRounds(packing=True, fifo=True)
-            self.needs_work = True
-            self.horizon = self._original.horizon
+        _combination_rounds(self, rounds, 1920.0, False, "global", fifo=True)
         self.reset()
 
     def reset(self) -> None:
@@ -1649,7 +1646,6 @@ class GavelPackedFIFOPolicy(_OnCombinations):
 
     def check(self, instance) -> None:
         check_single_type_gangs(instance, self.name)
-
 
     def allocation(self, state: ClusterView) -> tuple[np.ndarray, Pairs, np.ndarray]:
         """``(X, pairs, Y)``: the 0/1 allocation of the visible jobs and of the pairs
@@ -1928,7 +1924,6 @@ class GavelGandivaPolicy(_OnCombinations):
         if not gavels:
             self.rounds.reset_counters(view.time)
         return self._alloc
-
 
 
 # Gavel's simulator's round mechanics (rounds="original"; the module docstring states them).
@@ -2287,19 +2282,19 @@ class OriginalRounds(RoundMechanism):
                 run = (steps - ahead) / rate
                 delay[view.ids[m]] = end - run if run > 0 else math.inf
         solo: dict[str, float] = {}
+        T = view.throughput_matrix
         for c, k in chosen.items():
             mm = combos[c][1]
             if len(mm) != 2:
                 continue
             runs = [s for s in sync if s[0] in mm]
-            start = self._pair_start(view, mm, runs, t, end)
+            start = self._pair_start(view, runs, t, end)
             if start <= t:
                 continue
             for m in mm:
                 delay[view.ids[m]] = start
             # a job the start does not wait for runs alone until then, unless that ends
             # it in this round before Gavel does
-            T = view.throughput_matrix
             for m, rate, left, steps, _ in runs:
                 rem = float(remaining[m])
                 if steps >= left or rem <= rate * (end - t):
@@ -2329,8 +2324,7 @@ class OriginalRounds(RoundMechanism):
         return self._running(t)
 
     @staticmethod
-    def _pair_start(view: ClusterView, mm: tuple[int, ...], runs: list, t: float,
-                    end: float) -> float:
+    def _pair_start(view: ClusterView, runs: list, t: float, end: float) -> float:
         """One start for a pair's two jobs (class docstring): late enough that neither
         job's credit ends it a round before Gavel does; when both jobs end in this round
         in Gavel, as late as matches the earlier of the two completions. (When only one

@@ -12,15 +12,16 @@ from optsched.registry import get_policy
 from optsched.sim import simulate
 
 
-def _pair_instance(rate_a: float = 0.96, rate_b: float = 0.96) -> Instance:
-    # one V100, two jobs of 1.25 steps/s alone; together a runs at rate_a, b at rate_b
+def _pair_instance(work_a: float = 20.0, work_b: float = 30.0, *, alone: float = 1.25,
+                   together: float = 0.96, slot: float = 10.0) -> Instance:
+    # one V100, two jobs of `alone` steps/s each; together each runs at `together`
     cl = Cluster((Node("n0", {"v100": 1}),))
-    jobs = (Job("a", arrival=0.0, workers=1, work=20.0, throughput={"v100": 1.25},
+    jobs = (Job("a", arrival=0.0, workers=1, work=work_a, throughput={"v100": alone},
                 profile="x"),
-            Job("b", arrival=0.0, workers=1, work=30.0, throughput={"v100": 1.25},
+            Job("b", arrival=0.0, workers=1, work=work_b, throughput={"v100": alone},
                 profile="y"))
-    table = Colocation((PairRate("v100", "x", "y", 1, rate_a, rate_b),))
-    return Instance(cl, jobs, slot=10.0, colocation=table)
+    table = Colocation((PairRate("v100", "x", "y", 1, together, together),))
+    return Instance(cl, jobs, slot=slot, colocation=table)
 
 
 def _run(inst, policy):
@@ -61,15 +62,8 @@ def test_a_pair_ending_together_completes_at_gavels_instant():
     # step (1.04 s) and b's last 9 (9.375 s) in the third round, which ends at 28.125:
     # Gavel completes both then. One start serves both: the earlier of the two that
     # match, here b's (the round's start), so a ends after its own step, earlier.
-    cl = Cluster((Node("n0", {"v100": 1}),))
-    jobs = (Job("a", arrival=0.0, workers=1, work=19.0, throughput={"v100": 1.25},
-                profile="x"),
-            Job("b", arrival=0.0, workers=1, work=27.0, throughput={"v100": 1.25},
-                profile="y"))
-    table = Colocation((PairRate("v100", "x", "y", 1, 0.96, 0.96),))
-    inst = Instance(cl, jobs, slot=10.0, colocation=table)
-    res, placed = _run(inst, get_policy("gavel.max_min_fairness_packed",
-                                        rounds="original"))
+    inst = _pair_instance(19.0, 27.0)
+    res, _ = _run(inst, get_policy("gavel.max_min_fairness_packed", rounds="original"))
     assert res.schedule.completion["b"] == pytest.approx(28.125)
     assert res.schedule.completion["a"] == pytest.approx(18.75 + 1 / 0.96)
 
@@ -133,13 +127,7 @@ def test_fifo_packed_packs_the_next_job_when_no_gpu_is_free_as_gavels_code():
     # second round b's last 36 steps end at 400 and a's 324 at 720; at 720 a runs alone
     # (a reset: the first one was at t = 0) its last 72 steps, ending at 792. The
     # default stops at b without packing it: b runs only after a, from 720 to 1080.
-    cl = Cluster((Node("n0", {"v100": 1}),))
-    jobs = (Job("a", arrival=0.0, workers=1, work=720.0, throughput={"v100": 1.0},
-                profile="x"),
-            Job("b", arrival=0.0, workers=1, work=360.0, throughput={"v100": 1.0},
-                profile="y"))
-    table = Colocation((PairRate("v100", "x", "y", 1, 0.9, 0.9),))
-    inst = Instance(cl, jobs, slot=360.0, colocation=table)
+    inst = _pair_instance(720.0, 360.0, alone=1.0, together=0.9, slot=360.0)
     res = simulate(inst, get_policy("gavel.fifo_packed", rounds="original"), seed=0,
                    progress=False)
     assert res.schedule.completion["b"] == pytest.approx(400.0)
